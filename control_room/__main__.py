@@ -1,0 +1,3 @@
+from control_room.cli import main
+
+main()

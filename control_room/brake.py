@@ -1,0 +1,36 @@
+"""STOP, the brake: a file whose existence halts everything. Creating and removing it is logged;
+checking it is ``Room.stopped()``, a plain existence test."""
+
+from __future__ import annotations
+
+import os
+
+from control_room.room import Room
+from control_room.timeutil import now_iso
+
+
+def stop(room: Room, reason: str = "") -> bool:
+    """Create STOP; False if it was there already."""
+    from control_room import context, ledger
+    from control_room.store.files import create_exclusive
+
+    who = ledger.writer_name()
+    text = f"STOP created {now_iso()} by {who}\n" + (f"reason: {reason}\n" if reason else "")
+    if room.stopped() or not create_exclusive(room.stop, text):
+        return False
+    ledger.append(room.ledger, "stop", outcome="stopped", detail=reason)
+    context.refresh(room)
+    return True
+
+
+def resume(room: Room) -> bool:
+    """Remove STOP; False if there was none."""
+    from control_room import context, ledger
+
+    try:
+        os.unlink(room.stop)
+    except FileNotFoundError:
+        return False
+    ledger.append(room.ledger, "resume", outcome="resumed")
+    context.refresh(room)
+    return True

@@ -1,0 +1,95 @@
+"""The command line: thin click commands that parse, call the library and print.
+
+Commands are loaded lazily (``control-room status`` imports only what status needs). Library
+errors (``ControlRoomError``) become one line on stderr and the error's exit code; see
+``control_room.errors`` for the codes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from control_room import __version__
+from control_room.errors import IO_ERROR, ControlRoomError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+# name -> "module:attribute"; one line per top-level command.
+COMMANDS = {
+    "init": "control_room.cli.init:init",
+    "status": "control_room.cli.status:status",
+    "stop": "control_room.cli.stop:stop",
+    "resume": "control_room.cli.stop:resume",
+    "task": "control_room.cli.task:task",
+    "ledger": "control_room.cli.ledger:ledger",
+}
+
+
+class UserError(click.ClickException):
+    """A ControlRoomError on its way out: one line, its own exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def translate_errors(invoke: Any) -> Any:
+    def wrapper(self: click.Command, ctx: click.Context) -> Any:
+        try:
+            return invoke(self, ctx)
+        except ControlRoomError as exc:
+            raise UserError(str(exc), exc.exit_code) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise UserError(f"{where}{exc.strerror or exc}", IO_ERROR) from None
+
+    return wrapper
+
+
+class Group(click.Group):
+    """A click group whose commands are imported on first use."""
+
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in self.lazy:
+            return super().get_command(ctx, name)
+        module, attr = self.lazy[name].split(":")
+        cmd: click.Command = getattr(importlib.import_module(module), attr)
+        return cmd
+
+    invoke = translate_errors(click.Group.invoke)
+
+
+class Root(Group):
+    lazy = COMMANDS
+
+
+@click.group(cls=Root, context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--room",
+    metavar="DIR",
+    help="The room to use (default: $CONTROL_ROOM, else this folder or its nearest parent room).",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="control-room")
+@click.pass_context
+def cli(ctx: click.Context, room: str | None) -> None:
+    """Markdown is the database: steer a swarm of coding agents, one bounded task per cycle.
+
+    \b
+    Start here:
+      control-room init myroom      lay out a room
+      control-room status           the room on one screen
+      control-room task add ...     queue a task
+    """
+    ctx.meta["control_room.room"] = room
+
+
+def main() -> None:
+    cli(prog_name="control-room")

@@ -1,0 +1,35 @@
+"""control-room init"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--dry-run", is_flag=True, help="Print what would be created; write nothing.")
+def init(directory: Path, dry_run: bool) -> None:
+    """Lay out a room in DIRECTORY (default: here). Never overwrites a file.
+
+    Running it again only adds what is missing, so it also repairs a room.
+
+    \b
+    Example:
+      control-room init myroom && cd myroom && control-room status
+    """
+    from control_room.scaffold import init as do_init
+
+    root = directory.absolute()
+    created, kept = do_init(root, dry_run=dry_run)
+    verb = "would create" if dry_run else "created"
+    for rel in created:
+        click.echo(f"{verb}  {rel}")
+    if dry_run:
+        for rel in kept:
+            click.echo(f"exists, kept  {rel}")
+    if not created:
+        click.echo(f"nothing to do: {root} is a complete room ({len(kept)} files kept)")
+    elif not dry_run:
+        click.echo(f"room ready: {root}  (next: cat {directory}/AGENTS.md)")

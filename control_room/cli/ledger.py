@@ -1,0 +1,100 @@
+"""control-room ledger verify / tail / stats"""
+
+from __future__ import annotations
+
+import click
+
+from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.errors import LEDGER_BAD
+
+
+@click.group(invoke_without_command=True)
+@room_option
+@click.pass_context
+def ledger(ctx: click.Context) -> None:
+    """Read and check the append-only ledger (default: tail)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(tail)
+
+
+@ledger.command()
+@room_option
+@click.option("-n", "count", default=10, show_default=True, type=click.IntRange(min=0),
+              help="How many lines.")
+@click.option("--raw", is_flag=True, help="Print the lines as they are in LEDGER.md.")
+@json_option
+def tail(count: int, raw: bool, as_json: bool) -> None:
+    """The last lines of the ledger, read from its end."""
+    from control_room.ledger.line import parse
+    from control_room.ledger.read import tail as read_tail
+    from control_room.status import format_entry
+
+    lines = read_tail(current_room().ledger, count)
+    if raw:
+        click.echo("\n".join(lines)) if lines else None
+        return
+    entries = [parse(line) for line in lines]
+    if as_json:
+        echo_json([e.as_dict() if e else {"unparsed": line} for e, line in zip(entries, lines)])
+        return
+    for e, line in zip(entries, lines):
+        click.echo(format_entry(e.as_dict()) if e else f"(not a ledger line) {line}")
+
+
+@ledger.command()
+@room_option
+@json_option
+def verify(as_json: bool) -> None:
+    """Check every line's hash chain; name each edited, deleted, reordered or torn line.
+
+    Exits 6 when a line is bad. Deleting the very last lines of a writer cannot be seen by a
+    hash chain alone (see docs/ledger.md).
+    """
+    from control_room.ledger.verify import verify as do_verify
+
+    room = current_room()
+    report = do_verify(room.ledger)
+    rel = "control-room/LEDGER.md"
+    if as_json:
+        echo_json({"ok": report.ok, "lines": report.lines, "writers": sorted(report.writers),
+                   "header_found": report.header_found,
+                   "problems": [p.__dict__ for p in report.problems]})  # fmt: skip
+    elif not report.header_found:
+        click.echo(f"{rel}: no ledger table header found; the file is not a ledger", err=True)
+    elif report.ok:
+        click.echo(f"ledger ok: {report.lines:,} lines from {len(report.writers)} "
+                   f"writer{'s' if len(report.writers) != 1 else ''}, every chain intact")  # fmt: skip
+    else:
+        first = report.problems[0]
+        click.echo(f"{rel}:{first.line}: {first.kind}: {first.why}", err=True)
+        for p in report.problems[1:20]:
+            click.echo(f"{rel}:{p.line}: {p.kind}: {p.why}", err=True)
+        more = len(report.problems) - 20
+        if more > 0:
+            click.echo(f"... and {more} more", err=True)
+        click.echo(f"ledger BAD: {len(report.problems)} bad line(s) of {report.lines:,}", err=True)
+    if not report.ok:
+        raise SystemExit(LEDGER_BAD)
+
+
+@ledger.command()
+@room_option
+@json_option
+def stats(as_json: bool) -> None:
+    """Events, outcomes and spend per day, per adapter and per route (streams the file)."""
+    from control_room.ledger.stats import stats as compute
+
+    data = compute(current_room().ledger)
+    if as_json:
+        echo_json(data)
+        return
+    t = data["total"]
+    click.echo(f"{t['events']:,} events, ${t['spend_usd']:,.4f} spent")
+    for group in ("day", "adapter", "route"):
+        rows = data[f"by_{group}"]
+        if not rows:
+            continue
+        click.echo(f"\nby {group}:")
+        for key, b in rows.items():
+            outcomes = ", ".join(f"{k} {v}" for k, v in sorted(b["outcomes"].items()))
+            click.echo(f"  {key:<20} {b['events']:>8,} events  ${b['spend_usd']:>10,.4f}  {outcomes}")

@@ -1,0 +1,21 @@
+"""control-room status"""
+
+from __future__ import annotations
+
+import click
+
+from control_room.cli.common import current_room, echo_json, json_option, room_option
+
+
+@click.command()
+@room_option
+@json_option
+def status(as_json: bool) -> None:
+    """The room on one screen: STOP, tasks, routes, spend, findings, latest events."""
+    from control_room.status import gather, render
+
+    data = gather(current_room())
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo(render(data))

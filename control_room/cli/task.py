@@ -1,0 +1,146 @@
+"""control-room task add / list / show"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+import click
+
+from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.errors import InvalidError
+from control_room.room import STATES
+
+
+@click.group(invoke_without_command=True)
+@room_option
+@click.pass_context
+def task(ctx: click.Context) -> None:
+    """Queue, list and show tasks (default: list)."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_tasks)
+
+
+def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> float | None:
+    from control_room.timeutil import parse_duration
+
+    if value is None:
+        return None
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@task.command("add")
+@room_option
+@click.option("--file", "file", type=click.File("r", encoding="utf-8"),
+              help="Read the task from a JSON file ('-' for stdin); flags override its fields.")
+@click.option("--id", help="The task id (default: made from the objective).")
+@click.option("--objective", help="What to do, in words.")
+@click.option("--falsifier", help="The result that would prove this route wrong.")
+@click.option("--validator", help="Command run after the agent, in the work dir; exit 0 = pass.")
+@click.option("--max-cost", "max_cost_usd", type=float, help="Cost ceiling for this run, USD.")
+@click.option("--wall-clock", "wall_clock_s", callback=_duration,
+              help="Hard time limit for the agent: 90, 90s, 30m, 1h.")
+@click.option("--kill-condition", help="When the route should be killed rather than retried.")
+@click.option("--role", help="agents/<role>.md (default engineer).")
+@click.option("--route", help="The route in ROUTES.md this task serves.")
+@click.option("--adapter", help="Override the role's / CONTROL.md default adapter.")
+@click.option("--model", help="Override the default model.")
+@click.option("--dep", "deps", multiple=True, help="A task that must be done first (repeatable).")
+@click.option("--owns", multiple=True, help="A path this task may edit (repeatable).")
+@click.option("--gate", multiple=True, help="A gate needing approval: gpu, submit, ... (repeatable).")
+@click.option("--priority", type=int, help="Higher runs first (default 0).")
+@click.option("--extra-arg", "extra_args", multiple=True,
+              help="An extra CLI flag for the agent (repeatable; CONTROL.md must allow it).")
+@click.option("--command", help="The command the probe adapter runs.")
+@json_option
+def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
+    """Queue a task. Refuses one without falsifier, validator, max cost, wall clock or kill
+    condition, naming each missing field.
+
+    \b
+    Example:
+      control-room task add --objective "make parse() 2x faster" \\
+        --falsifier "no gain over 3 runs" --validator "python bench.py --check" \\
+        --max-cost 1 --wall-clock 20m --kill-condition "two rounds without gain"
+    """
+    from control_room import swarm
+
+    data: dict[str, Any] = {}
+    if file is not None:
+        try:
+            loaded = json.load(file)
+        except json.JSONDecodeError as exc:
+            raise InvalidError(f"{file.name}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        if not isinstance(loaded, dict):
+            raise InvalidError(f"{file.name}: a task must be a JSON object")
+        data.update(loaded)
+    data.update({k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items()
+                 if v not in (None, ())})  # fmt: skip
+    room = current_room()
+    t = swarm.add(room, data)
+    if as_json:
+        echo_json(t)
+    else:
+        click.echo(f"queued {t['id']}  (swarm/queue/{t['id']}.json)")
+
+
+@task.command("list")
+@room_option
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES),
+              help="Only tasks in this state (repeatable; default all).")
+@json_option
+def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
+    """List tasks by state: queue (in run order), running, done, parked, rejected, cancelled.
+
+    Listing the queue also rejects any file in it that is not a valid task.
+    """
+    from control_room import swarm
+
+    room = current_room()
+    rows = []
+    for state in states or STATES:
+        listed = swarm.scan(room, state)
+        rows += swarm.queue_order(listed) if state == "queue" else sorted(listed, key=lambda t: t.name)
+    if as_json:
+        echo_json([{"state": t.state, "file": t.name, **t.summary} for t in rows])
+        return
+    if not rows:
+        click.echo("no tasks")
+        return
+    out = []
+    for t in rows:
+        s = t.summary
+        what = f"PROBLEM: {s['problem']}" if "problem" in s else s.get("objective", "")
+        out.append(f"{t.state:<9} {t.id:<32} {s.get('priority', ''):>4}  "
+                   f"{s.get('route', '') or '-':<16} {what}")  # fmt: skip
+    click.echo("\n".join(out))
+
+
+@task.command("show")
+@room_option
+@click.argument("task_id", metavar="ID")
+@json_option
+def show_task(task_id: str, as_json: bool) -> None:
+    """Show one task: where it is, its fields, and why it was parked or rejected."""
+    from control_room import swarm
+    from control_room.store.files import read_text
+
+    room = current_room()
+    state, path = swarm.locate(room, task_id)
+    text = read_text(path)
+    reason_path = path.with_name(path.name + swarm.REASON)
+    reason = read_text(reason_path) if reason_path.exists() else None
+    if as_json:
+        try:
+            body: Any = json.loads(text)
+        except json.JSONDecodeError:
+            body = text
+        echo_json({"state": state, "path": str(path), "task": body, "reason": reason})
+        return
+    click.echo(f"{task_id}  in swarm/{state}/  ({path})")
+    click.echo(text.rstrip())
+    if reason:
+        click.echo(f"\nwhy ({reason_path.name}):\n{reason.rstrip()}")

@@ -1,0 +1,106 @@
+"""CONTROL.md, the gate (SPEC §8): limits and approvals in its front matter.
+
+Missing keys take the defaults below; a key with a wrong type is an error that names the key,
+since a gate that cannot be read must fail closed. The parsed values are cached against the
+file's fingerprint, so most commands never import the YAML parser.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from control_room.errors import InvalidError
+from control_room.room import Room
+
+DEFAULTS: dict[str, Any] = {
+    "max_parallel": 1,
+    "daily_budget_usd": 10.0,
+    "max_task_cost_usd": 2.0,
+    "max_rounds": 2,
+    "max_queued": 10000,
+    "default_adapter": "probe",
+    "default_model": None,
+    "allow_extra_args": False,
+    "env_allow": [],
+    "workdir": ".",
+    "repo": None,
+    "validator_timeout_s": 600,
+    "grace_s": 60,
+    "capture_max_bytes": 10_000_000,
+    "retention_days": 30,
+    "on_empty_queue": "idle",
+    "max_new_tasks": 5,
+    "field_guide_max_lines": 80,
+    "digest_max_bytes": 8192,
+    "death_loop_n": 3,
+    "commands": {},
+    "approvals": [],
+}
+
+_POSINT = ("max_parallel", "max_rounds", "max_queued", "max_new_tasks", "field_guide_max_lines",
+           "digest_max_bytes", "death_loop_n", "capture_max_bytes")  # fmt: skip
+_MONEY = ("daily_budget_usd", "max_task_cost_usd")
+_SECONDS = ("validator_timeout_s", "grace_s")
+_OPTIONAL_TEXT = ("default_adapter", "default_model", "workdir", "repo")
+_CHOICES = {"on_empty_queue": ("idle", "orchestrate")}
+
+
+def _why(key: str, v: Any) -> str | None:
+    def num(x: Any) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    if key in _POSINT:
+        return None if isinstance(v, int) and not isinstance(v, bool) and v > 0 else "a positive integer"
+    if key in _MONEY:
+        return None if num(v) and v >= 0 else "a number of USD >= 0"
+    if key in _SECONDS:
+        return None if num(v) and v > 0 else "a number of seconds > 0"
+    if key == "retention_days":
+        return None if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else "an integer >= 0"
+    if key in _OPTIONAL_TEXT:
+        return None if v is None or isinstance(v, str) else "a string"
+    if key == "allow_extra_args":
+        return None if isinstance(v, bool) else "true or false"
+    if key == "env_allow":
+        return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of names"
+    if key in _CHOICES:
+        return None if v in _CHOICES[key] else "one of " + ", ".join(_CHOICES[key])
+    if key == "commands":
+        return None if isinstance(v, dict) else "a mapping of name to argv template"
+    if key == "approvals":
+        return None if isinstance(v, list) else "a list"
+    return None  # unknown keys are the room's own business
+
+
+def parse(text: str, where: str) -> dict[str, Any]:
+    from control_room.store.markdown import front_matter
+
+    meta, _ = front_matter(text, where)
+    values = dict(DEFAULTS)
+    for key, v in meta.items():
+        if v is None and key not in _OPTIONAL_TEXT:
+            continue  # an empty value means "the default"
+        why = _why(str(key), v)
+        if why:
+            raise InvalidError(f"{where}: {key} must be {why} (got {v!r})")
+        values[str(key)] = v
+    return values
+
+
+def load(room: Room) -> dict[str, Any]:
+    """The room's CONTROL.md values; a missing or broken gate is an error (fail closed)."""
+    from control_room.store import cache
+    from control_room.store.files import read_text
+
+    def compute() -> dict[str, Any]:
+        try:
+            text = read_text(room.control)
+        except FileNotFoundError:
+            raise InvalidError(
+                f"{room.control} is missing: the gate is gone, so nothing runs; "
+                "restore it (git checkout) or run `control-room init` to write a default one"
+            ) from None
+        return parse(text, str(room.control))
+
+    return cache.derived(room.cache / "control.json", room.control, compute)

@@ -1,0 +1,150 @@
+"""One ledger line: its columns, its escaping, formatting and parsing.
+
+A line is a markdown table row::
+
+    | time | id | writer | event | task | route | adapter | outcome | cost_usd | detail | prev | hash |
+
+``hash`` is the first 12 hex digits of the SHA-256 of the line up to and including the ``prev``
+cell, and ``prev`` is the ``hash`` of the previous line written by the same writer (``-`` for a
+writer's first line). So each writer's lines form a chain that survives interleaving with other
+writers' lines (a merge of ledgers from several machines).
+
+Cells escape backslash, ``|``, newlines and every other control character, so no text an agent
+produces can end a cell or a line early: a cell is always one physical line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass
+
+COLUMNS = (
+    "time", "id", "writer", "event", "task", "route",
+    "adapter", "outcome", "cost_usd", "detail", "prev", "hash",
+)  # fmt: skip
+HEADER = "| " + " | ".join(COLUMNS) + " |"
+SEPARATOR = "|" + "---|" * len(COLUMNS)
+GENESIS = "-"
+HASH_LEN = 12
+DETAIL_MAX = 1000  # characters kept of a detail cell; the rest is cut with a note
+
+PREAMBLE = f"""# LEDGER
+
+Append-only: one line per event, written by control-room. Do not edit it by hand. Each line is
+chained by hash to the previous line of the same writer, so `control-room ledger verify` names
+any line that was edited, deleted, reordered or torn. Read it with `control-room ledger tail`
+and `control-room ledger stats`, or with `cat` and `grep`.
+
+{HEADER}
+{SEPARATOR}
+"""
+
+
+def _escape_table() -> dict[int, str]:
+    table = {ord("\\"): "\\\\", ord("|"): "\\|", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+    specials = [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0xD800, 0xE000)]
+    for cp in specials:
+        table.setdefault(cp, f"\\u{cp:04x}")
+    return table
+
+
+_ESCAPES = _escape_table()
+_UNESCAPE = re.compile(r"\\(u[0-9a-f]{4}|.)", re.DOTALL)
+_SIMPLE = {"\\": "\\", "|": "|", "n": "\n", "r": "\r", "t": "\t"}
+_CELLS = re.compile(r"((?:[^\\|]|\\.)*)\|")
+
+
+def escape(value: object) -> str:
+    """One cell's text: a single physical line in which ``|`` can never end the cell."""
+    return ("" if value is None else str(value)).translate(_ESCAPES)
+
+
+def unescape(cell: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        code = m.group(1)
+        if len(code) == 5:
+            return chr(int(code[1:], 16))
+        return _SIMPLE.get(code, code)
+
+    return _UNESCAPE.sub(sub, cell) if "\\" in cell else cell
+
+
+@dataclass(frozen=True)
+class Entry:
+    time: str
+    id: str
+    writer: str
+    event: str
+    task: str = ""
+    route: str = ""
+    adapter: str = ""
+    outcome: str = ""
+    cost_usd: str = "0"
+    detail: str = ""
+    prev: str = GENESIS
+    hash: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @property
+    def cost(self) -> float:
+        try:
+            return float(self.cost_usd)
+        except ValueError:
+            return 0.0
+
+
+def line_hash(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:HASH_LEN]
+
+
+def format_cost(cost: float) -> str:
+    text = f"{cost:.6f}".rstrip("0").rstrip(".")
+    return text if text not in ("", "-0") else "0"
+
+
+def cut_detail(detail: str) -> str:
+    if len(detail) <= DETAIL_MAX:
+        return detail
+    return detail[:DETAIL_MAX] + f" [cut: {len(detail) - DETAIL_MAX} more chars]"
+
+
+def render(entry: Entry) -> tuple[str, str]:
+    """Return (line without newline, its hash) for ``entry`` (whose ``hash`` is ignored)."""
+    values = [getattr(entry, c) for c in COLUMNS[:-1]]
+    body = "| " + " | ".join(escape(v) for v in values) + " |"
+    h = line_hash(body)
+    return f"{body} {h} |", h
+
+
+def split_cells(line: str) -> list[str] | None:
+    """The raw (still escaped) cells of a table row, or None if ``line`` is not one."""
+    if not line.startswith("| ") or not line.endswith(" |"):
+        return None
+    if "\\" not in line:
+        return line[2:-2].split(" | ")
+    rest = line[1:]
+    cells = _CELLS.findall(rest)
+    if sum(len(c) + 1 for c in cells) != len(rest):
+        return None
+    if any(len(c) < 2 or c[0] != " " or c[-1] != " " for c in cells):
+        return None
+    return [c[1:-1] for c in cells]
+
+
+def parse(line: str) -> Entry | None:
+    """Parse one physical line (no newline) into an Entry; None if it is not a ledger row."""
+    cells = split_cells(line)
+    if cells is None or len(cells) != len(COLUMNS):
+        return None
+    return Entry(*(unescape(c) for c in cells))
+
+
+def body_and_hash(line: str) -> tuple[str, str] | None:
+    """Split a raw line into the hashed part and its stored hash."""
+    tail = HASH_LEN + 3  # " " + hash + " |"
+    if len(line) <= tail or not line.endswith(" |") or line[-tail] != " ":
+        return None
+    return line[:-tail], line[-tail + 1 : -2]

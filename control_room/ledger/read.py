@@ -1,0 +1,92 @@
+"""Reading the ledger without loading it: forward streaming and backward tailing."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from control_room.ledger.line import HEADER, Entry, parse
+
+BLOCK = 1 << 16
+
+
+def lines_backward(fd: int, end: int) -> Iterator[str]:
+    """Physical lines of the file behind ``fd``, last first, from byte ``end`` backwards.
+
+    A last line without its newline (a torn write) is yielded as it is.
+    """
+    pos = end
+    carry = b""
+    while pos > 0:
+        size = min(BLOCK, pos)
+        pos -= size
+        chunk = os.pread(fd, size, pos) + carry
+        parts = chunk.split(b"\n")
+        carry = parts[0]
+        for raw in reversed(parts[1:]):
+            yield raw.decode("utf-8", errors="replace")
+    yield carry.decode("utf-8", errors="replace")
+
+
+def _data_lines_backward(fd: int, end: int) -> Iterator[str]:
+    first = True
+    for line in lines_backward(fd, end):
+        if first:
+            first = False
+            if line == "":  # the empty string after the final newline
+                continue
+        if line == HEADER:
+            return
+        yield line
+
+
+def tail(path: Path, n: int) -> list[str]:
+    """The last ``n`` lines after the table header, oldest first, read from the end."""
+    if n <= 0:
+        return []
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        out: list[str] = []
+        for line in _data_lines_backward(fd, os.fstat(fd).st_size):
+            if line.startswith("|---"):
+                break
+            out.append(line)
+            if len(out) == n:
+                break
+        return out[::-1]
+    finally:
+        os.close(fd)
+
+
+def last_hash(fd: int, end: int, writer: str) -> str | None:
+    """The hash of the last whole line written by ``writer`` before byte ``end``, if any."""
+    for line in _data_lines_backward(fd, end):
+        entry = parse(line)
+        if entry is not None and entry.writer == writer:
+            return entry.hash
+    return None
+
+
+def numbered_lines(path: Path, start: int = 0) -> Iterator[tuple[int, str, bool]]:
+    """(1-based line number, text without newline, whether the newline was there) for every
+    line from byte offset ``start`` on; streams the file."""
+    with open(path, "rb") as f:
+        if start:
+            f.seek(start)
+        for number, raw in enumerate(f, 1):
+            whole = raw.endswith(b"\n")
+            text = (raw[:-1] if whole else raw).decode("utf-8", "replace")
+            yield number, text, whole
+
+
+def entries(path: Path) -> Iterator[Entry]:
+    """Every well-formed entry, in file order; streams the file."""
+    in_table = False
+    for _, line, _ in numbered_lines(path):
+        if not in_table:
+            in_table = line == HEADER
+            continue
+        entry = parse(line)
+        if entry is not None:
+            yield entry

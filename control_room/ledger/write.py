@@ -1,0 +1,113 @@
+"""Appending to the ledger: one ``write`` per line, under an exclusive lock on the file.
+
+The lock is ``flock`` on the ledger itself (blocking, held for microseconds), so concurrent
+writers queue up instead of polling. After taking it we check that the path still names the
+file we locked (git may have replaced it), make sure the previous line was whole, find the
+previous hash of our writer by reading backwards from the end, and write the line with a single
+``os.write`` on an ``O_APPEND`` descriptor. A failed write (disk full) is cut back off, so the
+ledger never keeps half a line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import socket
+
+from pathlib import Path
+
+from control_room.errors import ControlRoomError, NoRoomError
+from control_room.ledger.line import GENESIS, Entry, cut_detail, format_cost, render
+from control_room.ledger.read import last_hash
+from control_room.timeutil import now_iso
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+_WRITER_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def writer_name() -> str:
+    """Who writes: ``CONTROL_ROOM_WRITER`` or this machine's host name, made cell-safe."""
+    raw = os.environ.get("CONTROL_ROOM_WRITER") or socket.gethostname() or "unknown"
+    return _WRITER_CHARS.sub("-", raw).strip("-")[:64] or "unknown"
+
+
+def new_event_id() -> str:
+    """A random 64-bit event id: unique across machines without any counter to share."""
+    return secrets.token_hex(8)
+
+
+def append(
+    path: Path,
+    event: str,
+    *,
+    task: str = "",
+    route: str = "",
+    adapter: str = "",
+    outcome: str = "",
+    cost_usd: float = 0.0,
+    detail: str = "",
+    writer: str | None = None,
+) -> Entry:
+    """Append one event to the ledger at ``path`` and return it as written."""
+    who = writer or writer_name()
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND)
+        except FileNotFoundError:
+            raise NoRoomError(
+                f"{path} is missing; restore it (git checkout) or run `control-room init` "
+                "to start a new one"
+            ) from None
+        try:
+            _lock(fd, path)
+            if os.fstat(fd).st_ino != _inode(path):
+                continue  # replaced while we waited for the lock: lock the new file
+            end = os.fstat(fd).st_size
+            torn = end > 0 and os.pread(fd, 1, end - 1) != b"\n"
+            prev = last_hash(fd, end, who) or GENESIS
+            entry = Entry(
+                time=now_iso(),
+                id=new_event_id(),
+                writer=who,
+                event=event,
+                task=task,
+                route=route,
+                adapter=adapter,
+                outcome=outcome,
+                cost_usd=format_cost(cost_usd),
+                detail=cut_detail(detail),
+                prev=prev,
+            )
+            line, h = render(entry)
+            data = (b"\n" if torn else b"") + line.encode("utf-8") + b"\n"
+            try:
+                written = os.write(fd, data)
+                if written != len(data):
+                    raise OSError(28, "short write (disk full?)")
+            except OSError as exc:
+                os.ftruncate(fd, end)
+                raise ControlRoomError(
+                    f"cannot append to {path}: {exc.strerror or exc}; nothing was written"
+                ) from None
+            return Entry(**{**entry.as_dict(), "hash": h})
+        finally:
+            os.close(fd)  # also releases the lock
+
+
+def _inode(path: Path) -> int:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return -1
+
+
+def _lock(fd: int, path: Path) -> None:
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    raise ControlRoomError(f"{path}: appending needs POSIX file locks (fcntl)")  # pragma: no cover

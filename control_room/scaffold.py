@@ -1,0 +1,83 @@
+"""``control-room init``: lay out a room (SPEC §2) without ever overwriting a file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from control_room.room import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
+
+_ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+_CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
+_GITIGNORE = "# derived caches and lock files: disposable, never state\n.cache/\n.*.lock\n.tmp-*\n"
+_GITATTRIBUTES = "# ledgers merged from several machines keep every line of both sides\nLEDGER.md merge=union\n"
+
+
+@dataclass(frozen=True)
+class Item:
+    rel: str  # path relative to the room, with forward slashes
+    text: str | None  # None for a folder
+
+    @property
+    def is_dir(self) -> bool:
+        return self.text is None
+
+
+def plan() -> list[Item]:
+    """Everything a room holds when it is new, folders first."""
+    from control_room.ledger.line import PREAMBLE
+
+    items = [Item("control-room", None), Item("swarm", None)]
+    items += [Item(f"swarm/{d}", None) for d in SWARM_DIRS]
+    items += [Item(d, None) for d in DEFAULT_DIRS if d != "swarm"]
+    tpl = templates_root()
+    for name in _ROOT_TEMPLATES:
+        items.append(Item(name, (tpl / name).read_text(encoding="utf-8")))
+    for name in _CR_TEMPLATES:
+        text = PREAMBLE if name == "LEDGER.md" else (tpl / name).read_text(encoding="utf-8")
+        items.append(Item(f"control-room/{name}", text))
+    items.append(Item("control-room/.gitignore", _GITIGNORE))
+    items.append(Item("control-room/.gitattributes", _GITATTRIBUTES))
+    items.append(Item("swarm/.gitignore", _GITIGNORE))
+    src = defaults_root()
+    for d in DEFAULT_DIRS:
+        for path in sorted((src / d).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                rel = path.relative_to(src).as_posix()
+                items.append(Item(rel, path.read_text(encoding="utf-8")))
+    return items
+
+
+def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
+    """Create what is missing; return (created, kept). Existing files are never touched."""
+    from control_room.store.files import create_exclusive
+
+    created: list[str] = []
+    kept: list[str] = []
+    if not dry_run:
+        root.mkdir(parents=True, exist_ok=True)
+    for item in plan():
+        path = root / item.rel
+        if item.is_dir:
+            if path.is_dir():
+                continue
+            created.append(item.rel + "/")
+            if not dry_run:
+                path.mkdir(parents=True, exist_ok=True)
+        elif path.exists() or path.is_symlink():
+            kept.append(item.rel)
+        elif dry_run:
+            created.append(item.rel)
+        elif create_exclusive(path, item.text or ""):
+            created.append(item.rel)
+        else:
+            kept.append(item.rel)
+    if created and not dry_run:
+        from control_room import context, ledger
+
+        room = Room(root)
+        files = [c for c in created if not c.endswith("/")]
+        ledger.append(room.ledger, "init", outcome="ok",
+                      detail=f"created {len(files)} files, {len(created) - len(files)} folders")  # fmt: skip
+        context.refresh(room)
+    return created, kept

@@ -1,0 +1,95 @@
+"""``control-room status``: the state of a room on one screen, and as JSON.
+
+Everything here is cheap: folder listings, cached CONTROL.md and ROUTES.md values, an
+incremental ledger summary and a backward read of its last lines. No task file is opened.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_room import swarm
+from control_room.errors import ControlRoomError
+from control_room.room import Room
+from control_room.timeutil import today
+
+FINDING_EVENTS = ("unsupported-claim", "death-loop")
+
+
+def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
+    from control_room import control, routes
+    from control_room.ledger.line import parse
+    from control_room.ledger.read import tail
+    from control_room.ledger.stats import summary
+
+    out: dict[str, Any] = {"room": str(room.root), "stop": None}
+    if room.stopped():
+        out["stop"] = _stop_note(room)
+    out["tasks"] = swarm.counts(room)
+    out["routes"] = routes.verdict_counts(room)
+    try:
+        out["daily_budget_usd"] = control.load(room)["daily_budget_usd"]
+        out["control_error"] = None
+    except ControlRoomError as exc:
+        out["daily_budget_usd"] = None
+        out["control_error"] = str(exc)
+    try:
+        s = summary(room.ledger, room.cache / "ledger-summary.json")
+        recent = [parse(line) for line in tail(room.ledger, last)]
+    except FileNotFoundError:
+        s = {"lines": 0, "events": {}, "spend_by_day": {}}
+        recent = []
+        out["ledger_error"] = f"{room.ledger} is missing"
+    out["spend_today_usd"] = round(s["spend_by_day"].get(today(), 0.0), 6)
+    out["ledger_lines"] = s["lines"]
+    out["findings"] = sum(s["events"].get(e, 0) for e in FINDING_EVENTS)
+    out["last"] = [e.as_dict() for e in recent if e is not None]
+    return out
+
+
+def _stop_note(room: Room) -> str:
+    try:
+        with open(room.stop, "rb") as f:
+            head = f.read(400).decode("utf-8", "replace").strip()
+    except OSError:
+        head = ""
+    return " ".join(head.split()) or "(STOP file exists)"
+
+
+def _money(v: float) -> str:
+    return f"${v:,.2f}"
+
+
+def render(s: dict[str, Any]) -> str:
+    t = s["tasks"]
+    lines = [f"room      {s['room']}"]
+    lines.append(f"STOP      YES - every cycle halts: {s['stop']}" if s["stop"] else "STOP      no")
+    lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in t))
+    routes = s["routes"]
+    lines.append("routes    " + (" · ".join(f"{k} {v}" for k, v in sorted(routes.items())) or "none yet"))
+    budget = s["daily_budget_usd"]
+    spend = f"{_money(s['spend_today_usd'])} today"
+    if budget is not None:
+        spend += f" of {_money(budget)} daily budget"
+        if budget:
+            spend += f" ({100 * s['spend_today_usd'] / budget:.0f}%)"
+    lines.append(f"spend     {spend}")
+    if s.get("control_error"):
+        lines.append(f"gate      BROKEN: {s['control_error']}")
+    lines.append(f"findings  {s['findings']}")
+    lines.append(f"ledger    {s['ledger_lines']:,} lines" + ("; last:" if s["last"] else ""))
+    for e in s["last"]:
+        lines.append("  " + format_entry(e))
+    return "\n".join(lines)
+
+
+def format_entry(e: dict[str, str]) -> str:
+    """One ledger entry on one terminal line."""
+    parts = [e["time"].replace("T", " ").rstrip("Z"), e["event"]]
+    parts += [x for x in (e["task"], e["route"], e["adapter"], e["outcome"]) if x]
+    if e["cost_usd"] not in ("", "0"):
+        parts.append(f"${e['cost_usd']}")
+    line = "  ".join(parts)
+    if e["detail"]:
+        line += "  " + e["detail"]
+    return line if len(line) <= 160 else line[:157] + "..."

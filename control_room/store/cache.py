@@ -1,0 +1,56 @@
+"""Derived, disposable caches: JSON files under ``control-room/.cache/``.
+
+A cache holds something computed from a source file together with that file's fingerprint
+(mtime, size, inode). When the fingerprint no longer matches, the value is recomputed. Deleting
+the whole ``.cache`` folder is always safe: it only costs one recomputation. Writes are atomic
+and take no lock (two processes racing both write a valid value); a room on a read-only disk
+simply runs without its caches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def fingerprint(path: Path) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def load(cache_file: Path) -> Any:
+    try:
+        with open(cache_file, "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def save(cache_file: Path, data: Any) -> None:
+    from control_room.store.files import atomic_write
+
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(cache_file, json.dumps(data, separators=(",", ":")))
+    except Exception:  # a cache that cannot be written is only a slower next run
+        pass
+
+
+def derived(cache_file: Path, source: Path, compute: Callable[[], T]) -> T:
+    """``compute()``, cached in ``cache_file`` for as long as ``source`` is unchanged."""
+    fp = fingerprint(source)
+    data = load(cache_file)
+    if fp is not None and isinstance(data, dict) and data.get("source") == fp:
+        return data["value"]  # type: ignore[no-any-return]
+    value = compute()
+    if fp is not None:
+        save(cache_file, {"source": fp, "value": value})
+    return value

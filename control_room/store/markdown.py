@@ -1,0 +1,120 @@
+"""Reading and editing the structured parts of markdown files.
+
+Front matter goes through python-frontmatter; tables through markdown-it-py; the auto block
+(the part of a file that control-room owns) is found by its two marker lines. Heavy imports
+are done inside the functions so that commands that do not need them start fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from control_room.errors import InvalidError
+
+AUTO_BEGIN = "<!-- control-room:auto:begin (written by control-room; edits here are replaced) -->"
+AUTO_END = "<!-- control-room:auto:end -->"
+_BEGIN_KEY = "<!-- control-room:auto:begin"
+
+
+def front_matter(text: str, where: Path | str) -> tuple[dict[str, Any], str]:
+    """Split ``text`` into (front matter, body); a broken front matter names the file."""
+    import frontmatter
+    import yaml
+
+    try:
+        post = frontmatter.loads(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InvalidError(f"{where}:{at}: front matter is not valid YAML: {problem}") from None
+    if not isinstance(post.metadata, dict):
+        raise InvalidError(f"{where}: front matter must be a mapping of keys to values")
+    return dict(post.metadata), post.content
+
+
+def replace_auto_block(text: str, body: str) -> str:
+    """Return ``text`` with the auto block's body replaced by ``body``.
+
+    Everything outside the two marker lines is kept byte for byte. A file whose markers were
+    removed gets the block appended at its end, so the human part is never touched.
+    """
+    block = f"{AUTO_BEGIN}\n{body.rstrip()}\n{AUTO_END}\n"
+    lines = text.splitlines(keepends=True)
+    begin = next((i for i, ln in enumerate(lines) if ln.startswith(_BEGIN_KEY)), None)
+    end = None
+    if begin is not None:
+        end = next((i for i in range(begin + 1, len(lines)) if lines[i].strip() == AUTO_END), None)
+    if begin is None or end is None:
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + sep + block
+    return "".join(lines[:begin]) + block + "".join(lines[end + 1 :])
+
+
+@dataclass
+class Row:
+    line: int  # 1-based line number in the file
+    cells: list[str]
+
+
+@dataclass
+class Table:
+    header: list[str]
+    header_line: int  # 1-based
+    rows: list[Row] = field(default_factory=list)
+
+    def records(self) -> list[dict[str, str]]:
+        keys = [h.strip().lower() for h in self.header]
+        return [dict(zip(keys, r.cells)) for r in self.rows]
+
+
+def tables(text: str) -> list[Table]:
+    """Every table in ``text``, with the line number of each row."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    found: list[Table] = []
+    current: Table | None = None
+    row: list[str] | None = None
+    row_line = 0
+    in_head = False
+    for tok in tokens:
+        if tok.type == "table_open":
+            current = Table(header=[], header_line=(tok.map[0] + 1) if tok.map else 0)
+            found.append(current)
+        elif tok.type == "thead_open":
+            in_head = True
+        elif tok.type == "thead_close":
+            in_head = False
+        elif tok.type == "tr_open":
+            row = []
+            row_line = (tok.map[0] + 1) if tok.map else 0
+        elif tok.type == "inline" and row is not None:
+            row.append(tok.content.replace("\\|", "|").strip())
+        elif tok.type == "tr_close" and current is not None and row is not None:
+            if in_head:
+                current.header = row
+            else:
+                current.rows.append(Row(row_line, row))
+            row = None
+    return found
+
+
+def table_with(text: str, first_column: str) -> Table | None:
+    """The first table whose first header cell is ``first_column`` (case-insensitive)."""
+    for t in tables(text):
+        if t.header and t.header[0].strip().lower() == first_column.lower():
+            return t
+    return None
+
+
+def table_cell(value: object) -> str:
+    """Format one value for a markdown table cell: one line, pipes escaped."""
+    s = "" if value is None else str(value)
+    return " ".join(s.split()).replace("|", "\\|")
+
+
+def table_row(cells: list[object]) -> str:
+    return "| " + " | ".join(table_cell(c) for c in cells) + " |"

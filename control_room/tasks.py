@@ -1,0 +1,136 @@
+"""The task schema (SPEC §3), in one place, and its validation.
+
+``validate`` takes anything (the result of ``json.loads`` on a hand-written file included) and
+returns the normalised task plus a list of problems; it never raises. A task with problems never
+enters the queue.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: str  # text | id | ids | cost | seconds | int | argv | paths | bool
+    required: bool
+    help: str
+
+
+FIELDS: tuple[Field, ...] = (
+    Field("id", "id", False, "[a-z0-9][a-z0-9._-]{0,63}; generated if absent; never a path"),
+    Field("objective", "text", True, "what to do, in words"),
+    Field("falsifier", "text", True, "the result that would prove this route wrong"),
+    Field("validator", "argv", True, "command the dispatcher runs after the agent; exit 0 = pass"),
+    Field("max_cost_usd", "cost", True, "cost ceiling for this run, in USD"),
+    Field("wall_clock_s", "seconds", True, "hard time limit for the agent, in seconds"),
+    Field("kill_condition", "text", True, "when the route should be killed rather than retried"),
+    Field("role", "id", False, "agents/<role>.md; default engineer"),
+    Field("route", "id", False, "the route in ROUTES.md this task serves"),
+    Field("adapter", "id", False, "override the role's / CONTROL.md default adapter"),
+    Field("model", "text", False, "override the role's / CONTROL.md default model"),
+    Field("deps", "ids", False, "task ids that must be done before this one is ready"),
+    Field("owns", "paths", False, "paths this task may edit"),
+    Field("gate", "ids", False, "gates (gpu, submit, merge, ...) that need an approval first"),
+    Field("priority", "int", False, "higher runs first; ties oldest first"),
+    Field("extra_args", "strs", False, "extra CLI flags; refused unless CONTROL.md allows them"),
+    Field("command", "argv", False, "what the probe adapter runs itself"),
+    # Written by control-room, not by people:
+    Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
+    Field("rounds", "int", False, "failed rounds so far"),
+    Field("last_failure", "text", False, "what failed in the last round, for the next brief"),
+)
+BY_NAME = {f.name: f for f in FIELDS}
+REQUIRED = tuple(f.name for f in FIELDS if f.required)
+DEFAULT_ROLE = "engineer"
+
+
+def is_id(value: object) -> bool:
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _strs(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _check(f: Field, v: Any) -> str | None:
+    """Why ``v`` is not a valid value for field ``f``, or None."""
+    if f.kind == "text":
+        return None if isinstance(v, str) and v.strip() else "must be a non-empty string"
+    if f.kind == "id":
+        return None if is_id(v) else "must match [a-z0-9][a-z0-9._-]{0,63}"
+    if f.kind == "ids":
+        return None if isinstance(v, list) and all(is_id(x) for x in v) else "must be a list of ids"
+    if f.kind == "cost":
+        return None if _number(v) and v >= 0 else "must be a number >= 0"
+    if f.kind == "seconds":
+        return None if _number(v) and v > 0 else "must be a number of seconds > 0"
+    if f.kind == "int":
+        return None if isinstance(v, int) and not isinstance(v, bool) else "must be an integer"
+    if f.kind == "strs":
+        return None if _strs(v) else "must be a list of strings"
+    if f.kind == "argv":
+        if isinstance(v, str) and v.strip():
+            return None
+        if _strs(v) and v and v[0]:
+            return None
+        return "must be a command string or a non-empty list of strings"
+    if f.kind == "paths":
+        if not _strs(v):
+            return "must be a list of paths"
+        for p in v:
+            if not p or p.startswith(("/", "~")) or ".." in p.replace("\\", "/").split("/"):
+                return f"path {p!r} must be relative to the work dir, without '..'"
+        return None
+    raise AssertionError(f.kind)  # pragma: no cover
+
+
+def validate(data: object, *, expected_id: str | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Check a task; return (task, problems). Never raises."""
+    if not isinstance(data, dict):
+        return {}, [f"a task must be a JSON object, not {type(data).__name__}"]
+    problems: list[str] = []
+    missing = missing_fields(data)
+    if missing:
+        problems.append("missing required field" + ("s" if len(missing) > 1 else "") + ": "
+                        + ", ".join(missing))  # fmt: skip
+    unknown = sorted(str(k) for k in data if k not in BY_NAME)
+    if unknown:
+        problems.append(f"unknown field{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+    task: dict[str, Any] = {}
+    for f in FIELDS:
+        if f.name not in data or data[f.name] in (None, ""):
+            continue
+        why = _check(f, data[f.name])
+        if why:
+            problems.append(f"{f.name} {why}")
+        else:
+            task[f.name] = data[f.name]
+    if expected_id is not None:
+        if "id" not in data:
+            task["id"] = expected_id
+        elif task.get("id") not in (None, expected_id):
+            problems.append(f"id {task['id']!r} does not match the file name {expected_id}.json")
+    return task, problems
+
+
+def missing_fields(data: dict[str, Any]) -> list[str]:
+    return [name for name in REQUIRED if data.get(name) in (None, "")]
+
+
+def new_id(objective: str) -> str:
+    """An id from the objective's first words plus a random suffix: readable and unique."""
+    words = re.findall(r"[a-z0-9]+", objective.lower())[:5]
+    stem = "-".join(words)[:40].strip("-") or "task"
+    return f"{stem}-{secrets.token_hex(3)}"

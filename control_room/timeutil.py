@@ -1,0 +1,32 @@
+"""Time in one format (UTC, ISO 8601, seconds) and durations like ``30m``."""
+
+from __future__ import annotations
+
+import re
+import time
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?")
+_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+def now_iso(t: float | None = None) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
+
+
+def today() -> str:
+    return now_iso()[:10]
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``text``: ``90``, ``90s``, ``30m``, ``1h``, ``1h30m``. Raises ValueError."""
+    s = text.strip().lower()
+    pos, total = 0, 0.0
+    while pos < len(s):
+        m = _DURATION.match(s, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"not a duration: {text!r} (try 90, 90s, 30m, 1h)")
+        total += float(m.group(1)) * _UNIT[m.group(2)]
+        pos = m.end()
+    if not s or total <= 0:
+        raise ValueError(f"not a positive duration: {text!r} (try 90, 90s, 30m, 1h)")
+    return total
