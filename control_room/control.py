@@ -34,7 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "field_guide_max_lines": 80,
     "digest_max_bytes": 8192,
     "death_loop_n": 3,
-    "commands": {},
+    "command_argv": [],
     "approvals": [],
 }
 
@@ -66,8 +66,8 @@ def _why(key: str, v: Any) -> str | None:
         return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of names"
     if key in _CHOICES:
         return None if v in _CHOICES[key] else "one of " + ", ".join(_CHOICES[key])
-    if key == "commands":
-        return None if isinstance(v, dict) else "a mapping of name to argv template"
+    if key == "command_argv":
+        return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of strings"
     if key == "approvals":
         return None if isinstance(v, list) else "a list"
     return None  # unknown keys are the room's own business
@@ -104,3 +104,65 @@ def load(room: Room) -> dict[str, Any]:
         return parse(text, str(room.control))
 
     return cache.derived(room.cache / "control.json", room.control, compute)
+
+
+def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
+    """Record approvals for a task's gates in CONTROL.md front matter; return the new ones.
+
+    Only the ``approvals:`` entry is rewritten (as one flow-style YAML line), so the comments
+    and the rest of the file stay as the person wrote them.
+    """
+    import yaml
+
+    from control_room import context, ledger, swarm
+    from control_room.errors import InvalidError
+    from control_room.store.files import update
+    from control_room.timeutil import now_iso
+
+    _, path = swarm.locate(room, task_id)
+    task, _ = swarm.read_task(path)
+    wanted = gates or list(task.get("gate", []))
+    if not wanted:
+        raise InvalidError(f"task {task_id} has no gate to approve")
+    unknown = [g for g in wanted if g not in task.get("gate", [])]
+    if unknown:
+        raise InvalidError(f"task {task_id} has no gate {', '.join(unknown)} (its gates: "
+                           f"{', '.join(task.get('gate', [])) or 'none'})")  # fmt: skip
+    added: list[str] = []
+
+    def change(text: str) -> str:
+        added.clear()
+        current = parse(text, str(room.control))["approvals"] or []
+        new = list(current)
+        for g in wanted:
+            if not any(isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == g for a in current):
+                new.append({"task": task_id, "gate": g, "by": who, "at": now_iso()})
+                added.append(g)
+        if not added:
+            return text
+        line = "approvals: " + yaml.safe_dump(new, default_flow_style=True, width=1 << 30).strip() + "\n"
+        return _replace_key(text, "approvals", line)
+
+    update(room.control, change)
+    for g in added:
+        ledger.append(room.ledger, "approve", task=task_id, outcome="approved", detail=f"gate {g} by {who}")
+    if added:
+        context.refresh(room)
+    return added
+
+
+def _replace_key(text: str, key: str, line: str) -> str:
+    """Replace a top-level key (and its indented continuation lines) in the front matter."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return f"---\n{line}---\n" + text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        raise InvalidError(f"{key}: the front matter of CONTROL.md has no closing ---")
+    for i in range(1, end):
+        if lines[i].startswith(f"{key}:"):
+            j = i + 1
+            while j < end and (lines[j].startswith((" ", "\t", "-")) or not lines[j].strip()):
+                j += 1
+            return "".join(lines[:i]) + line + "".join(lines[j:])
+    return "".join(lines[:end]) + line + "".join(lines[end:])

@@ -24,7 +24,8 @@ from control_room.timeutil import now_iso
 
 MAX_TASK_BYTES = 1 << 20
 REASON = ".reason"
-_SUMMARY_KEYS = ("priority", "created", "route", "role", "adapter", "deps", "gate", "owns", "rounds")
+_SUMMARY_KEYS = ("priority", "created", "route", "role", "adapter", "deps", "gate", "owns", "rounds",
+                 "max_cost_usd", "done_at")
 
 
 @dataclass
@@ -179,9 +180,8 @@ def write_new(room: Room, task: dict[str, Any]) -> Path:
     for state in STATES:
         if task_file(room, state, task_id).exists():
             raise InvalidError(f"task {task_id} exists already in swarm/{state}/")
-    ordered = {f.name: task[f.name] for f in tasks.FIELDS if f.name in task}
     path = task_file(room, "queue", task_id)
-    if not create_exclusive(path, json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"):
+    if not create_exclusive(path, dumps(task)):
         raise InvalidError(f"task {task_id} exists already in swarm/queue/")
     return path
 
@@ -229,3 +229,42 @@ def queue_order(listed: list[Listed]) -> list[Listed]:
     """Priority first (higher first), then age (older first), then id."""
     return sorted(listed, key=lambda t: (-int(t.summary.get("priority") or 0),
                                          str(t.summary.get("created", "")), t.id))  # fmt: skip
+
+
+def dumps(task: dict[str, Any]) -> str:
+    ordered = {f.name: task[f.name] for f in tasks.FIELDS if f.name in task}
+    return json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+
+
+def reason_path(path: Path) -> Path:
+    """Where the reason beside a task file is: ``parked/ID.reason``, ``rejected/NAME.reason``."""
+    if path.parent.name == "rejected":
+        return path.with_name(path.name + REASON)
+    return path.with_name(path.name.removesuffix(".json") + REASON)
+
+
+def move(room: Room, task_id: str, src: str, dst: str, *, task: dict[str, Any] | None = None,
+         reason: str | None = None) -> Path:  # fmt: skip
+    """Move a task between state folders (one rename), rewriting it first if ``task`` is given.
+
+    A reason file beside the source goes away; ``reason`` writes one beside the destination.
+    """
+    from control_room.errors import ConflictError
+    from control_room.store.files import atomic_write
+
+    s, d = task_file(room, src, task_id), task_file(room, dst, task_id)
+    if os.path.lexists(d):
+        raise ConflictError(f"task {task_id} exists already in swarm/{dst}/")
+    if task is not None:
+        atomic_write(s, dumps(task))
+    try:
+        os.rename(s, d)
+    except FileNotFoundError:
+        raise NotFoundError(f"task {task_id} is not in swarm/{src}/ any more") from None
+    try:
+        os.unlink(reason_path(s))
+    except FileNotFoundError:
+        pass
+    if reason is not None:
+        atomic_write(reason_path(d), reason)
+    return d

@@ -46,6 +46,9 @@ FIELDS: tuple[Field, ...] = (
     Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
     Field("rounds", "int", False, "failed rounds so far"),
     Field("last_failure", "text", False, "what failed in the last round, for the next brief"),
+    Field("passed_at", "text", False, "when the task passed its validator"),
+    Field("done_at", "text", False, "when a person marked it Done (`control-room done ID`)"),
+    Field("done_by", "text", False, "who marked it Done"),
 )
 BY_NAME = {f.name: f for f in FIELDS}
 REQUIRED = tuple(f.name for f in FIELDS if f.required)

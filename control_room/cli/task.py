@@ -131,7 +131,7 @@ def show_task(task_id: str, as_json: bool) -> None:
     room = current_room()
     state, path = swarm.locate(room, task_id)
     text = read_text(path)
-    reason_path = path.with_name(path.name + swarm.REASON)
+    reason_path = swarm.reason_path(path)
     reason = read_text(reason_path) if reason_path.exists() else None
     if as_json:
         try:
@@ -144,3 +144,38 @@ def show_task(task_id: str, as_json: bool) -> None:
     click.echo(text.rstrip())
     if reason:
         click.echo(f"\nwhy ({reason_path.name}):\n{reason.rstrip()}")
+
+
+@task.command("retry")
+@room_option
+@click.argument("task_id", metavar="ID")
+def retry_task(task_id: str) -> None:
+    """Send a parked, rejected, cancelled or done task back to the queue, rounds reset."""
+    from control_room.decisions import retry
+
+    state = retry(current_room(), task_id)
+    click.echo(f"queued {task_id} again (was in swarm/{state}/)")
+
+
+@task.command("park")
+@room_option
+@click.argument("task_id", metavar="ID")
+@click.option("--reason", default="", help="Why, written beside the task.")
+def park_task(task_id: str, reason: str) -> None:
+    """Take a queued task out of the queue and park it for a person."""
+    from control_room.decisions import park
+
+    park(current_room(), task_id, reason)
+    click.echo(f"parked {task_id} (swarm/parked/{task_id}.json)")
+
+
+@task.command("cancel")
+@room_option
+@click.argument("task_id", metavar="ID")
+@click.option("--reason", default="", help="Why, written beside the task.")
+def cancel_task(task_id: str, reason: str) -> None:
+    """Cancel a queued, parked or rejected task (it moves to swarm/cancelled/)."""
+    from control_room.decisions import cancel
+
+    state = cancel(current_room(), task_id, reason)
+    click.echo(f"cancelled {task_id} (was in swarm/{state}/)")

@@ -1,0 +1,77 @@
+"""``probe``: the embedded default. Runs the task's ``command`` itself (no login, no network)
+and writes an honest report: CONFIRMED is exactly what it observed, nothing more."""
+
+from __future__ import annotations
+
+import shlex
+
+from control_room.adapters.base import Adapter, Invocation, Outcome
+from control_room.errors import InvalidError
+from control_room.proc import Result
+
+
+def argv_of(command: object, what: str) -> list[str]:
+    """A task's command field as argv: a list as it is, a string split like a shell would
+    split it (but never run through one)."""
+    if isinstance(command, list):
+        return [str(a) for a in command]
+    if isinstance(command, str):
+        try:
+            return shlex.split(command)
+        except ValueError as exc:
+            raise InvalidError(f"{what} cannot be split into arguments: {exc}") from None
+    raise InvalidError(f"{what} is missing")
+
+
+class Probe(Adapter):
+    name = "probe"
+    binary = None
+    prompt_via = "stdin"
+    context_window = 1_000_000
+    install = "built in"
+
+    def command(self, inv: Invocation) -> list[str]:
+        return argv_of(inv.task.get("command"), f"task {inv.task.get('id')}: `command` (the probe runs it)")
+
+    def executable(self, inv: Invocation) -> str | None:
+        return self.command(inv)[0]
+
+    def stdin(self, inv: Invocation) -> bytes | None:
+        return None
+
+    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+        cmd = shlex.join(result.argv)
+        if len(cmd) > 160:
+            cmd = cmd[:157] + "..."
+        if result.stopped:
+            what = "was killed because STOP appeared"
+        elif result.timed_out:
+            what = "was killed at its time limit"
+        else:
+            what = f"exited {result.exit_code}"
+        evidence = [f"- CONFIRMED: `{cmd}` {what} after {result.duration_s:.2f}s "
+                    f"(swarm/results/<task>/stdout.txt, stderr.txt)"]  # fmt: skip
+        for name, text in (("stdout", stdout), ("stderr", stderr)):
+            lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+            for ln in lines[-3:]:
+                evidence.append(f"- CONFIRMED: {name} line: {_one_line(ln)}")
+            if not lines:
+                evidence.append(f"- CONFIRMED: {name} was empty")
+        evidence.append("- UNKNOWN: whether the objective is met; the dispatcher's validator decides")
+        report = "\n".join([
+            f"DECISION: the command {what}",
+            "WHY: the probe adapter ran the task's command itself and reports only what it saw.",
+            "EVIDENCE:",
+            *evidence,
+            "MISSING: judgement about the objective: the probe runs a command, it does not reason.",
+            "NEXT COMMAND: control-room status",
+            "STOP RULE: stop when the validator passes, or when the task is parked after max_rounds.",
+        ])  # fmt: skip
+        ok = result.exit_code == 0
+        return Outcome(ok=ok, final_message=report + "\n",
+                       error=None if ok else f"command {what}")  # fmt: skip
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -1,0 +1,142 @@
+"""Slots and claims: who is running what, and recovering what a dead cycle left behind.
+
+- A slot is a lock file ``control-room/.slot-N.lock`` held with ``flock`` for the whole cycle;
+  the kernel releases it when the process dies, however it dies. ``max_parallel`` slots exist.
+- Claiming happens under ``control-room/.claim.lock``: pick a task, ``rename`` it from
+  ``swarm/queue/`` to ``swarm/running/``, write ``running/ID.claim`` (pid, host, slot, start,
+  deadline, and later the agent's process group).
+- A claim is dead when its slot lock is free (same host), when its pid is gone (same host), or
+  when its deadline plus ``grace_s`` has passed (any host). A dead claim's agent group is killed
+  and its task goes back to the queue, or to ``parked/`` after its last round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from control_room.room import Room
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+
+def host() -> str:
+    return socket.gethostname()
+
+
+def _slot_path(room: Room, n: int) -> Path:
+    return room.cr / f".slot-{n}.lock"
+
+
+def take_slot(room: Room, max_parallel: int) -> tuple[int, int] | None:
+    """(slot number, held fd) of a free slot, or None when all are busy."""
+    for n in range(max_parallel):
+        fd = os.open(_slot_path(room, n), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        return n, fd
+    return None
+
+
+def slot_free(room: Room, n: int) -> bool:
+    """Whether nobody holds slot ``n`` on this host (we test by taking it for an instant)."""
+    try:
+        fd = os.open(_slot_path(room, n), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def claim_lock(room: Room) -> Iterator[None]:
+    fd = os.open(room.cr / ".claim.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def claim_path(room: Room, task_id: str) -> Path:
+    return room.state_dir("running") / f"{task_id}.claim"
+
+
+def write_claim(room: Room, task_id: str, info: dict[str, Any]) -> None:
+    from control_room.store.files import atomic_write
+
+    atomic_write(claim_path(room, task_id), json.dumps(info, indent=2) + "\n")
+
+
+def read_claim(room: Room, task_id: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(claim_path(room, task_id).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def pid_alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def why_dead(room: Room, claim: dict[str, Any] | None, grace_s: float, *, mine: int | None) -> str | None:
+    """Why this claim's cycle is gone, or None if it may still be running."""
+    if claim is None:
+        return "it has no claim file (its cycle died while claiming)"
+    if claim.get("host") == host():
+        slot = claim.get("slot")
+        if slot == mine:
+            return f"its slot {slot} is ours now, so the cycle that held it is gone"
+        if not pid_alive(claim.get("pid")):
+            return f"its cycle (pid {claim.get('pid')} on {claim.get('host')}) is gone"
+        if isinstance(slot, int) and slot_free(room, slot):
+            return f"its slot {slot} is free, so the cycle that held it is gone"
+    deadline = claim.get("deadline")
+    if isinstance(deadline, (int, float)) and time.time() > deadline + grace_s:
+        return f"its wall clock plus {grace_s:g}s grace has passed"
+    return None
+
+
+def kill_agent(claim: dict[str, Any] | None) -> None:
+    """Kill the process group of a dead claim's agent, if it is on this host and alive."""
+    if not claim or claim.get("host") != host():
+        return
+    pgid = claim.get("agent_pgid")
+    if isinstance(pgid, int) and pgid > 1:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def running_ids(room: Room) -> list[str]:
+    try:
+        names = os.listdir(room.state_dir("running"))
+    except FileNotFoundError:
+        return []
+    return sorted(n[: -len(".json")] for n in names if n.endswith(".json") and not n.startswith("."))

@@ -1,0 +1,48 @@
+"""control-room done / approve"""
+
+from __future__ import annotations
+
+import click
+
+from control_room.cli.common import current_room, room_option
+
+
+def _who(by: str | None) -> str:
+    import getpass
+
+    from control_room.ledger import writer_name
+
+    if by:
+        return by
+    try:
+        return f"{getpass.getuser()}@{writer_name()}"
+    except Exception:
+        return writer_name()
+
+
+@click.command()
+@room_option
+@click.argument("task_id", metavar="ID")
+@click.option("--by", help="Who marks it Done (default: user@host).")
+def done(task_id: str, by: str | None) -> None:
+    """Mark a passed task Done. Only a person does this: passing is not Done."""
+    from control_room.decisions import mark_done
+
+    mark_done(current_room(), task_id, _who(by))
+    click.echo(f"{task_id} marked Done")
+
+
+@click.command()
+@room_option
+@click.argument("task_id", metavar="ID")
+@click.option("--gate", "gates", multiple=True, help="Approve only this gate (default: all the task's gates).")
+@click.option("--by", help="Who approves (default: user@host).")
+def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
+    """Approve a gated task (gpu, submit, merge, ...): writes CONTROL.md and the ledger."""
+    from control_room.control import approve as do_approve
+
+    added = do_approve(current_room(), task_id, list(gates), _who(by))
+    if added:
+        click.echo(f"approved {task_id}: {', '.join(added)}")
+    else:
+        click.echo(f"nothing to approve: {task_id}'s gates are approved already")

@@ -1,0 +1,231 @@
+"""One cycle (SPEC §4), step by step: STOP, slot, recover, pick, claim; then ``runner`` runs it.
+
+Every step that changes something writes a ledger line. Nothing is ever lost: a task is in
+exactly one swarm folder at any time, and a cycle that dies leaves a claim the next one recovers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from control_room import claims, errors, ledger, swarm
+from control_room.room import Room
+from control_room.timeutil import now_iso, today
+
+
+@dataclass
+class CycleResult:
+    code: int  # an exit code from control_room.errors
+    message: str  # one line for the person or the log
+    task_id: str | None = None
+
+
+@dataclass
+class Pick:
+    task: dict[str, Any]
+    adapter_name: str
+    role_settings: dict[str, Any]
+
+
+def cycle(room: Room) -> CycleResult:
+    # 1. STOP: the dumbest possible brake, before any parsing or locking.
+    if room.stopped():
+        return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
+    from control_room import control
+
+    gate = control.load(room)  # a gate that cannot be read fails closed
+    # 2. A free slot, held until this process ends.
+    slot = claims.take_slot(room, int(gate["max_parallel"]))
+    if slot is None:
+        n = gate["max_parallel"]
+        return CycleResult(errors.BUSY, f"busy: all {n} slot{'s' if n != 1 else ''} taken; nothing changed")
+    number, fd = slot
+    try:
+        with claims.claim_lock(room):
+            recover(room, gate, mine=number)
+            picked = pick(room, gate)
+            if isinstance(picked, CycleResult):
+                return picked
+            claim(room, gate, picked, number)
+        from control_room.runner import run_claimed
+
+        return run_claimed(room, gate, picked, number)
+    finally:
+        os.close(fd)
+
+
+# 3a. Recover what dead cycles left in swarm/running/.
+def recover(room: Room, gate: dict[str, Any], *, mine: int | None) -> list[str]:
+    from control_room.runner import fail_round
+
+    recovered = []
+    for task_id in claims.running_ids(room):
+        info = claims.read_claim(room, task_id)
+        why = claims.why_dead(room, info, float(gate["grace_s"]), mine=mine)
+        if why is None:
+            continue
+        claims.kill_agent(info)
+        path = swarm.task_file(room, "running", task_id)
+        task, problems = swarm.read_task(path)
+        if problems:
+            _reject_running(room, task_id, problems)
+            continue
+        ledger.append(room.ledger, "recover", task=task_id, route=task.get("route", ""),
+                      outcome="recovered", detail=f"claim is dead: {why}")  # fmt: skip
+        fail_round(room, gate, task, f"the cycle running it died ({why})", src="running")
+        recovered.append(task_id)
+    for name in os.listdir(room.state_dir("running")):
+        if name.endswith(".claim") and not (room.state_dir("running") / f"{name[:-6]}.json").exists():
+            os.unlink(room.state_dir("running") / name)  # a claim left after its task moved on
+    return recovered
+
+
+def _reject_running(room: Room, task_id: str, problems: list[str]) -> None:
+    dst = swarm.task_file(room, "rejected", task_id)
+    if not dst.exists():
+        os.rename(swarm.task_file(room, "running", task_id), dst)
+        from control_room.store.files import atomic_write
+
+        atomic_write(swarm.reason_path(dst), "".join(f"- {p}\n" for p in problems))
+    ledger.append(room.ledger, "reject", task=task_id, outcome="rejected", detail="; ".join(problems))
+    claims.claim_path(room, task_id).unlink(missing_ok=True)
+
+
+# 3b. Pick the next ready task.
+def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
+    from control_room.ledger.stats import summary
+
+    queue = swarm.queue_order(swarm.scan(room, "queue"))
+    if not queue:
+        return CycleResult(errors.OK, "nothing to do: the queue is empty")
+    spend = summary(room.ledger, room.cache / "ledger-summary.json")["spend_by_day"].get(today(), 0.0)
+    busy_paths = _running_owns(room)
+    holds = _Holds(room)
+    waiting = 0
+    for item in queue:
+        s = item.summary
+        if not all(swarm.task_file(room, "done", d).exists() for d in s.get("deps", [])):
+            waiting += 1
+            continue
+        if _overlaps(s.get("owns", []), busy_paths):
+            waiting += 1
+            continue
+        missing_gates = [g for g in s.get("gate", []) if not _approved(gate, item.id, g)]
+        if missing_gates:
+            holds.log(item.id, s, f"{missing_gates[0].upper()}_APPROVAL_NEEDED",
+                      f"gate {', '.join(missing_gates)} needs `control-room approve {item.id}`")  # fmt: skip
+            waiting += 1
+            continue
+        cost = float(s.get("max_cost_usd", 0))
+        if spend + cost > float(gate["daily_budget_usd"]):
+            holds.log(item.id, s, "BUDGET_HOLD", f"spent ${spend:.2f} today; this task may cost "
+                      f"${cost:.2f} of the ${gate['daily_budget_usd']} daily budget")  # fmt: skip
+            waiting += 1
+            continue
+        chosen = _admit(room, gate, item)
+        if chosen is not None:
+            holds.save()
+            return chosen
+    holds.save()
+    return CycleResult(errors.OK, f"nothing to do: {waiting} queued task{'s' if waiting != 1 else ''} "
+                       "not ready (deps, paths, gates or budget)")  # fmt: skip
+
+
+def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed) -> Pick | CycleResult | None:
+    """Read the candidate in full and check what the summary cannot; None: try the next one."""
+    from control_room import adapters, prompt, proc
+
+    path = swarm.task_file(room, "queue", item.id)
+    task, problems = swarm.read_task(path)
+    if not problems:
+        try:
+            settings, _ = prompt.role(room, task.get("role") or "engineer")
+            name = task.get("adapter") or settings.get("adapter") or gate["default_adapter"]
+            adapter = adapters.get(str(name))
+            inv = adapters.Invocation(task, "", path, room.root, settings=settings)
+            exe = adapter.executable(inv)
+        except errors.ControlRoomError as exc:
+            problems = [str(exc)]
+    if not problems and task.get("extra_args") and not gate["allow_extra_args"]:
+        problems = ["extra_args given but CONTROL.md allow_extra_args is false"]
+    if not problems and task["max_cost_usd"] > gate["max_task_cost_usd"]:
+        problems = [f"max_cost_usd {task['max_cost_usd']} is above CONTROL.md max_task_cost_usd "
+                    f"{gate['max_task_cost_usd']}"]  # fmt: skip
+    if problems:
+        swarm.reject(room, path.name, problems, task_id=item.id)
+        return None
+    from control_room.runner import agent_env
+
+    if exe is None or proc.which(exe, agent_env(room, gate, task)) is None:
+        ledger.append(room.ledger, "adapter-missing", task=item.id, adapter=adapter.name,
+                      outcome="held", detail=f"{exe}: not found on PATH; {adapter.install}")  # fmt: skip
+        return CycleResult(errors.ADAPTER_MISSING,
+                           f"adapter {adapter.name} unavailable: {exe} not found on PATH "
+                           f"({adapter.install}); task {item.id} stays queued", item.id)  # fmt: skip
+    return Pick(task, adapter.name, settings)
+
+
+def _running_owns(room: Room) -> list[str]:
+    paths: list[str] = []
+    for task_id in claims.running_ids(room):
+        task, _ = swarm.read_task(swarm.task_file(room, "running", task_id))
+        paths += task.get("owns", [])
+    return paths
+
+
+def _overlaps(mine: list[str], theirs: list[str]) -> bool:
+    def norm(p: str) -> str:
+        return p.strip("/").rstrip("/") + "/"
+
+    return any(norm(a).startswith(norm(b)) or norm(b).startswith(norm(a)) for a in mine for b in theirs)
+
+
+def _approved(gate: dict[str, Any], task_id: str, name: str) -> bool:
+    return any(isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == name
+               for a in gate.get("approvals") or [])  # fmt: skip
+
+
+class _Holds:
+    """Log a held task once per reason and day (remembered in a disposable cache)."""
+
+    def __init__(self, room: Room) -> None:
+        from control_room.store import cache
+
+        self.room, self.file = room, room.cache / "holds.json"
+        seen = cache.load(self.file)
+        self.seen: dict[str, str] = seen if isinstance(seen, dict) else {}
+        self.changed = False
+
+    def log(self, task_id: str, s: dict[str, Any], event: str, detail: str) -> None:
+        key = f"{event} {today()}"
+        if self.seen.get(task_id) == key:
+            return
+        ledger.append(self.room.ledger, event, task=task_id, route=s.get("route", ""),
+                      outcome="held", detail=detail)  # fmt: skip
+        self.seen[task_id] = key
+        self.changed = True
+
+    def save(self) -> None:
+        if self.changed:
+            from control_room.store import cache
+
+            cache.save(self.file, self.seen)
+
+
+# 3c. Claim: one rename into swarm/running/, then the claim file.
+def claim(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> None:
+    task = picked.task
+    task_id = task["id"]
+    os.rename(swarm.task_file(room, "queue", task_id), swarm.task_file(room, "running", task_id))
+    now = time.time()
+    claims.write_claim(room, task_id, {
+        "pid": os.getpid(), "host": claims.host(), "slot": slot, "started": now_iso(now),
+        "deadline": now + float(task["wall_clock_s"]) + float(gate["validator_timeout_s"]),
+        "agent_pgid": None,
+    })  # fmt: skip
+    ledger.append(room.ledger, "claim", task=task_id, route=task.get("route", ""),
+                  adapter=picked.adapter_name, outcome="running",
+                  detail=f"round {int(task.get('rounds', 0)) + 1}, slot {slot}, pid {os.getpid()}")  # fmt: skip

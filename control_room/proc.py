@@ -1,0 +1,196 @@
+"""The one subprocess wrapper: every child process control-room starts goes through ``run``.
+
+- argv lists only, never a shell; the executable is looked up first, on the child's PATH;
+- the child gets its own session (so its own process group): a time-out or STOP kills the
+  whole group, children and grandchildren, with SIGTERM then SIGKILL one second later;
+- stdout and stderr stream to files as they arrive, so a crash leaves what was said, and
+  each is capped: past ``cap_bytes`` the rest is read and dropped, and the cut is noted;
+- the stdin payload (the prompt) is written from a thread, so a child that does not read it
+  cannot block us.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from control_room.errors import ControlRoomError
+
+POLL_S = 0.1
+KILL_GRACE_S = 1.0
+CHUNK = 1 << 16
+
+
+class ExecutableNotFound(ControlRoomError):
+    """The program to run is not installed (not on PATH)."""
+
+
+@dataclass
+class Stream:
+    path: Path
+    bytes_seen: int = 0
+    bytes_kept: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.bytes_seen > self.bytes_kept
+
+    def tail(self, lines: int = 10, max_bytes: int = 4096) -> str:
+        """The last lines kept, decoded leniently."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(max(0, self.bytes_kept - max_bytes))
+                data = f.read()
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace").rstrip("\n")
+        return "\n".join(text.splitlines()[-lines:])
+
+
+@dataclass
+class Result:
+    argv: list[str]
+    exit_code: int | None  # None when we killed it
+    duration_s: float
+    stdout: Stream
+    stderr: Stream
+    timed_out: bool = False
+    stopped: bool = False  # killed because STOP appeared
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.stopped
+
+
+def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The full path of ``program`` on the PATH the child will see."""
+    path = (env or os.environ).get("PATH", os.defpath)
+    if os.sep in program:
+        return program if os.access(program, os.X_OK) and os.path.isfile(program) else None
+    return shutil.which(program, path=path)
+
+
+def run(
+    argv: list[str],
+    *,
+    cwd: Path,
+    stdout_path: Path,
+    stderr_path: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    cap_bytes: int = 10_000_000,
+    stop_file: Path | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> Result:
+    """Run ``argv`` to completion, time-out or STOP. Raises ExecutableNotFound if missing."""
+    if not argv or not argv[0]:
+        raise ControlRoomError("empty command")
+    exe = which(argv[0], env)
+    if exe is None:
+        raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
+    out, err = Stream(stdout_path), Stream(stderr_path)
+    start = time.monotonic()
+    try:
+        child = subprocess.Popen(
+            [exe, *argv[1:]],
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+    threads = [
+        threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
+    ]
+    if stdin is not None:
+        threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
+    for t in threads:
+        t.start()
+    if on_start is not None:
+        on_start(child.pid)  # the child leads its own process group: pgid == pid
+    result = Result(list(argv), None, 0.0, out, err)
+    deadline = start + timeout_s
+    while True:
+        try:
+            code = child.wait(timeout=POLL_S)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if stop_file is not None and os.path.lexists(stop_file):
+            result.stopped = True
+        elif time.monotonic() >= deadline:
+            result.timed_out = True
+        if result.stopped or result.timed_out:
+            _kill_group(child)
+            code = None
+            break
+    # Whatever the child left behind in its group (a background grandchild) goes too.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    for t in threads:
+        t.join(timeout=2.0)
+    result.exit_code = code
+    result.duration_s = time.monotonic() - start
+    for name, s in (("stdout", out), ("stderr", err)):
+        if s.truncated:
+            result.notes.append(f"{name} cut at {s.bytes_kept} bytes of {s.bytes_seen}")
+    if result.timed_out:
+        result.notes.append(f"killed after the {timeout_s:g}s time limit")
+    if result.stopped:
+        result.notes.append("killed because STOP appeared")
+    return result
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGTERM)
+    try:
+        child.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=KILL_GRACE_S)
+
+
+def _pump(pipe: object, stream: Stream, cap: int) -> None:
+    fd = pipe.fileno()  # type: ignore[attr-defined]
+    with open(stream.path, "wb") as sink:
+        while True:
+            try:
+                chunk = os.read(fd, CHUNK)
+            except OSError:
+                break
+            if not chunk:
+                break
+            stream.bytes_seen += len(chunk)
+            room = cap - stream.bytes_kept
+            if room > 0:
+                kept = chunk[:room]
+                sink.write(kept)
+                sink.flush()
+                stream.bytes_kept += len(kept)
+    with contextlib.suppress(OSError):
+        pipe.close()  # type: ignore[attr-defined]
+
+
+def _feed(pipe: object, data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        pipe.write(data)  # type: ignore[attr-defined]
+    with contextlib.suppress(OSError):
+        pipe.close()  # type: ignore[attr-defined]
