@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +30,7 @@ except ImportError:  # pragma: no cover
 
 
 def host() -> str:
-    return socket.gethostname()
+    return os.uname().nodename
 
 
 def _slot_path(room: Room, n: int) -> Path:

@@ -7,10 +7,10 @@ file's fingerprint, so most commands never import the YAML parser.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from control_room.errors import InvalidError
+from control_room.tasks import is_number as num
 from control_room.room import Room
 
 DEFAULTS: dict[str, Any] = {
@@ -47,9 +47,6 @@ _CHOICES = {"on_empty_queue": ("idle", "orchestrate")}
 
 
 def _why(key: str, v: Any) -> str | None:
-    def num(x: Any) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
     if key in _POSINT:
         return None if isinstance(v, int) and not isinstance(v, bool) and v > 0 else "a positive integer"
     if key in _MONEY:
@@ -91,9 +88,10 @@ def parse(text: str, where: str) -> dict[str, Any]:
 def load(room: Room) -> dict[str, Any]:
     """The room's CONTROL.md values; a missing or broken gate is an error (fail closed)."""
     from control_room.store import cache
-    from control_room.store.files import read_text
 
     def compute() -> dict[str, Any]:
+        from control_room.store.files import read_text
+
         try:
             text = read_text(room.control)
         except FileNotFoundError:

@@ -59,6 +59,28 @@ class Room:
             raise InvalidError(f"unknown task state {state!r} (valid: {', '.join(STATES)})")
         return self.swarm / state
 
+    def counts(self) -> dict[str, int]:
+        """Task files per state folder, from the directory listings alone (nothing is read).
+
+        Hidden files (locks, temp files) and ``.reason`` files do not count. Counted on the
+        joined listing, which is several times faster than a loop over 10,000 names.
+        """
+        out = {}
+        for state in STATES:
+            try:
+                names = os.listdir(self.swarm / state)
+            except FileNotFoundError:
+                names = []
+            if not names:
+                out[state] = 0
+                continue
+            joined = "\n" + "\n".join(names) + "\n"
+            skip = joined.count("\n.") + joined.count(".reason\n")
+            if skip:  # a hidden .reason file would be subtracted twice: count exactly
+                skip = sum(1 for n in names if n.startswith(".") or n.endswith(".reason"))
+            out[state] = len(names) - skip
+        return out
+
     def stopped(self) -> bool:
         """The brake: a plain existence test, no parsing."""
         return os.path.lexists(self.stop)

@@ -9,7 +9,7 @@ from control_room.room import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, tem
 
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
-_GITIGNORE = "# derived caches and lock files: disposable, never state\n.cache/\n.*.lock\n.tmp-*\n"
+_GITIGNORE = "# derived caches, lock files and the scheduler's log: never state\n.cache/\n.*.lock\n.tmp-*\ncycle.log\n"
 _GITATTRIBUTES = "# ledgers merged from several machines keep every line of both sides\nLEDGER.md merge=union\n"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_room import swarm
 from control_room.errors import ControlRoomError
 from control_room.room import Room
 from control_room.timeutil import today
@@ -25,7 +24,7 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     out: dict[str, Any] = {"room": str(room.root), "stop": None}
     if room.stopped():
         out["stop"] = _stop_note(room)
-    out["tasks"] = swarm.counts(room)
+    out["tasks"] = room.counts()
     out["routes"] = routes.verdict_counts(room)
     try:
         out["daily_budget_usd"] = control.load(room)["daily_budget_usd"]

@@ -129,18 +129,6 @@ def scan(room: Room, state: str) -> list[Listed]:
     return out
 
 
-def counts(room: Room) -> dict[str, int]:
-    """Files per state folder, from the directory listing alone (no file is read)."""
-    out = {}
-    for state in STATES:
-        try:
-            names = os.listdir(room.state_dir(state))
-        except FileNotFoundError:
-            names = []
-        out[state] = sum(1 for n in names if not n.startswith(".") and not n.endswith(REASON))
-    return out
-
-
 def _free_name(folder: Path, name: str) -> Path:
     candidate, n = folder / name, 1
     while os.path.lexists(candidate) or os.path.lexists(f"{candidate}{REASON}"):
@@ -209,7 +197,7 @@ def add(room: Room, data: dict[str, Any]) -> dict[str, Any]:
             f"task refused: max_cost_usd {task['max_cost_usd']} is above CONTROL.md "
             f"max_task_cost_usd {gate['max_task_cost_usd']}"
         )
-    queued = counts(room)["queue"]
+    queued = room.counts()["queue"]
     if queued >= gate["max_queued"]:
         from control_room.errors import QueueFullError
 

@@ -8,8 +8,8 @@ enters the queue.
 from __future__ import annotations
 
 import math
+import os
 import re
-import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,8 +59,13 @@ def is_id(value: object) -> bool:
     return isinstance(value, str) and ID_RE.fullmatch(value) is not None
 
 
-def _number(v: object) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def is_number(v: object) -> bool:
+    """A finite JSON number of sane size (a 400-digit integer is not a cost or a time)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) <= 10**15
+    return isinstance(v, float) and math.isfinite(v) and abs(v) <= 1e15
 
 
 def _strs(v: object) -> bool:
@@ -76,9 +81,9 @@ def _check(f: Field, v: Any) -> str | None:
     if f.kind == "ids":
         return None if isinstance(v, list) and all(is_id(x) for x in v) else "must be a list of ids"
     if f.kind == "cost":
-        return None if _number(v) and v >= 0 else "must be a number >= 0"
+        return None if is_number(v) and v >= 0 else "must be a number >= 0"
     if f.kind == "seconds":
-        return None if _number(v) and v > 0 else "must be a number of seconds > 0"
+        return None if is_number(v) and v > 0 else "must be a number of seconds > 0"
     if f.kind == "int":
         return None if isinstance(v, int) and not isinstance(v, bool) else "must be an integer"
     if f.kind == "strs":
@@ -136,4 +141,4 @@ def new_id(objective: str) -> str:
     """An id from the objective's first words plus a random suffix: readable and unique."""
     words = re.findall(r"[a-z0-9]+", objective.lower())[:5]
     stem = "-".join(words)[:40].strip("-") or "task"
-    return f"{stem}-{secrets.token_hex(3)}"
+    return f"{stem}-{os.urandom(3).hex()}"

@@ -25,6 +25,14 @@ COMMANDS = {
     "resume": "control_room.cli.stop:resume",
     "task": "control_room.cli.task:task",
     "ledger": "control_room.cli.ledger:ledger",
+    "cycle": "control_room.cli.cycle:cycle",
+    "run": "control_room.cli.cycle:run",
+    "done": "control_room.cli.decide:done",
+    "approve": "control_room.cli.decide:approve",
+    "schedule": "control_room.cli.schedule:schedule",
+    "adapters": "control_room.cli.adapters:adapters",
+    "demo": "control_room.cli.demo:demo",
+    "validate": "control_room.cli.validate:validate",
 }
 
 

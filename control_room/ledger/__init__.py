@@ -7,7 +7,17 @@
 - ``stats``: aggregates, full (``stats``) or incremental (``summary``)
 """
 
-from control_room.ledger.write import append, writer_name
-from control_room.ledger.line import PREAMBLE, Entry
+from __future__ import annotations
 
-__all__ = ["PREAMBLE", "Entry", "append", "writer_name"]
+from typing import Any
+
+__all__ = ["append", "writer_name"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that readers (status) do not pay for the writer's imports.
+    if name in __all__:
+        from control_room.ledger import write
+
+        return getattr(write, name)
+    raise AttributeError(name)

@@ -15,9 +15,8 @@ produces can end a cell or a line early: a cell is always one physical line.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 COLUMNS = (
     "time", "id", "writer", "event", "task", "route",
@@ -49,7 +48,7 @@ def _escape_table() -> dict[int, str]:
     return table
 
 
-_ESCAPES = _escape_table()
+_ESCAPES: dict[int, str] = {}
 _UNESCAPE = re.compile(r"\\(u[0-9a-f]{4}|.)", re.DOTALL)
 _SIMPLE = {"\\": "\\", "|": "|", "n": "\n", "r": "\r", "t": "\t"}
 _CELLS = re.compile(r"((?:[^\\|]|\\.)*)\|")
@@ -57,6 +56,8 @@ _CELLS = re.compile(r"((?:[^\\|]|\\.)*)\|")
 
 def escape(value: object) -> str:
     """One cell's text: a single physical line in which ``|`` can never end the cell."""
+    if not _ESCAPES:
+        _ESCAPES.update(_escape_table())
     return ("" if value is None else str(value)).translate(_ESCAPES)
 
 
@@ -70,8 +71,7 @@ def unescape(cell: str) -> str:
     return _UNESCAPE.sub(sub, cell) if "\\" in cell else cell
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     time: str
     id: str
     writer: str
@@ -86,7 +86,7 @@ class Entry:
     hash: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return asdict(self)
+        return self._asdict()
 
     @property
     def cost(self) -> float:
@@ -97,6 +97,8 @@ class Entry:
 
 
 def line_hash(body: str) -> str:
+    import hashlib
+
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:HASH_LEN]
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from control_room.ledger.line import HEADER, Entry, parse
 
-BLOCK = 1 << 16
+FIRST_BLOCK = 1 << 12  # most reads need only the last line or two
+MAX_BLOCK = 1 << 20
 
 
 def lines_backward(fd: int, end: int) -> Iterator[str]:
@@ -18,8 +19,10 @@ def lines_backward(fd: int, end: int) -> Iterator[str]:
     """
     pos = end
     carry = b""
+    block = FIRST_BLOCK
     while pos > 0:
-        size = min(BLOCK, pos)
+        size = min(block, pos)
+        block = min(block * 2, MAX_BLOCK)
         pos -= size
         chunk = os.pread(fd, size, pos) + carry
         parts = chunk.split(b"\n")

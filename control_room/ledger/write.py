@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import socket
 
 from pathlib import Path
 
@@ -32,13 +30,13 @@ _WRITER_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 def writer_name() -> str:
     """Who writes: ``CONTROL_ROOM_WRITER`` or this machine's host name, made cell-safe."""
-    raw = os.environ.get("CONTROL_ROOM_WRITER") or socket.gethostname() or "unknown"
+    raw = os.environ.get("CONTROL_ROOM_WRITER") or os.uname().nodename or "unknown"
     return _WRITER_CHARS.sub("-", raw).strip("-")[:64] or "unknown"
 
 
 def new_event_id() -> str:
     """A random 64-bit event id: unique across machines without any counter to share."""
-    return secrets.token_hex(8)
+    return os.urandom(8).hex()
 
 
 def append(
@@ -94,7 +92,7 @@ def append(
                 raise ControlRoomError(
                     f"cannot append to {path}: {exc.strerror or exc}; nothing was written"
                 ) from None
-            return Entry(**{**entry.as_dict(), "hash": h})
+            return entry._replace(hash=h)
         finally:
             os.close(fd)  # also releases the lock
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,7 +28,7 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None) -> N
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    fd, tmp = _temp(path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -51,7 +50,7 @@ def create_exclusive(path: Path, text: str) -> bool:
     Written to a temp file first and then hard-linked into place, so the file appears whole
     or not at all, and an existing file is never replaced.
     """
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    fd, tmp = _temp(path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8"))
@@ -66,6 +65,16 @@ def create_exclusive(path: Path, text: str) -> bool:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def _temp(folder: Path) -> tuple[int, str]:
+    """A new hidden temp file in ``folder`` (O_EXCL; tempfile costs more to import)."""
+    while True:
+        name = os.path.join(folder, f"{TMP_PREFIX}{os.urandom(6).hex()}")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), name
+        except FileExistsError:
+            continue
 
 
 _UMASK: int | None = None

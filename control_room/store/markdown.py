@@ -19,19 +19,27 @@ _BEGIN_KEY = "<!-- control-room:auto:begin"
 
 
 def front_matter(text: str, where: Path | str) -> tuple[dict[str, Any], str]:
-    """Split ``text`` into (front matter, body); a broken front matter names the file."""
+    """Split ``text`` into (front matter, body). Strict, because a gate read wrong must fail
+    closed: an opened but unclosed block, broken YAML, or YAML that is not a mapping is an
+    error naming the file, never "no front matter"."""
     import frontmatter
     import yaml
 
-    try:
-        post = frontmatter.loads(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InvalidError(f"{where}:{at}: front matter is not valid YAML: {problem}") from None
-    if not isinstance(post.metadata, dict):
-        raise InvalidError(f"{where}: front matter must be a mapping of keys to values")
+    lines = text.lstrip("\ufeff").splitlines()
+    if lines and lines[0].strip() == "---":
+        close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+        if close is None:
+            raise InvalidError(f"{where}: the front matter opened on line 1 is never closed with ---")
+        try:
+            raw = yaml.safe_load("\n".join(lines[1:close]))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            at = f" line {mark.line + 2}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise InvalidError(f"{where}:{at}: front matter is not valid YAML: {problem}") from None
+        if raw is not None and not isinstance(raw, dict):
+            raise InvalidError(f"{where}: front matter must be a mapping of keys to values")
+    post = frontmatter.loads(text)
     return dict(post.metadata), post.content
 
 
@@ -43,10 +51,12 @@ def replace_auto_block(text: str, body: str) -> str:
     """
     block = f"{AUTO_BEGIN}\n{body.rstrip()}\n{AUTO_END}\n"
     lines = text.splitlines(keepends=True)
-    begin = next((i for i, ln in enumerate(lines) if ln.startswith(_BEGIN_KEY)), None)
-    end = None
-    if begin is not None:
-        end = next((i for i in range(begin + 1, len(lines)) if lines[i].strip() == AUTO_END), None)
+    # The block is the first end marker and the last begin marker above it; an orphan begin
+    # marker (its end was deleted) is then left alone with the human text after it.
+    end = next((i for i, ln in enumerate(lines) if ln.strip() == AUTO_END), None)
+    begin = None
+    if end is not None:
+        begin = next((i for i in range(end - 1, -1, -1) if lines[i].startswith(_BEGIN_KEY)), None)
     if begin is None or end is None:
         sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
         return text + sep + block

@@ -1,0 +1,94 @@
+"""Helpers shared by the bench scripts: a big room, timing of whole commands, peak RSS.
+
+Every figure is measured in the same run as its baseline (`python -c "import click"`), so
+ratios hold on whatever machine runs the bench.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CLICK_FLOOR = [sys.executable, "-c", "import click"]
+
+
+def bench_env(**extra: str) -> dict[str, str]:
+    """The environment for timed commands: as a user's machine has it, bytecode caching on
+    (some sandboxes set PYTHONDONTWRITEBYTECODE, which would recompile every module per run)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(extra)
+    return env
+
+
+def control_room_cmd() -> list[str]:
+    exe = Path(sys.executable).parent / "control-room"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "control_room"]
+
+
+def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) -> Path:
+    """A room whose ledger holds ``ledger_lines`` chained lines over ``days`` days (the last
+    of them today) and whose queue holds ``queued`` valid tasks."""
+    from control_room.ledger.line import PREAMBLE, Entry, GENESIS, render
+    from control_room.scaffold import init
+
+    init(path)
+    now = time.time()
+    prev = GENESIS
+    per_day = max(1, ledger_lines // days)
+    events = ("claim", "result", "task-add", "result")
+    with open(path / "control-room" / "LEDGER.md", "w", encoding="utf-8") as f:
+        f.write(PREAMBLE)
+        buf = []
+        for i in range(ledger_lines):
+            day = days - 1 - min(days - 1, i // per_day)
+            t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - day * 86400))
+            e = Entry(time=t, id=f"{i:016x}", writer="bench", event=events[i % 4], task=f"t-{i % 5000}",
+                      route=f"route-{i % 7}", adapter=("probe", "claude", "codex")[i % 3],
+                      outcome=("pass", "fail", "queued", "running")[i % 4], cost_usd="0.01" if i % 4 == 1 else "0",
+                      detail=f"round 1; agent exit 0 in 1.2s; event number {i}", prev=prev)
+            line, prev = render(e)
+            buf.append(line + "\n")
+            if len(buf) >= 10000:
+                f.write("".join(buf))
+                buf.clear()
+        f.write("".join(buf))
+    queue = path / "swarm" / "queue"
+    for i in range(queued):
+        task = {"id": f"task-{i:05d}", "objective": f"bench task number {i}: try lever {i % 13}",
+                "falsifier": "no gain", "validator": "true", "max_cost_usd": 0.01, "wall_clock_s": 60,
+                "kill_condition": "two rounds without gain", "route": f"route-{i % 7}", "priority": i % 3,
+                "adapter": "probe", "command": "true", "created": "2026-01-01T00:00:00Z"}
+        (queue / f"task-{i:05d}.json").write_text(json.dumps(task, indent=2))
+    return path
+
+
+def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS in KiB, exit code) of one run of ``cmd``."""
+    start = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env or bench_env())
+    _, status, usage = os.wait4(p.pid, 0)
+    elapsed = time.perf_counter() - start
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return elapsed, usage.ru_maxrss, p.returncode
+
+
+def median_time(cmd: list[str], runs: int, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """(median seconds, max peak RSS KiB) over ``runs`` runs."""
+    times, peaks = [], []
+    for _ in range(runs):
+        t, rss, _ = run_once(cmd, env)
+        times.append(t)
+        peaks.append(rss)
+    return statistics.median(times), max(peaks)
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "MISSED"

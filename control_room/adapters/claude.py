@@ -1,0 +1,98 @@
+"""``claude``: Claude Code in print mode. The prompt goes to stdin (``claude -p`` with no prompt
+argument reads it there); the answer is one JSON object of ``"type": "result"``.
+
+Observed (docs/adapters.md): exit 1 on an API error and on max turns; ``is_error`` true means
+it failed even when the exit code is 0; a tool call denied in plain ``-p`` still exits 0 and is
+listed in ``permission_denials``. No work-dir flag: the dispatcher's cwd is the work dir.
+
+``read_result`` is shared with the CLIs whose output copies this shape (amp, cursor-agent).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_room.adapters.base import Adapter, Invocation, Outcome, as_float, as_int, json_lines, last_json
+from control_room.proc import Result
+
+
+class Claude(Adapter):
+    name = "claude"
+    binary = "claude"
+    prompt_via = "stdin"
+    bypass_flags = ("--dangerously-skip-permissions", "--permission-mode bypassPermissions")
+    context_window = 200_000
+    install = "npm install -g @anthropic-ai/claude-code (on node 20: @anthropic-ai/claude-code@2.1.332)"
+    exit_codes = {0: "ok", 1: "API error or max turns reached"}
+
+    def command(self, inv: Invocation) -> list[str]:
+        return ["claude", "-p", "--output-format", "json", *self.with_model("--model", inv), *inv.extra_args]
+
+    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+        return read_result(self, result, stdout, stderr)
+
+
+def result_event(stdout: str) -> dict[str, Any] | None:
+    """The last ``{"type": "result", ...}`` object: the whole of stdout (json) or a line (stream-json)."""
+    found = None
+    for obj in json_lines(stdout):
+        if obj.get("type") == "result":
+            found = obj
+    if found is None:
+        whole = last_json(stdout)
+        if whole is not None and whole.get("type") == "result":
+            found = whole
+    return found
+
+
+def read_result(adapter: Adapter, result: Result, stdout: str, stderr: str) -> Outcome:
+    """Read a Claude-Code-style result object: final text, usage, cost, is_error."""
+    event = result_event(stdout)
+    if event is None:
+        if result.exit_code != 0:
+            return Outcome(ok=False, final_message=stdout, error=adapter.explain(result, stderr))
+        return Outcome(ok=False, final_message=stdout,
+                       error=f"{adapter.name} exited 0 but printed no JSON result")  # fmt: skip
+    text = event.get("result")
+    text = text if isinstance(text, str) else ""
+    usage = event.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    extra: dict[str, Any] = {}
+    for key in ("subtype", "num_turns", "session_id", "terminal_reason"):
+        value = event.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            extra[key] = value
+    denials = event.get("permission_denials")
+    if isinstance(denials, list) and denials:
+        extra["permission_denials"] = len(denials)
+    subtype = event.get("subtype")
+    failed = event.get("is_error") is True or (isinstance(subtype, str) and subtype.startswith("error"))
+    error = None
+    if result.exit_code != 0 or failed:
+        detail = _first_line(text) or _first_line(str(event.get("error") or "")) or _last_line(stderr)
+        what = f" ({subtype})" if isinstance(subtype, str) and subtype != "success" else ""
+        code = result.exit_code
+        if code == 0:
+            meaning = "but is_error is true"
+        else:
+            meaning = adapter.exit_codes.get(code, "error") if code is not None else "killed"
+        error = f"{adapter.name} exited {code} ({meaning}){what}" + (f": {detail}" if detail else "")
+    return Outcome(
+        ok=error is None,
+        final_message=text,
+        error=error,
+        input_tokens=as_int(usage.get("input_tokens", usage.get("inputTokens"))),
+        output_tokens=as_int(usage.get("output_tokens", usage.get("outputTokens"))),
+        cost_usd=as_float(event.get("total_cost_usd")),
+        extra=extra,
+    )
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[0][:200] if lines else ""
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""

@@ -1,0 +1,102 @@
+"""``gemini``: Gemini CLI headless. The prompt goes to stdin: with stdin not a terminal it runs
+non-interactively and takes stdin as the prompt (``-p`` text would only be appended to it).
+``-o json`` prints one (pretty-printed) object: ``response`` (final text) and
+``stats.models.<model>.tokens.{prompt,candidates,...}``, one entry per model used (the router
+model too, so tokens are summed). No cost. Errors come as ``{"error": {"message", "code"}}``.
+
+``--skip-trust``: without it an untrusted folder exits 55 before doing anything. That is
+workspace trust, not a tool-permission bypass: without ``--yolo`` shell and write tools are
+not even offered in headless mode. No work-dir flag: cwd.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from control_room.adapters.base import Adapter, Invocation, Outcome, as_int
+from control_room.proc import Result
+
+
+class Gemini(Adapter):
+    name = "gemini"
+    binary = "gemini"
+    prompt_via = "stdin"
+    bypass_flags = ("-y", "--yolo", "--approval-mode yolo")
+    context_window = 1_000_000
+    install = "npm install -g @google/gemini-cli"
+    exit_codes = {
+        0: "ok",
+        1: "general error or API failure",
+        41: "authentication",
+        42: "bad input",
+        44: "sandbox",
+        52: "configuration",
+        53: "turn limit reached",
+        54: "tool error",
+        55: "untrusted folder",
+        130: "cancelled",
+    }
+
+    def command(self, inv: Invocation) -> list[str]:
+        return ["gemini", "-o", "json", "--skip-trust", *self.with_model("-m", inv), *inv.extra_args]
+
+    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+        payload = _json_object(stdout) or {}
+        err = _json_object(stderr) if "error" not in payload else None
+        error_obj = payload.get("error", (err or {}).get("error"))
+        detail = ""
+        if isinstance(error_obj, dict):
+            msg = error_obj.get("message")
+            detail = " ".join(msg.split())[:200] if isinstance(msg, str) else ""
+        response = payload.get("response")
+        final = response if isinstance(response, str) else ""
+        input_tokens = output_tokens = None
+        models: list[str] = []
+        stats = payload.get("stats")
+        per_model = stats.get("models") if isinstance(stats, dict) else None
+        if isinstance(per_model, dict):
+            for model, entry in per_model.items():
+                tokens = entry.get("tokens") if isinstance(entry, dict) else None
+                if not isinstance(tokens, dict):
+                    continue
+                models.append(str(model))
+                input_tokens = _add(input_tokens, as_int(tokens.get("prompt", tokens.get("input"))))
+                output_tokens = _add(output_tokens, as_int(tokens.get("candidates")))
+        error = None
+        if result.exit_code != 0:
+            error = self.explain(result, detail or stderr)
+        elif error_obj is not None:
+            error = f"gemini exited 0 but reported an error: {detail or 'unknown'}"
+        elif not isinstance(response, str):
+            error = "gemini exited 0 but printed no JSON response"
+        extra: dict[str, Any] = {"models": models} if models else {}
+        session = payload.get("session_id")
+        if isinstance(session, str):
+            extra["session_id"] = session
+        return Outcome(ok=error is None, final_message=final, error=error,
+                       input_tokens=input_tokens, output_tokens=output_tokens, extra=extra)  # fmt: skip
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The last JSON object in ``text`` that starts a line (the output may be pretty-printed
+    and preceded by notices)."""
+    decoder = json.JSONDecoder()
+    found = None
+    starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    for start in starts:
+        if not text.startswith("{", start):
+            continue
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
+            continue
+        if isinstance(obj, dict):
+            found = obj
+    return found
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if b is None:
+        return a
+    return b if a is None else a + b

@@ -1,0 +1,94 @@
+"""``opencode``: ``opencode run`` with the prompt on stdin, ``--dir`` for the work dir and
+``--format json`` for JSONL events: ``text`` (``part.text``), ``step_finish``
+(``part.tokens.{input,output,...}``, ``part.cost``, one per step: summed) and
+``{"type": "error", "error": {...}}``. The final message is the run's text parts in order.
+
+Trap: ``run`` executes bash without ``--auto`` (opencode's default permissions allow it):
+restrict it in opencode's own config if that matters. An unreachable provider exits 1 after
+~67 s of retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_room.adapters.base import Adapter, Invocation, Outcome, as_float, as_int, json_lines
+from control_room.proc import Result
+
+
+class Opencode(Adapter):
+    name = "opencode"
+    binary = "opencode"
+    prompt_via = "stdin"
+    bypass_flags = ("--auto",)
+    context_window = 200_000
+    install = "npm install -g opencode-ai"
+    exit_codes = {0: "ok", 1: "error (provider unreachable after retries, bad config)"}
+
+    def command(self, inv: Invocation) -> list[str]:
+        return [
+            "opencode", "run", "--dir", str(inv.workdir), "--format", "json",
+            *self.with_model("-m", inv), *inv.extra_args,
+        ]  # fmt: skip
+
+    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+        texts: list[str] = []
+        steps = 0
+        input_tokens = output_tokens = cache_read = None
+        cost = None
+        failure = ""
+        for event in json_lines(stdout):
+            kind = event.get("type")
+            part = event.get("part")
+            part = part if isinstance(part, dict) else {}
+            if kind == "text":
+                text = part.get("text")
+                if isinstance(text, str) and text:
+                    texts.append(text)
+            elif kind == "step_finish":
+                steps += 1
+                tokens = part.get("tokens")
+                if isinstance(tokens, dict):
+                    input_tokens = _add(input_tokens, as_int(tokens.get("input")))
+                    output_tokens = _add(output_tokens, as_int(tokens.get("output")))
+                    cache = tokens.get("cache")
+                    if isinstance(cache, dict):
+                        cache_read = _add(cache_read, as_int(cache.get("read")))
+                step_cost = as_float(part.get("cost"))
+                if step_cost is not None:
+                    cost = step_cost if cost is None else cost + step_cost
+            elif kind == "error":
+                failure = _describe(event.get("error")) or "error event"
+        extra: dict[str, Any] = {"cache_read_tokens": cache_read} if cache_read is not None else {}
+        error = None
+        if result.exit_code != 0:
+            error = self.explain(result, failure or stderr)
+        elif failure:
+            error = f"opencode exited 0 but reported an error: {failure}"
+        elif steps == 0 and not texts:
+            error = "opencode exited 0 but printed no JSON events"
+        return Outcome(ok=error is None, final_message="\n".join(texts), error=error,
+                       input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost,
+                       extra=extra)  # fmt: skip
+
+
+def _describe(err: object) -> str:
+    """One line from an opencode error object: ``data.message``, ``message`` or ``name``."""
+    if isinstance(err, str):
+        return " ".join(err.split())[:200]
+    if not isinstance(err, dict):
+        return ""
+    data = err.get("data")
+    for source in (data, err):
+        if isinstance(source, dict):
+            msg = source.get("message")
+            if isinstance(msg, str) and msg.strip():
+                return " ".join(msg.split())[:200]
+    name = err.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if b is None:
+        return a
+    return b if a is None else a + b

@@ -1,0 +1,50 @@
+"""control-room validate"""
+
+from __future__ import annotations
+
+import click
+
+from control_room.cli.common import echo_json, json_option
+from control_room.errors import INVALID, NotFoundError
+
+
+@click.command()
+@click.argument("file", metavar="FILE|-")
+@json_option
+@click.pass_context
+def validate(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Check the report at the end of an agent's output (FILE, or - for stdin).
+
+    The report is the last block starting with DECISION: (skills/report-format.md). Prints
+    `ok: ...` and exits 0, or prints each violation as FILE:LINE: message on stderr and
+    exits 4. Line 0 means the file as a whole. --json prints the parsed report either way.
+
+    \b
+    Examples:
+      control-room validate results/fix-parser-1/report.md
+      my-agent ... | control-room validate -
+    """
+    from control_room.report import LABELS
+    from control_room.report import validate as check
+
+    name = "<stdin>" if file == "-" else file
+    try:
+        with click.open_file(file, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise NotFoundError(f"{file}: no such file") from None
+    report = check(data)
+    if as_json:
+        echo_json(report.as_dict())
+    elif report.ok:
+        counts = dict.fromkeys(LABELS, 0)
+        for item in report.evidence:
+            counts[item.label] += 1
+        n = len(report.evidence)
+        detail = ", ".join(f"{k} {label}" for label, k in counts.items())
+        click.echo(f"ok: report valid ({n} evidence item{'' if n == 1 else 's'}: {detail})")
+    else:
+        for v in report.violations:
+            click.echo(f"{name}:{v.line}: {v.message}", err=True)
+    if not report.ok:
+        ctx.exit(INVALID)

@@ -1,0 +1,181 @@
+"""One harness that drives any adapter through its whole contract, for real: the adapter's
+argv runs through ``proc.run`` against the fake CLI in tests/fakes (first on PATH), and the
+adapter reads back what the fake printed. Each adapter's test file only states its specifics.
+
+Scenarios (FAKE_AGENT_MODE of the fake):
+- success: ok, the final message holds a report quoting the task id, exact tokens/cost;
+  the prompt never travelled in argv, no bypass flag was added, extra_args come last;
+- error: not ok, and the one-line error names the exit code;
+- garbage: no exception, and either not ok or no report;
+- noreport: ok (the CLI did its job) but no report in the final message;
+- timeout: killed at a 2 s wall clock, with its grandchild dead soon after.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from control_room import proc
+from control_room.adapters.base import Adapter, Invocation, Outcome
+
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+SCENARIOS = ("success", "error", "garbage", "noreport", "timeout")
+TASK_ID = "t-1"
+MARKER = "the marker line: 7f3a-never-in-argv"
+
+# Every bypass flag SPEC §8 names, in whatever CLI; none may appear unless extra_args put it there.
+BYPASS = (
+    "--dangerously-skip-permissions", "bypassPermissions", "--yolo", "-y", "--approval-mode=yolo",
+    "--allow-all-tools", "--allow-all", "--dangerously-bypass-approvals-and-sandbox",
+    "danger-full-access", "--auto", "--afk", "--force", "-f", "--dangerously-allow-all",
+)  # fmt: skip
+
+
+def long_prompt() -> str:
+    """A long multi-line brief with quotes, shell metacharacters and the task id line."""
+    body = "\n".join(
+        f"{n:03d}. Step with 'single' and \"double\" quotes, $HOME, `ticks`, a \\ and ; | & > <"
+        for n in range(1, 301)
+    )
+    return f"# Brief\n\nid: {TASK_ID}\nobjective: make it \"faster\"\n{MARKER}\n\n{body}\n\nEnd of brief.\n"
+
+
+@dataclass
+class Spec:
+    """What one adapter is expected to report against its fake."""
+
+    adapter: Adapter
+    extra_args: list[str] = field(default_factory=list)
+    model: str | None = "test-model"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+    error_exit: int = 1  # the fake's exit code in error mode
+
+
+def invocation(tmp_path: Path, spec: Spec, task: dict[str, Any] | None = None) -> Invocation:
+    workdir = tmp_path / "work dir"  # a space on purpose
+    workdir.mkdir(exist_ok=True)
+    prompt = long_prompt()
+    brief = workdir / "BRIEF.md"
+    brief.write_text(prompt, encoding="utf-8")
+    return Invocation(task=task or {"id": TASK_ID}, prompt=prompt, brief=brief, workdir=workdir,
+                      model=spec.model, extra_args=list(spec.extra_args), settings=spec.settings)  # fmt: skip
+
+
+@dataclass
+class Run:
+    result: proc.Result
+    outcome: Outcome
+    log: list[dict[str, Any]]
+    pidfile: Path
+
+
+def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: float = 30) -> Run:
+    """Run the adapter's argv for real (fakes first on PATH) and read its output back."""
+    logfile, pidfile = tmp_path / f"{mode}.log.jsonl", tmp_path / f"{mode}.pid"
+    env = dict(os.environ)
+    env.update(PATH=f"{FAKES}{os.pathsep}{env.get('PATH', os.defpath)}", FAKE_AGENT_MODE=mode,
+               FAKE_AGENT_LOG=str(logfile), FAKE_AGENT_PIDFILE=str(pidfile))  # fmt: skip
+    env = spec.adapter.env(inv, env)
+    argv = spec.adapter.command(inv)
+    result = proc.run(argv, cwd=inv.workdir, env=env, stdin=spec.adapter.stdin(inv), timeout_s=timeout_s,
+                      stdout_path=tmp_path / f"{mode}.stdout", stderr_path=tmp_path / f"{mode}.stderr")  # fmt: skip
+    stdout = result.stdout.path.read_text(encoding="utf-8", errors="replace")
+    stderr = result.stderr.path.read_text(encoding="utf-8", errors="replace")
+    outcome = spec.adapter.read(result, stdout, stderr)
+    lines = logfile.read_text(encoding="utf-8").splitlines() if logfile.exists() else []
+    return Run(result, outcome, [json.loads(ln) for ln in lines], pidfile)
+
+
+def check(spec: Spec, scenario: str, tmp_path: Path) -> Run:
+    """Drive ``spec.adapter`` through one scenario against its fake and check the contract."""
+    inv = invocation(tmp_path, spec)
+    run = execute(spec, inv, tmp_path, scenario, timeout_s=2 if scenario == "timeout" else 30)
+    out = run.outcome
+    assert isinstance(out, Outcome)
+    assert out.error is None or "\n" not in out.error, out.error
+    if scenario == "timeout":
+        assert run.result.timed_out and run.result.exit_code is None
+        assert not out.ok
+        assert_group_dead(run.pidfile)
+        return run
+    assert len(run.log) == 1, run.log  # the fake ran once, with the adapter's argv
+    check_argv(spec, inv, run.log[0])
+    if scenario == "success":
+        assert run.result.exit_code == 0
+        assert out.ok, out.error
+        assert out.error is None
+        assert "DECISION:" in out.final_message and TASK_ID in out.final_message, out.final_message
+        assert (out.input_tokens, out.output_tokens, out.cost_usd) == (
+            spec.input_tokens, spec.output_tokens, spec.cost_usd)  # fmt: skip
+        assert spec.extra.items() <= out.extra.items(), out.extra
+    elif scenario == "error":
+        assert run.result.exit_code == spec.error_exit
+        assert not out.ok
+        assert out.error and f"exited {spec.error_exit}" in out.error, out.error
+    elif scenario == "garbage":
+        assert not out.ok or "DECISION:" not in out.final_message
+    elif scenario == "noreport":
+        assert out.ok, out.error
+        assert "DECISION:" not in out.final_message
+    else:
+        raise AssertionError(f"unknown scenario {scenario!r}")
+    return run
+
+
+def check_argv(spec: Spec, inv: Invocation, logged: dict[str, Any]) -> None:
+    argv = [spec.adapter.command(inv)[0], *logged["argv"]]
+    assert argv == spec.adapter.command(inv)
+    assert Path(logged["cwd"]).resolve() == inv.workdir.resolve()
+    for arg in argv:  # the prompt never travels as an argument
+        assert inv.prompt not in arg and MARKER not in arg and f"id: {TASK_ID}" not in arg, arg
+    assert not bypass_in(argv[: len(argv) - len(spec.extra_args)]), argv
+    if spec.extra_args:
+        assert argv[-len(spec.extra_args):] == spec.extra_args
+    if spec.adapter.prompt_via == "stdin":
+        assert logged["stdin"] == inv.prompt
+    else:
+        assert logged["stdin"] is None
+        assert any(str(inv.brief) in arg for arg in argv), argv
+
+
+def bypass_in(argv: list[str]) -> list[str]:
+    """The bypass flags present in ``argv`` (exact tokens, or joined with "=" or a space)."""
+    pairs = {f"{a}{sep}{b}" for a, b in itertools.pairwise(argv) for sep in ("=", " ")}
+    return [flag for flag in BYPASS if flag in argv or flag in pairs]
+
+
+def assert_group_dead(pidfile: Path, within_s: float = 2.0) -> None:
+    """The fake's grandchild (pid in ``pidfile``) is gone, or a zombie awaiting its reaper."""
+    assert pidfile.exists(), "the fake never started its grandchild"
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"grandchild {pid} still alive {within_s}s after the run returned")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")

@@ -1,0 +1,36 @@
+"""The probe adapter through the same harness: it runs the task's own command."""
+
+import sys
+
+from harness import TASK_ID, Spec, assert_group_dead, execute, invocation
+
+from control_room.adapters.probe import Probe
+
+SPEC = Spec(Probe(), model=None)
+
+
+def run(tmp_path, command, mode="success", timeout_s=30):
+    inv = invocation(tmp_path, SPEC, task={"id": TASK_ID, "command": command})
+    return execute(SPEC, inv, tmp_path, mode, timeout_s=timeout_s)
+
+
+def test_success(tmp_path):
+    out = run(tmp_path, ["python3", "-c", "print('hi')"]).outcome
+    assert out.ok and out.error is None
+    assert "DECISION: the command exited 0" in out.final_message
+    assert "stdout line: hi" in out.final_message
+
+
+def test_failure_names_the_exit_code(tmp_path):
+    out = run(tmp_path, "python3 -c 'import sys; sys.exit(3)'").outcome
+    assert not out.ok and "exited 3" in out.error
+
+
+def test_timeout_kills_the_whole_group(tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+    code = (f"import subprocess, time; p = subprocess.Popen(['sleep', '1000']); "
+            f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(1000)")  # fmt: skip
+    r = run(tmp_path, [sys.executable, "-c", code], mode="timeout", timeout_s=2)
+    assert r.result.timed_out and not r.outcome.ok
+    assert "killed at its time limit" in r.outcome.final_message
+    assert_group_dead(pidfile)

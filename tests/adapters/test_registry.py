@@ -1,0 +1,68 @@
+"""The registry of adapters, and the one promise every read() keeps: it never raises."""
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from control_room import adapters
+from control_room.adapters.base import Outcome
+from control_room.errors import InvalidError
+from control_room.proc import Result, Stream
+
+BUILT_IN = ["aider", "amp", "claude", "codex", "command", "copilot", "cursor-agent", "gemini", "kimi",
+            "opencode", "probe"]  # fmt: skip
+
+
+def test_every_built_in_adapter_is_registered_under_its_name():
+    assert sorted(adapters.ADAPTERS) == BUILT_IN
+    for name, cls in adapters.ADAPTERS.items():
+        assert cls.name == name
+        assert cls.install
+        assert 0 in cls.exit_codes
+
+
+def test_an_unknown_name_lists_every_valid_one():
+    with pytest.raises(InvalidError) as caught:
+        adapters.get("nope")
+    message = str(caught.value)
+    assert "'nope'" in message
+    for name in BUILT_IN:
+        assert name in message
+
+
+def test_get_returns_a_fresh_instance():
+    assert isinstance(adapters.get("claude"), adapters.ADAPTERS["claude"])
+
+
+# Output shaped like the CLIs' (their keys and event types), recombined at random.
+KEYS = ["type", "result", "is_error", "subtype", "usage", "input_tokens", "output_tokens", "total_cost_usd",
+        "item", "text", "part", "tokens", "input", "output", "cache", "read", "cost", "error", "message",
+        "data", "content", "exitCode", "premiumRequests", "response", "stats", "models", "prompt",
+        "candidates", "inputTokens", "permission_denials", "name"]  # fmt: skip
+WORDS = ["result", "item.completed", "agent_message", "turn.completed", "turn.failed", "text",
+         "step_finish", "error", "assistant.message", "success", "error_max_turns", "Tokens:"]  # fmt: skip
+SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+           | st.text(max_size=6) | st.sampled_from(WORDS))  # fmt: skip
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(st.sampled_from(KEYS), inner, max_size=4), max_leaves=12)  # fmt: skip
+LINES = (VALUES.map(json.dumps) | st.text(max_size=40)
+         | st.builds("Tokens: {} sent, {} received. Cost: ${} message, ${} session.".format,
+                     *[st.text("0123456789.,k", max_size=8)] * 4))  # fmt: skip
+OUTPUT = st.lists(LINES, max_size=6).map("\n".join) | VALUES.map(lambda v: json.dumps(v, indent=2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(BUILT_IN), stdout=OUTPUT, stderr=OUTPUT,
+       code=st.sampled_from([None, 0, 1, 2, 41, 75, 130]))  # fmt: skip
+def test_read_is_total(name, stdout, stderr, code):
+    null = Stream(Path("/dev/null"))
+    result = Result(argv=[name], exit_code=code, duration_s=0.1, stdout=null, stderr=null, timed_out=code is None)
+    outcome = adapters.get(name).read(result, stdout, stderr)
+    assert isinstance(outcome, Outcome)
+    assert isinstance(outcome.final_message, str)
+    assert outcome.error is None or "\n" not in outcome.error
+    if code != 0:
+        assert not outcome.ok and outcome.error

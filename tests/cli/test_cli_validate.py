@@ -1,0 +1,98 @@
+"""control-room validate FILE|-: exact exit codes, stdout and stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from control_room.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "reports"
+GOOD = (FIXTURES / "skill_good.md").read_bytes()
+UNLABELED = (FIXTURES / "skill_bad_unlabeled_item.md").read_bytes()
+NO_LABEL = "evidence item has no label (expected CONFIRMED:, INFERRED: or UNKNOWN:)"
+
+
+def validate_cli(*args: str, input: bytes | None = None) -> Result:
+    return CliRunner().invoke(cli, ["validate", *args], input=input, catch_exceptions=False)
+
+
+def test_valid_file(tmp_path: Path) -> None:
+    path = tmp_path / "report.md"
+    path.write_bytes(GOOD)
+    result = validate_cli(str(path))
+    assert result.exit_code == 0
+    assert result.stdout == "ok: report valid (4 evidence items: 2 CONFIRMED, 1 INFERRED, 1 UNKNOWN)\n"
+    assert result.stderr == ""
+
+
+def test_one_item_is_singular(tmp_path: Path) -> None:
+    path = tmp_path / "report.md"
+    path.write_bytes((FIXTURES / "skill_bad_claim_shape_ok.md").read_bytes())
+    result = validate_cli(str(path))
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == "ok: report valid (1 evidence item: 1 CONFIRMED, 0 INFERRED, 0 UNKNOWN)\n"
+
+
+def test_invalid_file(tmp_path: Path) -> None:
+    path = tmp_path / "out.md"
+    path.write_bytes(b"chatter\n" + UNLABELED.replace(b"WHY:", b"why:"))
+    result = validate_cli(str(path))
+    assert result.exit_code == 4
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"{path}:3: header 'why:' is not uppercase (write WHY:)\n"
+        f"{path}:5: {NO_LABEL}\n"
+    )
+
+
+def test_no_report(tmp_path: Path) -> None:
+    path = tmp_path / "out.md"
+    path.write_bytes(b"")
+    result = validate_cli(str(path))
+    assert (result.exit_code, result.stdout) == (4, "")
+    assert result.stderr == f"{path}:0: no report found: no line starts with DECISION:\n"
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.md"
+    result = validate_cli(str(path))
+    assert result.exit_code == 7
+    assert result.stdout == ""
+    assert result.stderr == f"Error: {path}: no such file\n"
+
+
+def test_stdin_valid() -> None:
+    result = validate_cli("-", input=GOOD)
+    assert result.exit_code == 0
+    assert result.stdout == "ok: report valid (4 evidence items: 2 CONFIRMED, 1 INFERRED, 1 UNKNOWN)\n"
+    assert result.stderr == ""
+
+
+def test_stdin_invalid_bytes() -> None:
+    result = validate_cli("-", input=b"\xff\xfe\n" + UNLABELED)
+    assert result.exit_code == 4
+    assert result.stdout == ""
+    assert result.stderr == f"<stdin>:5: {NO_LABEL}\n"
+
+
+def test_json_valid_and_invalid(tmp_path: Path) -> None:
+    result = validate_cli("--json", "-", input=GOOD)
+    assert (result.exit_code, result.stderr) == (0, "")
+    data = json.loads(result.stdout)
+    assert data["ok"] is True and data["start_line"] == 1
+    assert [e["label"] for e in data["evidence"]] == ["CONFIRMED", "CONFIRMED", "INFERRED", "UNKNOWN"]
+
+    result = validate_cli("--json", "-", input=UNLABELED)
+    assert (result.exit_code, result.stderr) == (4, "")
+    data = json.loads(result.stdout)
+    assert data["ok"] is False
+    assert data["violations"] == [{"line": 4, "message": NO_LABEL}]
+
+
+def test_help() -> None:
+    result = validate_cli("-h")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("Usage: cli validate [OPTIONS] FILE|-\n")

@@ -1,0 +1,44 @@
+"""Shared fixtures: every test runs in its own empty folder, as a fixed writer, with no
+CONTROL_ROOM in the environment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from control_room import scaffold
+from control_room.cli import cli
+from control_room.room import Room
+
+WRITER = "tester"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CONTROL_ROOM_WRITER", WRITER)
+    monkeypatch.delenv("CONTROL_ROOM", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def room(tmp_path: Path) -> Room:
+    """A fresh room at tmp_path/room (made by the library, not the CLI)."""
+    root = tmp_path / "room"
+    scaffold.init(root)
+    return Room(root)
+
+
+@pytest.fixture
+def run() -> Callable[..., Result]:
+    """Invoke the click app in-process; stdout and stderr are separate (click >= 8.2)."""
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None) -> Result:
+        return runner.invoke(
+            cli, list(args), input=input, prog_name="control-room", catch_exceptions=False
+        )
+
+    return invoke

@@ -1,0 +1,111 @@
+"""CONTROL.md, the gate (SPEC §8): defaults, wrong types named, missing file fails closed."""
+
+from __future__ import annotations
+
+import pytest
+
+from control_room import control
+from control_room.errors import InvalidError
+from control_room.room import Room
+
+
+def write_gate(room: Room, front: str) -> None:
+    room.control.write_text(f"---\n{front}---\n# CONTROL\n\nrules in prose\n")
+
+
+def test_the_template_gives_the_defaults(room: Room) -> None:
+    assert control.load(room) == control.DEFAULTS
+
+
+def test_absent_keys_take_their_defaults(room: Room) -> None:
+    write_gate(room, "max_parallel: 3\ndaily_budget_usd: 25\n")
+    values = control.load(room)
+    assert values == {**control.DEFAULTS, "max_parallel": 3, "daily_budget_usd": 25}
+
+
+def test_no_front_matter_at_all_is_all_defaults(room: Room) -> None:
+    room.control.write_text("# CONTROL\n\nno front matter here\n")
+    assert control.load(room) == control.DEFAULTS
+
+
+def test_an_empty_value_means_the_default(room: Room) -> None:
+    write_gate(room, "max_parallel:\ndefault_model:\n")
+    values = control.load(room)
+    assert (values["max_parallel"], values["default_model"]) == (1, None)
+
+
+def test_unknown_keys_are_kept(room: Room) -> None:
+    write_gate(room, "team: blue\n")
+    assert control.load(room)["team"] == "blue"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("max_parallel: two", "max_parallel must be a positive integer (got 'two')"),
+        ("max_parallel: 0", "max_parallel must be a positive integer (got 0)"),
+        ("max_queued: true", "max_queued must be a positive integer (got True)"),
+        ("daily_budget_usd: -1", "daily_budget_usd must be a number of USD >= 0 (got -1)"),
+        ("daily_budget_usd: .nan", "daily_budget_usd must be a number of USD >= 0 (got nan)"),
+        ("grace_s: 0", "grace_s must be a number of seconds > 0 (got 0)"),
+        ("allow_extra_args: 'yes'", "allow_extra_args must be true or false (got 'yes')"),
+        ("default_adapter: 3", "default_adapter must be a string (got 3)"),
+        ("env_allow: PATH", "env_allow must be a list of names (got 'PATH')"),
+        ("on_empty_queue: panic", "on_empty_queue must be one of idle, orchestrate (got 'panic')"),
+        ("command_argv: [1]", "command_argv must be a list of strings (got [1])"),
+        ("approvals: {}", "approvals must be a list (got {})"),
+        ("retention_days: -1", "retention_days must be an integer >= 0 (got -1)"),
+        pytest.param("daily_budget_usd: 1" + "0" * 400,
+                     "daily_budget_usd must be a number of USD >= 0 (got 1" + "0" * 400 + ")",
+                     id="int-beyond-float"),
+    ],
+)  # fmt: skip
+def test_a_wrong_type_names_the_key(room: Room, line: str, message: str) -> None:
+    write_gate(room, line + "\n")
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value) == f"{room.control}: {message}"
+    assert err.value.exit_code == 4
+
+
+def test_broken_yaml_names_the_file_and_line(room: Room) -> None:
+    write_gate(room, "max_parallel: 1\nbad: [unclosed\n")
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value).startswith(f"{room.control}: line ")
+    assert "front matter is not valid YAML" in str(err.value)
+
+
+def test_a_list_as_front_matter_is_refused(room: Room) -> None:
+    # a gate that cannot be read fails closed: it must not silently become all defaults
+    room.control.write_text("---\n- max_parallel: 8\n- daily_budget_usd: 0.5\n---\nbody\n")
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value) == f"{room.control}: front matter must be a mapping of keys to values"
+
+
+def test_an_unclosed_front_matter_is_refused(room: Room) -> None:
+    # the closing --- was deleted: the limits must not silently revert to the defaults
+    room.control.write_text("---\ndaily_budget_usd: 0.5\nmax_parallel: 1\n\n# CONTROL\n")
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value).startswith(f"{room.control}: ")
+    assert err.value.exit_code == 4
+
+
+def test_a_missing_control_md_is_an_error(room: Room) -> None:
+    control.load(room)  # warm the cache: it must not outlive the file
+    room.control.unlink()
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value) == (
+        f"{room.control} is missing: the gate is gone, so nothing runs; "
+        "restore it (git checkout) or run `control-room init` to write a default one"
+    )
+
+
+def test_an_edit_is_seen_at_once(room: Room) -> None:
+    assert control.load(room)["max_parallel"] == 1
+    text = room.control.read_text()
+    room.control.write_text(text.replace("max_parallel: 1 ", "max_parallel: 4 "))
+    assert control.load(room)["max_parallel"] == 4

@@ -1,0 +1,206 @@
+"""control_room.store: atomic writes, exclusive creation, read-modify-write, markdown parts."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from control_room.errors import ConflictError
+from control_room.store.files import TMP_PREFIX, atomic_write, create_exclusive, update
+from control_room.store.markdown import AUTO_BEGIN, AUTO_END, replace_auto_block, tables
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(TMP_PREFIX))
+
+
+# atomic_write ---------------------------------------------------------------------------
+
+
+def test_atomic_write_creates_file_with_content(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    atomic_write(path, "héllo\nworld\n")
+    assert path.read_bytes() == "héllo\nworld\n".encode()
+    assert leftovers(tmp_path) == []
+
+
+def test_atomic_write_replaces_content_and_keeps_mode(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text("old")
+    os.chmod(path, 0o640)
+    atomic_write(path, b"new bytes")
+    assert path.read_bytes() == b"new bytes"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    assert leftovers(tmp_path) == []
+
+
+def test_atomic_write_explicit_mode(tmp_path: Path) -> None:
+    path = tmp_path / "x.sh"
+    atomic_write(path, "#!/bin/sh\n", mode=0o750)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o750
+
+
+# create_exclusive -----------------------------------------------------------------------
+
+
+def test_create_exclusive_creates_a_new_file(tmp_path: Path) -> None:
+    path = tmp_path / "STOP"
+    assert create_exclusive(path, "first\n") is True
+    assert path.read_text() == "first\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_create_exclusive_never_replaces(tmp_path: Path) -> None:
+    path = tmp_path / "STOP"
+    path.write_text("a person's text\n")
+    assert create_exclusive(path, "ours\n") is False
+    assert path.read_text() == "a person's text\n"
+    assert leftovers(tmp_path) == []
+
+
+# update ---------------------------------------------------------------------------------
+
+
+def test_update_applies_the_change(tmp_path: Path) -> None:
+    path = tmp_path / "ROUTES.md"
+    path.write_text("one\n")
+    assert update(path, lambda t: t + "two\n") == "one\ntwo\n"
+    assert path.read_text() == "one\ntwo\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_update_creates_a_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "new.md"
+    update(path, lambda t: t + "made\n")
+    assert path.read_text() == "made\n"
+
+
+def test_update_without_change_does_not_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "same.md"
+    path.write_text("same\n")
+    inode = os.stat(path).st_ino
+    update(path, lambda t: t)
+    assert os.stat(path).st_ino == inode
+
+
+def test_update_reapplies_after_a_concurrent_edit(tmp_path: Path) -> None:
+    path = tmp_path / "ROUTES.md"
+    path.write_text("base\n")
+    calls: list[str] = []
+
+    def change(text: str) -> str:
+        calls.append(text)
+        if len(calls) == 1:  # a person saves the file between our read and our write
+            path.write_text("base\nperson's line\n")
+        return text + "our line\n"
+
+    result = update(path, change)
+    assert calls == ["base\n", "base\nperson's line\n"]
+    assert result == "base\nperson's line\nour line\n"
+    assert path.read_text() == "base\nperson's line\nour line\n"
+
+
+def test_update_gives_up_when_the_file_keeps_changing(tmp_path: Path) -> None:
+    path = tmp_path / "ROUTES.md"
+    path.write_text("v0\n")
+    calls = 0
+
+    def change(text: str) -> str:
+        nonlocal calls
+        calls += 1
+        path.write_text(f"person's edit {calls}\n")
+        return text + "ours\n"
+
+    with pytest.raises(ConflictError) as err:
+        update(path, change)
+    assert str(err.value) == (
+        f"{path}: it kept changing while control-room was writing it; nothing was written, "
+        "try again"
+    )
+    assert calls == 3
+    assert path.read_text() == "person's edit 3\n"
+    assert leftovers(tmp_path) == []
+
+
+# replace_auto_block ---------------------------------------------------------------------
+
+HUMAN_TOP = "# CONTEXT\r\n\nA person's notes, with trailing spaces   \n\tand a tab.\n\n"
+HUMAN_BOTTOM = "\n## After the block\nmore notes, no final newline"
+
+
+def test_replace_auto_block_keeps_everything_outside_the_markers() -> None:
+    text = f"{HUMAN_TOP}{AUTO_BEGIN}\nold generated\nlines\n{AUTO_END}\n{HUMAN_BOTTOM}"
+    out = replace_auto_block(text, "new body\n\n")
+    assert out == f"{HUMAN_TOP}{AUTO_BEGIN}\nnew body\n{AUTO_END}\n{HUMAN_BOTTOM}"
+
+
+def test_replace_auto_block_is_idempotent() -> None:
+    text = f"{HUMAN_TOP}{AUTO_BEGIN}\n{AUTO_END}\n{HUMAN_BOTTOM}"
+    once = replace_auto_block(text, "body")
+    assert replace_auto_block(once, "body") == once
+
+
+@pytest.mark.parametrize(
+    ("text", "sep"),
+    [("no newline at end", "\n\n"), ("one newline\n", "\n"), ("two newlines\n\n", ""), ("", "")],
+)
+def test_replace_auto_block_appends_when_markers_are_missing(text: str, sep: str) -> None:
+    out = replace_auto_block(text, "body")
+    assert out == f"{text}{sep}{AUTO_BEGIN}\nbody\n{AUTO_END}\n"
+
+
+def test_replace_auto_block_with_a_removed_end_marker_never_eats_human_text() -> None:
+    # A person deleted the end marker. The first refresh appends a whole block; the human
+    # text after the orphan begin marker must survive every later refresh too.
+    text = f"top\n{AUTO_BEGIN}\nhuman notes written after the marker\n"
+    first = replace_auto_block(text, "body 1")
+    assert first == f"{text}\n{AUTO_BEGIN}\nbody 1\n{AUTO_END}\n"
+    second = replace_auto_block(first, "body 2")
+    assert "human notes written after the marker\n" in second
+    assert second == f"{text}\n{AUTO_BEGIN}\nbody 2\n{AUTO_END}\n"
+
+
+# tables ---------------------------------------------------------------------------------
+
+DOC = """# Title
+
+| route | verdict |
+|---|---|
+| fast-parse | alive |
+| a\\|b | killed |
+
+prose between
+
+| n |
+|---|
+| 1 |
+| 2 |
+| 3 |
+"""
+
+
+def test_tables_rows_carry_their_one_based_line_numbers() -> None:
+    found = tables(DOC)
+    assert [t.header for t in found] == [["route", "verdict"], ["n"]]
+    assert [t.header_line for t in found] == [3, 10]
+    assert [(r.line, r.cells) for r in found[0].rows] == [
+        (5, ["fast-parse", "alive"]),
+        (6, ["a|b", "killed"]),
+    ]
+    assert [(r.line, r.cells) for r in found[1].rows] == [(12, ["1"]), (13, ["2"]), (14, ["3"])]
+    lines = DOC.split("\n")
+    for table in found:
+        for row in table.rows:
+            assert lines[row.line - 1].startswith("| ")
+
+
+def test_tables_records_use_lowercase_headers() -> None:
+    found = tables("| Route | Verdict |\n|---|---|\n| r1 | alive |\n")
+    assert found[0].records() == [{"route": "r1", "verdict": "alive"}]
+
+
+def test_tables_of_text_without_tables_is_empty() -> None:
+    assert tables("# nothing\n\njust | a pipe\n") == []

@@ -1,0 +1,158 @@
+"""The task schema (SPEC §3): validate() never raises and names every problem."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support import VALID_TASK, task
+
+from control_room import swarm, tasks
+from control_room.errors import InvalidError
+from control_room.room import Room
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**308, max_value=10**400),  # too big for a float
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+)
+json_like = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+field_names = st.sampled_from([f.name for f in tasks.FIELDS] + ["bogus"])
+task_like = st.dictionaries(field_names, json_like, max_size=len(tasks.FIELDS))
+
+
+@settings(max_examples=400)
+@given(data=st.one_of(json_like, task_like))
+def test_validate_never_raises(data: object) -> None:
+    result, problems = tasks.validate(data)
+    assert isinstance(result, dict) and isinstance(problems, list)
+    assert all(isinstance(p, str) and p for p in problems)
+    if not isinstance(data, dict):
+        assert problems == [f"a task must be a JSON object, not {type(data).__name__}"]
+
+
+@settings(max_examples=400)
+@given(data=task_like, name=st.from_regex(tasks.ID_RE, fullmatch=True))
+def test_validate_with_a_file_name_never_raises(data: dict[str, object], name: str) -> None:
+    result, problems = tasks.validate(data, expected_id=name)
+    missing = [f for f in tasks.REQUIRED if data.get(f) in (None, "")]
+    if missing:
+        assert problems[0] == (
+            "missing required field" + ("s" if len(missing) > 1 else "") + ": " + ", ".join(missing)
+        )
+    if not problems:
+        assert result["id"] == name
+
+
+def test_a_valid_task_has_no_problems() -> None:
+    result, problems = tasks.validate(task("t1", route="r1", priority=3, deps=["t0"]))
+    assert problems == []
+    assert result == task("t1", route="r1", priority=3, deps=["t0"])
+
+
+def test_every_missing_required_field_is_named() -> None:
+    assert tasks.validate({"objective": "x"})[1] == [
+        "missing required fields: falsifier, validator, max_cost_usd, wall_clock_s, kill_condition"
+    ]
+    assert tasks.validate({k: v for k, v in VALID_TASK.items() if k != "falsifier"})[1] == [
+        "missing required field: falsifier"
+    ]
+    assert tasks.validate({})[1] == [
+        "missing required fields: objective, falsifier, validator, max_cost_usd, wall_clock_s, "
+        "kill_condition"
+    ]
+
+
+def test_empty_values_count_as_missing() -> None:
+    data = {**VALID_TASK, "falsifier": "", "validator": None}
+    assert tasks.validate(data)[1] == ["missing required fields: falsifier, validator"]
+
+
+def test_unknown_fields_are_named() -> None:
+    assert tasks.validate({**VALID_TASK, "zeta": 1, "alpha": 2})[1] == [
+        "unknown fields: alpha, zeta"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("max_cost_usd", -1, "max_cost_usd must be a number >= 0"),
+        ("max_cost_usd", True, "max_cost_usd must be a number >= 0"),
+        ("max_cost_usd", float("nan"), "max_cost_usd must be a number >= 0"),
+        pytest.param("max_cost_usd", 10**400, "max_cost_usd must be a number >= 0",
+                     id="max_cost_usd-int-beyond-float"),
+        ("wall_clock_s", 0, "wall_clock_s must be a number of seconds > 0"),
+        pytest.param("wall_clock_s", 10**400, "wall_clock_s must be a number of seconds > 0",
+                     id="wall_clock_s-int-beyond-float"),
+        ("objective", "   ", "objective must be a non-empty string"),
+        ("validator", [], "validator must be a command string or a non-empty list of strings"),
+        ("validator", [""], "validator must be a command string or a non-empty list of strings"),
+        ("priority", 1.5, "priority must be an integer"),
+        ("deps", ["ok", "Not OK"], "deps must be a list of ids"),
+        ("owns", ["src/../../etc"], "owns path 'src/../../etc' must be relative to the work dir, without '..'"),
+        ("owns", ["/etc/passwd"], "owns path '/etc/passwd' must be relative to the work dir, without '..'"),
+        ("extra_args", "--yolo", "extra_args must be a list of strings"),
+    ],
+)  # fmt: skip
+def test_a_wrong_value_is_named(field: str, value: object, why: str) -> None:
+    assert tasks.validate({**VALID_TASK, field: value})[1] == [why]
+
+
+@pytest.mark.parametrize(
+    "bad", ["../x", "a/b", "/etc", "..", ".hidden", "Upper", "has space", "-dash", "", "x" * 65,
+            "a\\b", "é"],
+)  # fmt: skip
+def test_bad_ids_are_rejected(bad: str) -> None:
+    assert tasks.is_id(bad) is False
+    if bad:
+        assert tasks.validate({**VALID_TASK, "id": bad})[1] == [
+            "id must match [a-z0-9][a-z0-9._-]{0,63}"
+        ]
+
+
+@pytest.mark.parametrize("good", ["a", "0", "fast-parse.v2_1", "x" * 64])
+def test_good_ids_are_accepted(good: str) -> None:
+    assert tasks.is_id(good) is True
+
+
+def test_id_must_match_the_file_name() -> None:
+    assert tasks.validate(task("other"), expected_id="mine")[1] == [
+        "id 'other' does not match the file name mine.json"
+    ]
+    result, problems = tasks.validate(dict(VALID_TASK), expected_id="mine")
+    assert (problems, result["id"]) == ([], "mine")
+
+
+def test_new_id_is_readable_and_valid() -> None:
+    made = tasks.new_id("Make parse() 2x FASTER, please, now!")
+    assert made.startswith("make-parse-2x-faster-please-") and tasks.is_id(made)
+    assert tasks.new_id("!!!").startswith("task-")
+
+
+@pytest.mark.parametrize("bad", ["../x", "a/b", "/etc", "..", "x/../../y"])
+def test_task_file_refuses_a_path_as_id(room: Room, bad: str) -> None:
+    with pytest.raises(InvalidError) as err:
+        swarm.task_file(room, "queue", bad)
+    assert str(err.value) == f"{bad!r} is not a task id (ids match [a-z0-9][a-z0-9._-]{{0,63}})"
+
+
+def test_task_file_of_a_good_id(room: Room) -> None:
+    assert swarm.task_file(room, "done", "t1") == room.root / "swarm" / "done" / "t1.json"
+
+
+def test_the_schema_round_trips_through_json() -> None:
+    data = json.loads(json.dumps(task("t1", command=["python3", "-c", "print(1)"], gate=["gpu"])))
+    assert tasks.validate(data, expected_id="t1")[1] == []
