@@ -92,7 +92,7 @@ def json_lines(text: str) -> Iterator[dict[str, Any]]:
         if line.startswith("{"):
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
                 yield obj
@@ -104,7 +104,7 @@ def last_json(text: str) -> dict[str, Any] | None:
         obj = json.loads(text)
         if isinstance(obj, dict):
             return obj
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     found = None
     for found in json_lines(text):

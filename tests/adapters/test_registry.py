@@ -66,3 +66,14 @@ def test_read_is_total(name, stdout, stderr, code):
     assert outcome.error is None or "\n" not in outcome.error
     if code != 0:
         assert not outcome.ok and outcome.error
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+@pytest.mark.parametrize("stdout", ["[" * 100_000, '{"a":' * 100_000, "[" * 100_000 + "\n" + "{" * 50_000])
+def test_read_survives_absurdly_deep_json(name, stdout):
+    null = Stream(Path("/dev/null"))
+    result = Result(argv=[name], exit_code=0, duration_s=0.1, stdout=null, stderr=null)
+    outcome = adapters.get(name).read(result, stdout, "")
+    assert isinstance(outcome, Outcome)
+    assert isinstance(outcome.final_message, str)
+    assert outcome.error is None or "\n" not in outcome.error
