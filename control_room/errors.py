@@ -1,6 +1,6 @@
 """Domain errors and the exit codes they map to: the one place exit codes are defined.
 
-The library raises these; the CLI prints ``control-room: <message>`` on one line and exits
+The library raises these; the CLI prints ``Error: <message>`` on one line and exits
 with the error's code. Anything else escaping a command is a bug and keeps its traceback.
 """
 

@@ -21,7 +21,7 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     from control_room.ledger.read import tail
     from control_room.ledger.stats import summary
 
-    out: dict[str, Any] = {"room": str(room.root), "stop": None}
+    out: dict[str, Any] = {"room": str(room.root), "stop": None, "ledger_error": None}
     if room.stopped():
         out["stop"] = _stop_note(room)
     out["tasks"] = room.counts()

@@ -119,7 +119,8 @@ def scan(room: Room, state: str) -> list[Listed]:
         else:
             task, problems = read_task(Path(entry.path))
             if problems and state == "queue":
-                reject(room, name, problems, task_id=task.get("id", ""))
+                stem = name.removesuffix(".json")
+                reject(room, name, problems, task_id=stem if tasks.is_id(stem) else "")
                 continue
             summary = _summary(task, st) if not problems else {"problem": "; ".join(problems)}
         files[name] = [key, summary]
