@@ -85,6 +85,11 @@ def write_claim(room: Room, task_id: str, info: dict[str, Any]) -> None:
     atomic_write(claim_path(room, task_id), json.dumps(info, indent=2) + "\n")
 
 
+def release(room: Room, task_id: str) -> None:
+    """Remove a task's claim file once the task has left ``running/``."""
+    claim_path(room, task_id).unlink(missing_ok=True)
+
+
 def read_claim(room: Room, task_id: str) -> dict[str, Any] | None:
     try:
         data = json.loads(claim_path(room, task_id).read_bytes())

@@ -91,7 +91,7 @@ def _reject_running(room: Room, task_id: str, problems: list[str]) -> None:
 
         atomic_write(swarm.reason_path(dst), "".join(f"- {p}\n" for p in problems))
     ledger.append(room.ledger, "reject", task=task_id, outcome="rejected", detail="; ".join(problems))
-    claims.claim_path(room, task_id).unlink(missing_ok=True)
+    claims.release(room, task_id)
 
 
 # 3b. Pick the next ready task.
@@ -104,7 +104,7 @@ def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
     spend = summary(room.ledger, room.cache / "ledger-summary.json")["spend_by_day"].get(today(), 0.0)
     busy_paths = _running_owns(room)
     holds = _Holds(room)
-    waiting = 0
+    waiting = rejected = 0
     for item in queue:
         s = item.summary
         if not all(swarm.task_file(room, "done", d).exists() for d in s.get("deps", [])):
@@ -129,9 +129,14 @@ def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
         if chosen is not None:
             holds.save()
             return chosen
+        rejected += 1
     holds.save()
-    return CycleResult(errors.OK, f"nothing to do: {waiting} queued task{'s' if waiting != 1 else ''} "
-                       "not ready (deps, paths, gates or budget)")  # fmt: skip
+    parts = []
+    if waiting:
+        parts.append(f"{waiting} queued task{'s' if waiting != 1 else ''} not ready (deps, paths, gates or budget)")
+    if rejected:
+        parts.append(f"{rejected} rejected (see swarm/rejected/)")
+    return CycleResult(errors.OK, "nothing to do: " + ("; ".join(parts) or "the queue is empty"))
 
 
 def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed) -> Pick | CycleResult | None:
@@ -145,7 +150,7 @@ def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed) -> Pick | Cycle
             settings, _ = prompt.role(room, task.get("role") or "engineer")
             name = task.get("adapter") or settings.get("adapter") or gate["default_adapter"]
             adapter = adapters.get(str(name))
-            inv = adapters.Invocation(task, "", path, room.root, settings=settings)
+            inv = adapters.Invocation(task, "", path, room.root, settings=prompt.settings(gate, settings))
             exe = adapter.executable(inv)
         except errors.ControlRoomError as exc:
             problems = [str(exc)]

@@ -44,6 +44,11 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def settings(gate: dict[str, Any], role_settings: dict[str, Any]) -> dict[str, Any]:
+    """What an adapter sees: CONTROL.md's values, overridden by the role's non-empty ones."""
+    return {**gate, **{k: v for k, v in role_settings.items() if v not in (None, "", [])}}
+
+
 def role(room: Room, name: str) -> tuple[dict[str, Any], str]:
     """(front matter, body) of ``agents/<name>.md``."""
     from control_room.store.markdown import front_matter

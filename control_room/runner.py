@@ -22,6 +22,7 @@ from control_room.timeutil import now_iso
 _SUCCESS = re.compile(r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|"
                       r"all tests|faster|improved|meets?)\b", re.I)  # fmt: skip
 _NEGATION = re.compile(r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower|unable)\b", re.I)
+_QUOTED = re.compile(r'`[^`]*`|"(?:[^"\\]|\\.)*"')
 
 
 def agent_env(room: Room, gate: dict[str, Any], task: dict[str, Any]) -> dict[str, str]:
@@ -34,9 +35,14 @@ def agent_env(room: Room, gate: dict[str, Any], task: dict[str, Any]) -> dict[st
 
 
 def claims_success(report: Any) -> bool:
-    """Does the report's CONFIRMED evidence claim success? (A word-level heuristic: a
-    CONFIRMED item with a success word and no negation.)"""
-    return any(_SUCCESS.search(e.text) and not _NEGATION.search(e.text) for e in report.confirmed)
+    """Does the report's CONFIRMED evidence claim success? A word-level heuristic: a CONFIRMED
+    item with a success word and no negation, once quoted text (`...` or "...": output and
+    commands quoted as observed) is set aside, since quoting is not claiming."""
+    for e in report.confirmed:
+        own = _QUOTED.sub(" ", e.text)
+        if _SUCCESS.search(own) and not _NEGATION.search(own):
+            return True
+    return False
 
 
 def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> CycleResult:
@@ -60,7 +66,7 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     model = task.get("model") or picked.role_settings.get("model") or gate.get("default_model")
     inv = adapters.Invocation(task, p.text, brief, workdir, model=model or None,
                               extra_args=list(task.get("extra_args", [])),
-                              settings={**gate, **picked.role_settings})  # fmt: skip
+                              settings=prompt.settings(gate, picked.role_settings))  # fmt: skip
     env = adapter.env(inv, agent_env(room, gate, task))
     meta: dict[str, Any] = {"task": tid, "round": round_no, "adapter": adapter.name, "model": model,
                             "workdir": str(workdir), "started": now_iso(), **p.pressure(adapter.context_window)}  # fmt: skip
@@ -83,6 +89,7 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         swarm.move(room, tid, "running", "queue")
+        claims.release(room, tid)
         ledger.append(room.ledger, "adapter-missing", task=tid, adapter=adapter.name,
                       outcome="held", detail=f"{exc}; {adapter.install}")  # fmt: skip
         return CycleResult(errors.ADAPTER_MISSING, f"adapter {adapter.name} unavailable: {exc}; "
@@ -134,6 +141,7 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
         ledger.append(room.ledger, "result", task=tid, route=task.get("route", ""), adapter=adapter.name,
                       outcome="pass", cost_usd=cost, detail=summary)  # fmt: skip
         swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
+        claims.release(room, tid)
         _after(room, task, "pass", cost)
         return CycleResult(errors.PASSED, f"passed: {tid} ({summary})", tid)
     return _finish_fail(room, gate, task, picked, "; ".join(failures), {"cost": cost, "summary": summary})
@@ -168,7 +176,7 @@ def fail_round(room: Room, gate: dict[str, Any], task: dict[str, Any], why: str,
     else:
         swarm.move(room, tid, src, "queue", task=updated)
         where = f"back in the queue for round {rounds + 1} of {max_rounds}"
-    claims.claim_path(room, tid).unlink(missing_ok=True)
+    claims.release(room, tid)
     return where
 
 
@@ -177,7 +185,7 @@ def _stopped(room: Room, task: dict[str, Any], picked: Pick, brief: Path | None,
     if brief is not None:
         brief.unlink(missing_ok=True)
     swarm.move(room, tid, "running", "queue")
-    claims.claim_path(room, tid).unlink(missing_ok=True)
+    claims.release(room, tid)
     ledger.append(room.ledger, "stopped", task=tid, route=task.get("route", ""),
                   adapter=picked.adapter_name, outcome="requeued",
                   detail=f"STOP appeared {when}; process group killed; task back in the queue")  # fmt: skip

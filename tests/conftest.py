@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import os
+import shutil
+import sys
+
 import pytest
 from click.testing import CliRunner, Result
 
@@ -42,3 +46,17 @@ def run() -> Callable[..., Result]:
         )
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def exe() -> str:
+    """The installed `control-room` executable: beside this interpreter (a venv used without
+    activating it), else on PATH. Missing is a failure, never a skip."""
+    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    found = shutil.which("control-room", path=search)
+    if found is None:
+        pytest.fail(
+            "the `control-room` executable is not installed: it is neither beside "
+            f"{sys.executable} nor on PATH; run `pip install -e .` in this environment"
+        )
+    return found

@@ -15,20 +15,6 @@ from support import ADD_ARGS, no_room_error
 from control_room import __version__
 
 
-@pytest.fixture(scope="module")
-def exe() -> str:
-    # the executable installed beside this interpreter first (a venv run without activating
-    # it), then PATH
-    search = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    found = shutil.which("control-room", path=search)
-    if found is None:
-        pytest.fail(
-            "the `control-room` executable is not installed: it is neither beside "
-            f"{sys.executable} nor on PATH; run `pip install -e .` in this environment"
-        )
-    return found
-
-
 @pytest.fixture
 def cr(exe: str, tmp_path: Path):  # type: ignore[no-untyped-def]
     env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}

@@ -3,6 +3,7 @@ and writes an honest report: CONFIRMED is exactly what it observed, nothing more
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from control_room.adapters.base import Adapter, Invocation, Outcome
@@ -54,7 +55,7 @@ class Probe(Adapter):
         for name, text in (("stdout", stdout), ("stderr", stderr)):
             lines = [ln for ln in text.strip().splitlines() if ln.strip()]
             for ln in lines[-3:]:
-                evidence.append(f"- CONFIRMED: {name} line: {_one_line(ln)}")
+                evidence.append(f"- CONFIRMED: {name} line: {json.dumps(_one_line(ln), ensure_ascii=False)}")
             if not lines:
                 evidence.append(f"- CONFIRMED: {name} was empty")
         evidence.append("- UNKNOWN: whether the objective is met; the dispatcher's validator decides")

@@ -18,7 +18,7 @@ def test_success(tmp_path):
     out = run(tmp_path, ["python3", "-c", "print('hi')"]).outcome
     assert out.ok and out.error is None
     assert "DECISION: the command exited 0" in out.final_message
-    assert "stdout line: hi" in out.final_message
+    assert '- CONFIRMED: stdout line: "hi"\n' in out.final_message
 
 
 def test_failure_names_the_exit_code(tmp_path):

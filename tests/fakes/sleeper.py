@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""A stand-in agent for cycle tests: starts a grandchild, says it is ready, then sleeps.
+
+    sleeper.py --pidfile P [--ready R] [--sleep S] [--skip-if F]
+
+--pidfile  write the grandchild's pid here (tests check it dies with the group)
+--ready    create this file once the grandchild runs
+--skip-if  if this file exists, print "quick" and exit 0 at once
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("--pidfile", required=True)
+p.add_argument("--ready")
+p.add_argument("--sleep", type=float, default=600)
+p.add_argument("--skip-if")
+a = p.parse_args()
+if a.skip_if and os.path.exists(a.skip_if):
+    print("quick")
+    sys.exit(0)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
+with open(a.pidfile, "w") as f:
+    f.write(str(child.pid))
+print("started grandchild", child.pid, flush=True)
+if a.ready:
+    open(a.ready, "w").close()
+time.sleep(a.sleep)
+print("slept", flush=True)

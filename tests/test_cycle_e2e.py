@@ -1,0 +1,222 @@
+"""The cycle end to end, through the installed `control-room` command, on real files and
+real processes: pass, fail, parked, rejected, STOP mid-run, time-out, busy, a cycle killed
+with SIGKILL and recovered, a missing adapter CLI, an unsupported claim."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import events
+
+from control_room import errors
+from control_room.room import STATES, Room
+
+FAKES = Path(__file__).parent / "fakes"
+PY = sys.executable
+
+
+@pytest.fixture
+def cr(exe: str, room: Room):  # type: ignore[no-untyped-def]
+    env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
+    env.update(CONTROL_ROOM=str(room.root), CONTROL_ROOM_WRITER="e2e")
+
+    def run(*args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([exe, *args], cwd=room.root, env={**env, **(extra_env or {})},
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    run.env = env  # type: ignore[attr-defined]
+    return run
+
+
+def queue(room: Room, task_id: str, **fields: Any) -> None:
+    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
+            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
+            "kill_condition": "two failed rounds", "adapter": "probe",
+            "command": [PY, "-c", "print('did the work')"], **fields}  # fmt: skip
+    (room.state_dir("queue") / f"{task_id}.json").write_text(json.dumps(task))
+
+
+def where(room: Room, task_id: str) -> list[str]:
+    """Every state folder holding this task (exactly one, if nothing was lost or doubled)."""
+    return [s for s in STATES if (room.state_dir(s) / f"{task_id}.json").exists()]
+
+
+def task_json(room: Room, state: str, task_id: str) -> dict[str, Any]:
+    return json.loads((room.state_dir(state) / f"{task_id}.json").read_text())
+
+
+def dead(pid: int, within: float = 10.0) -> bool:
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_for(path: Path, within: float = 30.0) -> None:
+    end = time.monotonic() + within
+    while not path.exists():
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def verify_ok(cr) -> None:  # type: ignore[no-untyped-def]
+    done = cr("ledger", "verify")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_passing_task_goes_to_done(cr, room: Room) -> None:
+    queue(room, "t-pass")
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED
+    assert done.stdout.startswith("passed: t-pass (round 1; agent exit 0 in ")
+    assert where(room, "t-pass") == ["done"]
+    results = room.swarm / "results" / "t-pass"
+    assert (results / "stdout.txt").read_text() == "did the work\n"
+    meta = json.loads((results / "meta.json").read_text())
+    assert (meta["verdict"], meta["adapter"], meta["exit_code"], meta["failures"]) == ("pass", "probe", 0, [])
+    assert meta["report"]["ok"] is True and meta["validator"]["exit_code"] == 0
+    assert (room.swarm / "outbox" / "t-pass.md").read_text().startswith("# Brief for task t-pass\n")
+    assert not list(room.root.glob(".brief-*")), "the brief in the work dir is removed after the run"
+    assert events(room.ledger)[-2:] == ["claim", "result"]
+    verify_ok(cr)
+    assert cr("cycle").returncode == errors.OK
+
+
+def test_a_failing_task_is_retried_with_what_failed_then_parked(cr, room: Room) -> None:
+    queue(room, "t-fail", validator=[PY, "-c", "import sys; print('too slow'); sys.exit(3)"])
+    first = cr("cycle")
+    assert first.returncode == errors.FAILED
+    assert first.stdout == ("failed: t-fail (validator exited 3: too slow); back in the queue for "
+                            "round 2 of 2\n")  # fmt: skip
+    task = task_json(room, "queue", "t-fail")
+    assert (task["rounds"], task["last_failure"]) == (1, "validator exited 3: too slow")
+    second = cr("cycle")
+    assert second.returncode == errors.FAILED
+    assert second.stdout.endswith("parked for a person (swarm/parked/)\n")
+    assert where(room, "t-fail") == ["parked"]
+    reason = (room.state_dir("parked") / "t-fail.reason").read_text()
+    assert "after 2 failed rounds" in reason and "validator exited 3: too slow" in reason
+    brief = (room.swarm / "outbox" / "t-fail.md").read_text()
+    assert "What failed in round 1 (do not repeat it):\nvalidator exited 3: too slow" in brief
+    assert (room.swarm / "results" / "t-fail" / "round-1" / "meta.json").exists()
+    assert events(room.ledger)[-5:] == ["claim", "result", "claim", "result", "park"]
+    verify_ok(cr)
+
+
+def test_a_malformed_task_is_rejected_and_never_blocks_the_next(cr, room: Room) -> None:
+    (room.state_dir("queue") / "broken.json").write_text('{"objective": "no closing brace"')
+    queue(room, "t-ok")
+    assert cr("cycle").returncode == errors.PASSED
+    assert sorted(os.listdir(room.state_dir("rejected"))) == ["broken.json", "broken.json.reason"]
+    assert where(room, "t-ok") == ["done"]
+    assert events(room.ledger).count("reject") == 1
+
+
+def test_stop_while_the_agent_runs_kills_its_group_and_requeues(cr, exe: str, room: Room, tmp_path: Path) -> None:
+    pidfile, ready = tmp_path / "grandchild.pid", tmp_path / "ready"
+    queue(room, "t-stop", command=[PY, str(FAKES / "sleeper.py"), "--pidfile", str(pidfile),
+                                   "--ready", str(ready)])  # fmt: skip
+    proc = subprocess.Popen([exe, "cycle"], cwd=room.root, env=cr.env, stdout=subprocess.PIPE, text=True)
+    wait_for(ready)
+    grandchild = int(pidfile.read_text())
+    room.stop.write_text("testing\n")
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == errors.STOPPED
+    assert out == "stopped: STOP appeared while the agent ran; t-stop is back in the queue\n"
+    assert dead(grandchild), "the agent's grandchild survived STOP"
+    assert where(room, "t-stop") == ["queue"]
+    assert "rounds" not in task_json(room, "queue", "t-stop"), "STOP is not a failed round"
+    assert events(room.ledger)[-1] == "stopped"
+    assert cr("cycle").returncode == errors.STOPPED
+    verify_ok(cr)
+
+
+def test_a_time_out_kills_the_grandchild_and_counts_a_failed_round(cr, room: Room, tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    queue(room, "t-slow", wall_clock_s=1,
+          command=[PY, str(FAKES / "sleeper.py"), "--pidfile", str(pidfile)])  # fmt: skip
+    done = cr("cycle")
+    assert done.returncode == errors.FAILED
+    assert "the agent was killed at its 1s time limit" in done.stdout
+    assert dead(int(pidfile.read_text())), "the grandchild survived the time-out"
+    assert task_json(room, "queue", "t-slow")["rounds"] == 1
+    meta = json.loads((room.swarm / "results" / "t-slow" / "meta.json").read_text())
+    assert (meta["timed_out"], meta["exit_code"]) == (True, None)
+
+
+def test_a_second_cycle_is_busy_and_changes_nothing(cr, room: Room) -> None:
+    queue(room, "t-wait")
+    fd = os.open(room.cr / ".slot-0.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a running cycle holds the only slot
+    before = {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file()}
+    try:
+        done = cr("cycle")
+    finally:
+        os.close(fd)
+    assert (done.returncode, done.stdout) == (errors.BUSY, "busy: all 1 slot taken; nothing changed\n")
+    after = {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_a_cycle_killed_mid_run_is_recovered_by_the_next(cr, exe: str, room: Room, tmp_path: Path) -> None:
+    pidfile, ready, second = tmp_path / "grandchild.pid", tmp_path / "ready", tmp_path / "second"
+    queue(room, "t-crash", command=[PY, str(FAKES / "sleeper.py"), "--pidfile", str(pidfile),
+                                    "--ready", str(ready), "--skip-if", str(second)])  # fmt: skip
+    proc = subprocess.Popen([exe, "cycle"], cwd=room.root, env=cr.env)
+    wait_for(ready)
+    grandchild = int(pidfile.read_text())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert where(room, "t-crash") == ["running"]
+    second.touch()
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout
+    assert dead(grandchild), "the dead cycle's agent group was not killed on recovery"
+    assert where(room, "t-crash") == ["done"]
+    assert task_json(room, "done", "t-crash")["rounds"] == 1
+    tail = events(room.ledger)
+    assert tail[tail.index("recover") :] == ["recover", "claim", "result"]
+    assert not list(room.state_dir("running").iterdir())
+    verify_ok(cr)
+
+
+def test_a_missing_adapter_cli_leaves_the_task_queued(cr, room: Room) -> None:
+    queue(room, "t-claude", adapter="claude")
+    done = cr("cycle", extra_env={"PATH": "/nonexistent"})
+    assert done.returncode == errors.ADAPTER_MISSING
+    assert done.stdout.startswith("adapter claude unavailable: claude not found on PATH (")
+    assert done.stdout.endswith("); task t-claude stays queued\n")
+    assert where(room, "t-claude") == ["queue"]
+    assert events(room.ledger)[-1] == "adapter-missing"
+
+
+def test_a_confirmed_success_the_validator_denies_is_an_unsupported_claim(cr, room: Room, tmp_path: Path) -> None:
+    report = ("DECISION: done\nWHY: it works\nEVIDENCE:\n- CONFIRMED: all tests pass (pytest -q)\n"
+              "MISSING: none\nNEXT COMMAND: pytest -q\nSTOP RULE: stop when green\n")  # fmt: skip
+    agent = tmp_path / "agent.py"
+    agent.write_text(f"import sys\nsys.stdin.read()\nprint({report!r})\n")
+    control = room.control.read_text().replace("command_argv: []", f'command_argv: ["{PY}", "{agent}"]')
+    room.control.write_text(control)
+    queue(room, "t-liar", adapter="command", validator=[PY, "-c", "import sys; sys.exit(1)"])
+    done = cr("cycle")
+    assert done.returncode == errors.FAILED
+    meta = json.loads((room.swarm / "results" / "t-liar" / "meta.json").read_text())
+    assert (meta["report"]["ok"], meta["unsupported_claim"]) == (True, True)
+    assert "unsupported-claim" in events(room.ledger)
+    status = json.loads(cr("status", "--json").stdout)
+    assert status["findings"] == 1
