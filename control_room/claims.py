@@ -128,14 +128,27 @@ def why_dead(room: Room, claim: dict[str, Any] | None, grace_s: float, *, mine: 
     return None
 
 
-def kill_agent(claim: dict[str, Any] | None) -> None:
-    """Kill the process group of a dead claim's agent, if it is on this host and alive."""
+def kill_agent(claim: dict[str, Any] | None, task_id: str) -> bool:
+    """Kill the process group of a dead claim's agent, if it is on this host, alive, and
+    provably that task's agent: its environment (``/proc/PID/environ``) carries
+    ``CONTROL_ROOM_TASK=<id>``, so a recycled process-group id is never killed. Where /proc is
+    not available, nothing is killed."""
     if not claim or claim.get("host") != host():
-        return
+        return False
     pgid = claim.get("agent_pgid")
-    if isinstance(pgid, int) and pgid > 1:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+    if not isinstance(pgid, int) or pgid <= 1:
+        return False
+    try:
+        with open(f"/proc/{pgid}/environ", "rb") as f:
+            environ = f.read().split(b"\0")
+    except OSError:
+        return False
+    if f"CONTROL_ROOM_TASK={task_id}".encode() not in environ:
+        return False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+        return True
+    return False
 
 
 def running_ids(room: Room) -> list[str]:

@@ -42,7 +42,7 @@ _POSINT = ("max_parallel", "max_rounds", "max_queued", "max_new_tasks", "field_g
            "digest_max_bytes", "death_loop_n", "capture_max_bytes")  # fmt: skip
 _MONEY = ("daily_budget_usd", "max_task_cost_usd")
 _SECONDS = ("validator_timeout_s", "grace_s")
-_OPTIONAL_TEXT = ("default_adapter", "default_model", "workdir", "repo")
+_OPTIONAL_TEXT = ("default_model", "workdir", "repo")
 _CHOICES = {"on_empty_queue": ("idle", "orchestrate")}
 
 
@@ -57,6 +57,8 @@ def _why(key: str, v: Any) -> str | None:
         return None if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else "an integer >= 0"
     if key in _OPTIONAL_TEXT:
         return None if v is None or isinstance(v, str) else "a string"
+    if key == "default_adapter":
+        return None if isinstance(v, str) and v.strip() else "an adapter name"
     if key == "allow_extra_args":
         return None if isinstance(v, bool) else "true or false"
     if key == "env_allow":
@@ -67,13 +69,20 @@ def _why(key: str, v: Any) -> str | None:
         return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of strings"
     if key == "approvals":
         return None if isinstance(v, list) else "a list"
-    return None  # unknown keys are the room's own business
+    return "a known key"
 
 
 def parse(text: str, where: str) -> dict[str, Any]:
     from control_room.store.markdown import front_matter
 
     meta, _ = front_matter(text, where)
+    if not meta and not text.lstrip("\ufeff").startswith("---"):
+        raise InvalidError(f"{where}: no front matter: the limits (max_parallel, daily_budget_usd, ...) "
+                           "belong between --- lines at the top; `control-room init` writes a default one")  # fmt: skip
+    unknown = sorted(str(k) for k in meta if k not in DEFAULTS)
+    if unknown:
+        raise InvalidError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                           f"(known: {', '.join(DEFAULTS)})")  # fmt: skip
     values = dict(DEFAULTS)
     for key, v in meta.items():
         if v is None and key not in _OPTIONAL_TEXT:
@@ -138,7 +147,10 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
                 added.append(g)
         if not added:
             return text
-        line = "approvals: " + yaml.safe_dump(new, default_flow_style=True, width=1 << 30).strip() + "\n"
+        flow = yaml.safe_dump(new, default_flow_style=True, width=1 << 30).strip()
+        comment = next((ln.split(" #", 1)[1] for ln in text.splitlines()
+                        if ln.startswith("approvals:") and " #" in ln), None)  # fmt: skip
+        line = f"approvals: {flow}" + (f"  #{comment}" if comment else "") + "\n"
         return _replace_key(text, "approvals", line)
 
     update(room.control, change)

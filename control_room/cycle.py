@@ -41,7 +41,8 @@ def cycle(room: Room) -> CycleResult:
     slot = claims.take_slot(room, int(gate["max_parallel"]))
     if slot is None:
         n = gate["max_parallel"]
-        return CycleResult(errors.BUSY, f"busy: all {n} slot{'s' if n != 1 else ''} taken; nothing changed")
+        taken = "the only slot is" if n == 1 else f"all {n} slots are"
+        return CycleResult(errors.BUSY, f"busy: {taken} taken; nothing changed")
     number, fd = slot
     try:
         with claims.claim_lock(room):
@@ -52,9 +53,23 @@ def cycle(room: Room) -> CycleResult:
             claim(room, gate, picked, number)
         from control_room.runner import run_claimed
 
-        return run_claimed(room, gate, picked, number)
+        try:
+            return run_claimed(room, gate, picked, number)
+        except errors.ControlRoomError as exc:
+            _unclaim(room, picked.task, str(exc))
+            raise
     finally:
         os.close(fd)
+
+
+def _unclaim(room: Room, task: dict[str, Any], why: str) -> None:
+    """A room problem (not the task's) stopped the run: the task goes back, no round counted."""
+    task_id = task["id"]
+    if swarm.task_file(room, "running", task_id).exists():
+        swarm.move(room, task_id, "running", "queue")
+        claims.release(room, task_id)
+        ledger.append(room.ledger, "requeue", task=task_id, route=task.get("route", ""), outcome="queued",
+                      detail=f"not run: {why}")  # fmt: skip
 
 
 # 3a. Recover what dead cycles left in swarm/running/.
@@ -67,7 +82,7 @@ def recover(room: Room, gate: dict[str, Any], *, mine: int | None) -> list[str]:
         why = claims.why_dead(room, info, float(gate["grace_s"]), mine=mine)
         if why is None:
             continue
-        claims.kill_agent(info)
+        claims.kill_agent(info, task_id)
         path = swarm.task_file(room, "running", task_id)
         task, problems = swarm.read_task(path)
         if problems:
@@ -98,53 +113,77 @@ def _reject_running(room: Room, task_id: str, problems: list[str]) -> None:
 def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
     from control_room.ledger.stats import summary
 
-    queue = swarm.queue_order(swarm.scan(room, "queue"))
-    if not queue:
-        return CycleResult(errors.OK, "nothing to do: the queue is empty")
     spend = summary(room.ledger, room.cache / "ledger-summary.json")["spend_by_day"].get(today(), 0.0)
-    busy_paths = _running_owns(room)
-    holds = _Holds(room)
-    waiting = rejected = 0
-    for item in queue:
-        s = item.summary
-        if not all(swarm.task_file(room, "done", d).exists() for d in s.get("deps", [])):
+    ready = _Readiness(room, gate, spend)
+    waiting = rejected = seen = 0
+    missing: list[str] = []
+    for item in swarm.run_order(room):
+        seen += 1
+        if ready.blocked(item.id, item.summary):
             waiting += 1
             continue
-        if _overlaps(s.get("owns", []), busy_paths):
-            waiting += 1
-            continue
-        missing_gates = [g for g in s.get("gate", []) if not _approved(gate, item.id, g)]
-        if missing_gates:
-            holds.log(item.id, s, f"{missing_gates[0].upper()}_APPROVAL_NEEDED",
-                      f"gate {', '.join(missing_gates)} needs `control-room approve {item.id}`")  # fmt: skip
-            waiting += 1
-            continue
-        cost = float(s.get("max_cost_usd", 0))
-        if spend + cost > float(gate["daily_budget_usd"]):
-            holds.log(item.id, s, "BUDGET_HOLD", f"spent ${spend:.2f} today; this task may cost "
-                      f"${cost:.2f} of the ${gate['daily_budget_usd']} daily budget")  # fmt: skip
-            waiting += 1
-            continue
-        chosen = _admit(room, gate, item)
-        if chosen is not None:
-            holds.save()
+        chosen = _admit(room, gate, item, ready)
+        if isinstance(chosen, Pick):
+            ready.holds.save()
             return chosen
-        rejected += 1
-    holds.save()
+        if chosen == "rejected":
+            rejected += 1
+        elif chosen.startswith("missing:"):
+            missing.append(f"{item.id} ({chosen[8:]})")
+        else:
+            waiting += 1
+    ready.holds.save()
+    if missing:
+        return CycleResult(errors.ADAPTER_MISSING, f"adapter unavailable for {len(missing)} ready "
+                           f"task{'s, which stay' if len(missing) != 1 else ', which stays'} queued: {'; '.join(missing)}")  # fmt: skip
+    if not seen:
+        return CycleResult(errors.OK, "nothing to do: the queue is empty")
     parts = []
     if waiting:
         parts.append(f"{waiting} queued task{'s' if waiting != 1 else ''} not ready (deps, paths, gates or budget)")
     if rejected:
         parts.append(f"{rejected} rejected (see swarm/rejected/)")
-    return CycleResult(errors.OK, "nothing to do: " + ("; ".join(parts) or "the queue is empty"))
+    return CycleResult(errors.OK, "nothing to do: " + "; ".join(parts))
 
 
-def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed) -> Pick | CycleResult | None:
-    """Read the candidate in full and check what the summary cannot; None: try the next one."""
+class _Readiness:
+    """Whether a queued task may run now: deps done, no path overlap with running tasks,
+    gates approved, budget left. A hold by a gate or the budget is logged once a day."""
+
+    def __init__(self, room: Room, gate: dict[str, Any], spend: float) -> None:
+        self.room, self.gate, self.spend = room, gate, spend
+        self.busy_paths, reserved = _running_owns(room)
+        self.spend += reserved  # what running tasks may still spend counts as spent
+        self.holds = _Holds(room)
+
+    def blocked(self, task_id: str, s: dict[str, Any]) -> bool:
+        room, gate = self.room, self.gate
+        if not all(swarm.task_file(room, "done", d).exists() for d in s.get("deps", [])):
+            return True
+        if _overlaps(s.get("owns", []), self.busy_paths):
+            return True
+        missing_gates = [g for g in s.get("gate", []) if not _approved(gate, task_id, g)]
+        if missing_gates:
+            self.holds.log(task_id, s, f"{missing_gates[0].upper()}_APPROVAL_NEEDED",
+                           f"gate {', '.join(missing_gates)} needs `control-room approve {task_id}`")  # fmt: skip
+            return True
+        cost = float(s.get("max_cost_usd", 0))
+        if self.spend + cost > float(gate["daily_budget_usd"]):
+            self.holds.log(task_id, s, "BUDGET_HOLD", f"spent ${self.spend:.2f} today; this task may cost "
+                           f"${cost:.2f} of the ${gate['daily_budget_usd']} daily budget")  # fmt: skip
+            return True
+        return False
+
+
+def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed, ready: _Readiness) -> Pick | str:
+    """Read the candidate in full and check what the summary cannot. Returns the Pick, or why
+    not ("rejected", "waiting", "missing:<adapter>: <what>") so the next one is tried."""
     from control_room import adapters, prompt, proc
 
     path = swarm.task_file(room, "queue", item.id)
-    task, problems = swarm.read_task(path)
+    task, problems = swarm.read_queued(room, path)
+    if not problems and ready.blocked(item.id, swarm.summarize(task)):
+        return "waiting"  # edited since the index saw it: no longer ready
     if not problems:
         try:
             settings, _ = prompt.role(room, task.get("role") or "engineer")
@@ -161,24 +200,25 @@ def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed) -> Pick | Cycle
                     f"{gate['max_task_cost_usd']}"]  # fmt: skip
     if problems:
         swarm.reject(room, path.name, problems, task_id=item.id)
-        return None
+        return "rejected"
     from control_room.runner import agent_env
 
     if exe is None or proc.which(exe, agent_env(room, gate, task)) is None:
-        ledger.append(room.ledger, "adapter-missing", task=item.id, adapter=adapter.name,
-                      outcome="held", detail=f"{exe}: not found on PATH; {adapter.install}")  # fmt: skip
-        return CycleResult(errors.ADAPTER_MISSING,
-                           f"adapter {adapter.name} unavailable: {exe} not found on PATH "
-                           f"({adapter.install}); task {item.id} stays queued", item.id)  # fmt: skip
+        ready.holds.log(item.id, item.summary, "adapter-missing",
+                        f"{adapter.name}: {exe} not found on PATH; {adapter.install}")  # fmt: skip
+        return f"missing:{adapter.name}: {exe} not found on PATH"
     return Pick(task, adapter.name, settings)
 
 
-def _running_owns(room: Room) -> list[str]:
+def _running_owns(room: Room) -> tuple[list[str], float]:
+    """(paths owned by running tasks, what they may still spend)."""
     paths: list[str] = []
+    reserved = 0.0
     for task_id in claims.running_ids(room):
         task, _ = swarm.read_task(swarm.task_file(room, "running", task_id))
         paths += task.get("owns", [])
-    return paths
+        reserved += float(task.get("max_cost_usd", 0))
+    return paths, reserved
 
 
 def _overlaps(mine: list[str], theirs: list[str]) -> bool:

@@ -1,9 +1,8 @@
 """``control-room demo``: a whole room working on a small real objective, with ``probe``.
 
-The objective: make ``count_primes(10000)`` run within 50 ms. Routes: a sieve (works), caching
-results (does not help a cold call: fails twice and is parked), and a rewrite in C (killed
-before the demo starts, with a tombstone). A task that depends on the sieve runs after it; a
-hand-dropped task without a falsifier is rejected. Every "agent" here is the probe adapter
+The objective: make ``count_primes(10000)`` run within 50 ms. Routes: a sieve (works), and
+caching results (does not help a cold call: fails twice and is parked). A task that depends on
+the sieve runs after it; a hand-dropped task without a falsifier is rejected. Every "agent" here is the probe adapter
 running a small script that stands in for an agent's change, and every validator is a real
 benchmark.
 """

@@ -50,17 +50,25 @@ def settings(gate: dict[str, Any], role_settings: dict[str, Any]) -> dict[str, A
 
 
 def role(room: Room, name: str) -> tuple[dict[str, Any], str]:
-    """(front matter, body) of ``agents/<name>.md``."""
+    """(front matter, body) of ``agents/<name>.md``; cached against the file, so a cycle does
+    not import the YAML parser unless the role changed."""
+    from control_room.store import cache
     from control_room.store.markdown import front_matter
     from control_room.tasks import is_id
 
     if not is_id(name):
         raise InvalidError(f"role {name!r} is not a valid role name")
     path = room.root / "agents" / f"{name}.md"
-    text = _read(path)
-    if text is None:
-        raise InvalidError(f"role {name!r} has no prompt: {path} is missing")
-    return front_matter(text, path)
+
+    def parse() -> list[Any]:
+        text = _read(path)
+        if text is None:
+            raise InvalidError(f"role {name!r} has no prompt: {path} is missing")
+        meta, body = front_matter(text, path)
+        return [meta, body]
+
+    meta, body = cache.derived(room.cache / f"role-{name}.json", path, parse)
+    return meta, body
 
 
 def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:

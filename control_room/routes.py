@@ -1,4 +1,9 @@
-"""ROUTES.md, the board: one table row per route, edited by people and kept current by cycles."""
+"""ROUTES.md, the board: one table row per route, edited by people and kept current by cycles.
+
+The table is parsed with markdown-it-py. The parse is memoised in ``.cache/routes.json``
+under the SHA-1 of the file's text, and a cycle that rewrites one row stores the result for
+the text it wrote, so commands only import the markdown parser after a person edited the file.
+"""
 
 from __future__ import annotations
 
@@ -11,30 +16,57 @@ COLUMNS = ("route", "verdict", "title", "attempts", "spend_usd", "last_result", 
 VERDICTS = ("untested", "alive", "promising", "killed", "merged")
 
 
-def rows(room: Room) -> list[dict[str, Any]]:
-    """The routes in ROUTES.md, each with the line it sits on."""
-    from control_room.store.files import read_text
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def _table(room: Room, text: str) -> dict[str, Any] | None:
+    """{"header": [...], "header_line": n, "rows": [[line, cells], ...]} or None: no table."""
+    from control_room.store import cache
+
+    memo = cache.load(room.cache / "routes.json")
+    sha = _sha(text)
+    if isinstance(memo, dict) and memo.get("sha") == sha:
+        return memo["table"]  # type: ignore[no-any-return]
     from control_room.store.markdown import table_with
 
+    t = table_with(text, "route")
+    table = None if t is None else {
+        "header": [h.strip().lower() for h in t.header], "header_line": t.header_line,
+        "rows": [[r.line, r.cells] for r in t.rows],
+    }  # fmt: skip
+    _remember(room, text, table)
+    return table
+
+
+def _remember(room: Room, text: str, table: dict[str, Any] | None) -> None:
+    from control_room.store import cache
+
+    cache.save(room.cache / "routes.json", {"sha": _sha(text), "table": table})
+
+
+def _text(room: Room) -> str:
+    from control_room.store.files import read_text
+
     try:
-        text = read_text(room.routes)
+        return read_text(room.routes)
     except FileNotFoundError:
-        return []
-    table = table_with(text, "route")
+        return ""
+
+
+def rows(room: Room) -> list[dict[str, Any]]:
+    """The routes in ROUTES.md, each with the line it sits on."""
+    table = _table(room, _text(room))
     if table is None:
         return []
-    keys = [h.strip().lower() for h in table.header]
-    return [{**dict(zip(keys, r.cells)), "line": r.line} for r in table.rows]
+    return [{**dict(zip(table["header"], cells)), "line": line} for line, cells in table["rows"]]
 
 
 def verdict_counts(room: Room) -> dict[str, int]:
-    """Routes per verdict; cached against ROUTES.md so `status` need not parse markdown."""
-    from control_room.store import cache
-
-    def compute() -> dict[str, int]:
-        return dict(Counter((r.get("verdict") or "untested").lower() for r in rows(room)))
-
-    return cache.derived(room.cache / "routes.json", room.routes, compute)
+    """Routes per verdict."""
+    return dict(Counter((r.get("verdict") or "untested").lower() for r in rows(room)))
 
 
 def _money(v: float) -> str:
@@ -44,27 +76,25 @@ def _money(v: float) -> str:
 def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) -> None:
     """After a run: attempts + 1, spend + cost, last result, and ``untested`` becomes ``alive``.
 
-    Only that route's row is rewritten (a missing row is added); the rest of the file,
-    including a person's concurrent edits, is kept.
+    Only that route's row is rewritten (a missing row is added at the end of the table); the
+    rest of the file, including a person's concurrent edits, is kept.
     """
     from control_room.store.files import update
-    from control_room.store.markdown import table_row, table_with
+    from control_room.store.markdown import table_row
     from control_room.timeutil import today
 
     def change(text: str) -> str:
         lines = text.splitlines(keepends=True)
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
-        table = table_with(text, "route")
+        table = _table(room, text)
         if table is None:
-            lines += ["\n", "| " + " | ".join(COLUMNS) + " |\n", "|" + "---|" * len(COLUMNS) + "\n"]
-            header, at = list(COLUMNS), len(lines)
-            row = None
-        else:
-            header = [h.strip().lower() for h in table.header]
-            row = next((r for r in table.rows if r.cells and r.cells[0] == route), None)
-            at = (table.rows[-1].line if table.rows else table.header_line + 1)
-        cells = list(row.cells) if row else [""] * len(header)
+            lines += ["\n" if lines else "", "| " + " | ".join(COLUMNS) + " |\n",
+                      "|" + "---|" * len(COLUMNS) + "\n"]  # fmt: skip
+            table = {"header": list(COLUMNS), "header_line": len(lines) - 1, "rows": []}
+        header = table["header"]
+        found = next((r for r in table["rows"] if r[1] and r[1][0] == route), None)
+        cells = list(found[1]) if found else []
         cells += [""] * (len(header) - len(cells))
         rec = dict(zip(header, cells))
         rec["route"] = route
@@ -79,11 +109,20 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
         rec["last_result"] = f"{verdict} {task_id} {today()}"
         if (rec.get("verdict") or "untested").lower() == "untested":
             rec["verdict"] = "alive"
-        new = table_row([rec.get(h, "") for h in header]) + "\n"
-        if row is not None:
-            lines[row.line - 1] = new
+        new_cells = [rec.get(h, "") for h in header]
+        new_line = table_row(new_cells) + "\n"
+        rows_after = [list(r) for r in table["rows"]]
+        if found is not None:
+            lines[found[0] - 1] = new_line
+            rows_after[table["rows"].index(found)] = [found[0], new_cells]
         else:
-            lines.insert(at, new)
-        return "".join(lines)
+            at = table["rows"][-1][0] if table["rows"] else table["header_line"] + 1
+            lines.insert(at, new_line)
+            rows_after.append([at + 1, new_cells])
+        new_text = "".join(lines)
+        # Cells as markdown-it would read them back: one line, pipes unescaped.
+        rows_after = [[n, [" ".join(c.split()) for c in cs]] for n, cs in rows_after]
+        _remember(room, new_text, {**table, "rows": rows_after})
+        return new_text
 
     update(room.routes, change)

@@ -17,6 +17,7 @@ from typing import Any
 from control_room import claims, errors, ledger, proc, swarm
 from control_room.cycle import CycleResult, Pick
 from control_room.room import Room
+from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
 _SUCCESS = re.compile(r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|"
@@ -60,9 +61,10 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     p = prompt.assemble(room, task, gate)
     for w in p.warnings:
         ledger.append(room.ledger, "warning", task=tid, detail=w)
-    (room.swarm / "outbox" / f"{tid}.md").write_text(p.text, encoding="utf-8")
+    atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
+    atomic_write(results / "prompt.md", p.text)  # archived with the run's other files
     brief = workdir / f".brief-{tid}.md"
-    brief.write_text(p.text, encoding="utf-8")
+    atomic_write(brief, p.text)
     model = task.get("model") or picked.role_settings.get("model") or gate.get("default_model")
     inv = adapters.Invocation(task, p.text, brief, workdir, model=model or None,
                               extra_args=list(task.get("extra_args", [])),
@@ -99,7 +101,7 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     stdout = _read_capped(res.stdout.path)
     stderr = _read_capped(res.stderr.path)
     outcome = adapter.read(res, stdout, stderr)
-    (results / "report.md").write_text(outcome.final_message, encoding="utf-8")
+    atomic_write(results / "report.md", outcome.final_message)
     rep = report.validate(outcome.final_message)
     val = _run_validator(room, gate, task, workdir, env, results)
     brief.unlink(missing_ok=True)
@@ -127,12 +129,16 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
         "verdict": "pass" if not failures else "fail", "failures": failures,
         "unsupported_claim": unsupported,
     })  # fmt: skip
-    (results / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    atomic_write(results / "meta.json", json.dumps(meta, indent=2) + "\n")
     cost = outcome.cost_usd or 0.0
     tokens = f", tokens {outcome.input_tokens or 0}/{outcome.output_tokens or 0}" if outcome.input_tokens else ""
     summary = (f"round {round_no}; agent exit {res.exit_code} in {res.duration_s:.1f}s{tokens}; "
                f"report {'ok' if rep.ok else 'broken'}; validator {_validator_word(val)}; "
                f"prompt {meta['prompt_bytes']} B ({meta['context_pressure']:.1%} of context)")  # fmt: skip
+    if cost > float(task["max_cost_usd"]):
+        ledger.append(room.ledger, "cost-overrun", task=tid, route=task.get("route", ""), adapter=adapter.name,
+                      outcome="over", detail=f"spent ${cost:.4f}, above the task's max_cost_usd "
+                      f"${task['max_cost_usd']}")  # fmt: skip
     if unsupported:
         ledger.append(room.ledger, "unsupported-claim", task=tid, route=task.get("route", ""),
                       adapter=adapter.name, outcome="unsupported",
@@ -204,7 +210,7 @@ def _run_validator(room: Room, gate: dict[str, Any], task: dict[str, Any], workd
                         stderr_path=results / "validator.stderr.txt",
                         cap_bytes=int(gate["capture_max_bytes"]), stop_file=room.stop)  # fmt: skip
     except errors.ControlRoomError as exc:
-        (results / "validator.stderr.txt").write_text(f"{exc}\n", encoding="utf-8")
+        atomic_write(results / "validator.stderr.txt", f"{exc}\n")
         return None
 
 
@@ -241,18 +247,14 @@ def _read_capped(path: Path, limit: int = 20_000_000) -> str:
 
 
 def _archive(results: Path) -> None:
-    """Keep the previous round's files in ``results/ID/round-N/`` before a new round."""
+    """Keep the previous run's files in ``results/ID/run-K/`` before a new run."""
     results.mkdir(parents=True, exist_ok=True)
-    meta = results / "meta.json"
     files = [p for p in results.iterdir() if p.is_file()]
     if not files:
         return
-    try:
-        n = int(json.loads(meta.read_text(encoding="utf-8")).get("round", 0))
-    except (OSError, ValueError, AttributeError):
-        n = 0
-    target = results / f"round-{n}" if n else results / f"round-unknown-{len(list(results.iterdir()))}"
-    target.mkdir(exist_ok=True)
+    runs = sum(1 for p in results.iterdir() if p.is_dir() and p.name.startswith("run-"))
+    target = results / f"run-{runs + 1}"  # run-1, run-2, ...: a retried task's rounds restart at 1
+    target.mkdir()
     for p in files:
         shutil.move(str(p), target / p.name)
 

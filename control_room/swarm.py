@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,53 +83,142 @@ def read_task(path: Path) -> tuple[dict[str, Any], list[str]]:
     return tasks.validate(data, expected_id=stem)
 
 
-def _summary(task: dict[str, Any], st: os.stat_result) -> dict[str, Any]:
+def read_queued(room: Room, path: Path) -> tuple[dict[str, Any], list[str]]:
+    """``read_task`` for a file in the queue, which also must not reuse an id found elsewhere."""
+    task, problems = read_task(path)
+    if not problems:
+        elsewhere = [s for s in STATES if s != "queue" and task_file(room, s, task["id"]).exists()]
+        if elsewhere:
+            problems = [f"task {task['id']} exists already in swarm/{elsewhere[0]}/: ids are unique; "
+                        "give this one a new id (and file name)"]  # fmt: skip
+    return task, problems
+
+
+def summarize(task: dict[str, Any], mtime: float | None = None) -> dict[str, Any]:
+    """What the index keeps of a task: enough to order, filter and list it."""
     out = {k: task[k] for k in _SUMMARY_KEYS if k in task}
     out["id"] = task["id"]
     out["objective"] = " ".join(str(task.get("objective", "")).split())[:120]
     out.setdefault("priority", 0)
-    out.setdefault("created", now_iso(st.st_mtime))
+    out.setdefault("created", now_iso(mtime))
     return out
 
 
+def _index_file(room: Room, state: str) -> Path:
+    return room.cache / f"{state}.index"
+
+
+def _load_index(room: Room, state: str) -> dict[str, Any]:
+    idx = cache.load_fast(_index_file(room, state))
+    if isinstance(idx, dict) and idx.get("v") == 2:
+        return idx
+    return {"v": 2, "checked": 0.0, "files": {}}
+
+
 def scan(room: Room, state: str) -> list[Listed]:
-    """Every task file in one state folder. In the queue, invalid files are rejected here."""
+    """Every task file in one state folder (a full check: every file is stat()ed). In the
+    queue, invalid files are rejected here.
+
+    Files whose (mtime, size, inode) match the index are not opened. The index is written
+    back when a file had to be read, and after a full check of the queue (its time is what
+    lets ``run_order`` trust the index for a few seconds).
+    """
     folder = room.state_dir(state)
-    index_file = room.cache / f"{state}.json"
-    old = cache.load(index_file)
-    old = old if isinstance(old, dict) and old.get("v") == 1 else {"v": 1, "files": {}}
+    known: dict[str, Any] = _load_index(room, state)["files"]
     files: dict[str, Any] = {}
     out: list[Listed] = []
+    fresh = 0
+    started = time.time()
     try:
         entries = list(os.scandir(folder))
     except FileNotFoundError:
         return []
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or name.endswith(REASON):
+        if name.startswith(".") or name.endswith(REASON) or not entry.is_file():
             continue
         try:
             st = entry.stat()
         except FileNotFoundError:
             continue  # moved by another process meanwhile
-        if not entry.is_file():
-            continue
-        key = [st.st_mtime_ns, st.st_size, st.st_ino]
-        hit = old["files"].get(name)
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = known.get(name)
         if hit is not None and hit[0] == key:
             summary = hit[1]
         else:
-            task, problems = read_task(Path(entry.path))
-            if problems and state == "queue":
-                stem = name.removesuffix(".json")
-                reject(room, name, problems, task_id=stem if tasks.is_id(stem) else "")
+            fresh += 1
+            summary = _read_summary(room, state, Path(entry.path), st)
+            if summary is None:
                 continue
-            summary = _summary(task, st) if not problems else {"problem": "; ".join(problems)}
-        files[name] = [key, summary]
+        files[name] = (key, summary)
         out.append(Listed(state, name, summary))
-    if files != old["files"]:
-        cache.save(index_file, {"v": 1, "files": files})
+    if fresh or state == "queue" or len(known) > 2 * len(files) + 100:
+        _save_index(room, state, files, started if state == "queue" else 0.0)
     return out
+
+
+def _read_summary(room: Room, state: str, path: Path, st: os.stat_result) -> dict[str, Any] | None:
+    """Read one file for the index; an invalid file in the queue is rejected (None)."""
+    task, problems = read_queued(room, path) if state == "queue" else read_task(path)
+    if problems and state == "queue":
+        stem = path.name.removesuffix(".json")
+        reject(room, path.name, problems, task_id=stem if tasks.is_id(stem) else "")
+        return None
+    return summarize(task, st.st_mtime) if not problems else {"problem": "; ".join(problems)}
+
+
+def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -> None:
+    order = [n for n, _ in sorted(files.items(), key=lambda kv: order_key(kv[1][1], kv[0]))]
+    cache.save_fast(_index_file(room, state), {"v": 2, "checked": checked, "files": files, "order": order})
+
+
+RECHECK_S = 10.0  # a cycle trusts the queue index this long after a full check
+
+
+def run_order(room: Room) -> Iterator[Listed]:
+    """The queue in run order (priority, then age), for a cycle; lazily, so a cycle that finds
+    its task early reads no more.
+
+    Within ``RECHECK_S`` seconds of the last full check, files whose names the index knows are
+    not stat()ed: a cycle that fires seconds after another need not stat 10,000 files. New
+    names are always read (and rejected if invalid). What a cycle runs is always re-read from
+    its file first (``cycle._admit``); only the order of other tasks can lag an edit by those
+    few seconds.
+    """
+    import heapq
+
+    idx = _load_index(room, "queue")
+    if time.time() - float(idx.get("checked") or 0) > RECHECK_S or "order" not in idx:
+        yield from queue_order(scan(room, "queue"))
+        return
+    files: dict[str, Any] = idx["files"]
+    try:
+        names = [n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(REASON)]
+    except FileNotFoundError:
+        return
+    present = set(names)
+    new: list[Listed] = []
+    for name in names:
+        if name in files:
+            continue
+        path = room.state_dir("queue") / name
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        summary = _read_summary(room, "queue", path, st)
+        if summary is not None:
+            files[name] = ((st.st_mtime_ns, st.st_size, st.st_ino), summary)
+            new.append(Listed("queue", name, summary))
+    if new:
+        _save_index(room, "queue", files, float(idx["checked"]))
+    known = (Listed("queue", n, files[n][1]) for n in idx["order"] if n in present)
+    yield from heapq.merge(known, queue_order(new), key=lambda t: order_key(t.summary, t.name))
+
+
+def order_key(summary: dict[str, Any], name: str) -> tuple[int, str, str]:
+    """Priority first (higher first), then age (older first), then name."""
+    return (-int(summary.get("priority") or 0), str(summary.get("created", "")), name)
 
 
 def _free_name(folder: Path, name: str) -> Path:
@@ -193,6 +284,7 @@ def add(room: Room, data: dict[str, Any]) -> dict[str, Any]:
     if problems:
         raise InvalidError("task refused: " + "; ".join(problems))
     gate = control.load(room)
+    _check_runnable(room, gate, task)
     if task["max_cost_usd"] > gate["max_task_cost_usd"]:
         raise InvalidError(
             f"task refused: max_cost_usd {task['max_cost_usd']} is above CONTROL.md "
@@ -214,10 +306,26 @@ def add(room: Room, data: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
+def _check_runnable(room: Room, gate: dict[str, Any], task: dict[str, Any]) -> None:
+    """Refuse at once what a cycle would refuse later: an unknown role or adapter, a probe
+    task without a command, extra_args the gate does not allow."""
+    from control_room import adapters, prompt
+
+    try:
+        settings, _ = prompt.role(room, task.get("role") or "engineer")
+        name = task.get("adapter") or settings.get("adapter") or gate["default_adapter"]
+        adapter = adapters.get(str(name))
+        inv = adapters.Invocation(task, "", room.root, room.root, settings=prompt.settings(gate, settings))
+        adapter.command(inv)
+    except InvalidError as exc:
+        raise InvalidError(f"task refused: {exc}") from None
+    if task.get("extra_args") and not gate["allow_extra_args"]:
+        raise InvalidError("task refused: extra_args given but CONTROL.md allow_extra_args is false")
+
+
 def queue_order(listed: list[Listed]) -> list[Listed]:
-    """Priority first (higher first), then age (older first), then id."""
-    return sorted(listed, key=lambda t: (-int(t.summary.get("priority") or 0),
-                                         str(t.summary.get("created", "")), t.id))  # fmt: skip
+    """Priority first (higher first), then age (older first), then name."""
+    return sorted(listed, key=lambda t: order_key(t.summary, t.name))
 
 
 def dumps(task: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ VALID_TASK: dict[str, Any] = {
     "max_cost_usd": 1,
     "wall_clock_s": 600,
     "kill_condition": "two rounds without gain",
+    "command": "python bench.py",
 }
 
 
@@ -69,4 +70,5 @@ ADD_ARGS = [
     "--max-cost", "1",
     "--wall-clock", "10m",
     "--kill-condition", "two rounds without gain",
+    "--command", "python bench.py",
 ]  # fmt: skip

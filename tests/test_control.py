@@ -23,9 +23,12 @@ def test_absent_keys_take_their_defaults(room: Room) -> None:
     assert values == {**control.DEFAULTS, "max_parallel": 3, "daily_budget_usd": 25}
 
 
-def test_no_front_matter_at_all_is_all_defaults(room: Room) -> None:
+def test_no_front_matter_at_all_fails_closed(room: Room) -> None:
+    # the limits were deleted: they must not silently become the defaults
     room.control.write_text("# CONTROL\n\nno front matter here\n")
-    assert control.load(room) == control.DEFAULTS
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value).startswith(f"{room.control}: no front matter: the limits (max_parallel, ")
 
 
 def test_an_empty_value_means_the_default(room: Room) -> None:
@@ -34,9 +37,17 @@ def test_an_empty_value_means_the_default(room: Room) -> None:
     assert (values["max_parallel"], values["default_model"]) == (1, None)
 
 
-def test_unknown_keys_are_kept(room: Room) -> None:
-    write_gate(room, "team: blue\n")
-    assert control.load(room)["team"] == "blue"
+def test_an_unknown_key_fails_closed(room: Room) -> None:
+    # a misspelt limit must not silently fall back to its default
+    write_gate(room, "daily_budjet_usd: 0.5\n")
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value).startswith(f"{room.control}: unknown key daily_budjet_usd (known: max_parallel, ")
+
+
+def test_an_empty_default_adapter_is_the_default(room: Room) -> None:
+    write_gate(room, "default_adapter:\n")
+    assert control.load(room)["default_adapter"] == "probe"
 
 
 @pytest.mark.parametrize(
@@ -49,7 +60,7 @@ def test_unknown_keys_are_kept(room: Room) -> None:
         ("daily_budget_usd: .nan", "daily_budget_usd must be a number of USD >= 0 (got nan)"),
         ("grace_s: 0", "grace_s must be a number of seconds > 0 (got 0)"),
         ("allow_extra_args: 'yes'", "allow_extra_args must be true or false (got 'yes')"),
-        ("default_adapter: 3", "default_adapter must be a string (got 3)"),
+        ("default_adapter: 3", "default_adapter must be an adapter name (got 3)"),
         ("env_allow: PATH", "env_allow must be a list of names (got 'PATH')"),
         ("on_empty_queue: panic", "on_empty_queue must be one of idle, orchestrate (got 'panic')"),
         ("command_argv: [1]", "command_argv must be a list of strings (got [1])"),

@@ -113,7 +113,8 @@ def test_a_failing_task_is_retried_with_what_failed_then_parked(cr, room: Room) 
     assert "after 2 failed rounds" in reason and "validator exited 3: too slow" in reason
     brief = (room.swarm / "outbox" / "t-fail.md").read_text()
     assert "What failed in round 1 (do not repeat it):\nvalidator exited 3: too slow" in brief
-    assert (room.swarm / "results" / "t-fail" / "round-1" / "meta.json").exists()
+    assert json.loads((room.swarm / "results" / "t-fail" / "run-1" / "meta.json").read_text())["round"] == 1
+    assert (room.swarm / "results" / "t-fail" / "run-1" / "prompt.md").exists()
     assert events(room.ledger)[-5:] == ["claim", "result", "claim", "result", "park"]
     verify_ok(cr)
 
@@ -168,7 +169,7 @@ def test_a_second_cycle_is_busy_and_changes_nothing(cr, room: Room) -> None:
         done = cr("cycle")
     finally:
         os.close(fd)
-    assert (done.returncode, done.stdout) == (errors.BUSY, "busy: all 1 slot taken; nothing changed\n")
+    assert (done.returncode, done.stdout) == (errors.BUSY, "busy: the only slot is taken; nothing changed\n")
     after = {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file()}
     assert after == before
 
@@ -199,8 +200,8 @@ def test_a_missing_adapter_cli_leaves_the_task_queued(cr, room: Room) -> None:
     queue(room, "t-claude", adapter="claude")
     done = cr("cycle", extra_env={"PATH": "/nonexistent"})
     assert done.returncode == errors.ADAPTER_MISSING
-    assert done.stdout.startswith("adapter claude unavailable: claude not found on PATH (")
-    assert done.stdout.endswith("); task t-claude stays queued\n")
+    assert done.stdout == ("adapter unavailable for 1 ready task, which stays queued: "
+                           "t-claude (claude: claude not found on PATH)\n")
     assert where(room, "t-claude") == ["queue"]
     assert events(room.ledger)[-1] == "adapter-missing"
 

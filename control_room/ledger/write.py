@@ -15,7 +15,7 @@ import re
 
 from pathlib import Path
 
-from control_room.errors import ControlRoomError, NoRoomError
+from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
 from control_room.ledger.line import GENESIS, Entry, cut_detail, format_cost, render
 from control_room.ledger.read import last_hash
 from control_room.timeutil import now_iso
@@ -90,7 +90,8 @@ def append(
             except OSError as exc:
                 os.ftruncate(fd, end)
                 raise ControlRoomError(
-                    f"cannot append to {path}: {exc.strerror or exc}; nothing was written"
+                    f"cannot append to {path}: {exc.strerror or exc}; nothing was written",
+                    exit_code=IO_ERROR,
                 ) from None
             return entry._replace(hash=h)
         finally:

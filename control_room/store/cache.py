@@ -44,6 +44,36 @@ def save(cache_file: Path, data: Any) -> None:
         pass
 
 
+_MAGIC = b"control-room-cache-1\n"
+
+
+def load_fast(cache_file: Path) -> Any:
+    """Like ``load``, for big indexes: marshal, several times faster than JSON for 10,000
+    entries. A file from another Python version, or any damage, reads as None (a rebuild)."""
+    import marshal
+
+    try:
+        with open(cache_file, "rb") as f:
+            data = f.read()
+        if not data.startswith(_MAGIC):
+            return None
+        return marshal.loads(data[len(_MAGIC) :])
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def save_fast(cache_file: Path, data: Any) -> None:
+    import marshal
+
+    from control_room.store.files import atomic_write
+
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(cache_file, _MAGIC + marshal.dumps(data))
+    except Exception:  # a cache that cannot be written is only a slower next run
+        pass
+
+
 def derived(cache_file: Path, source: Path, compute: Callable[[], T]) -> T:
     """``compute()``, cached in ``cache_file`` for as long as ``source`` is unchanged."""
     fp = fingerprint(source)

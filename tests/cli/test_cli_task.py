@@ -43,6 +43,7 @@ def test_add_queues_a_task(run: Run, inside: Room) -> None:
         "max_cost_usd": 1.0,
         "wall_clock_s": 600.0,
         "kill_condition": "two rounds without gain",
+        "command": "python bench.py",
         "route": "fast-parse",
         "deps": ["t0"],
         "gate": ["gpu"],
