@@ -116,8 +116,8 @@ def _load_index(room: Room, state: str) -> dict[str, Any]:
 
 
 def scan(room: Room, state: str) -> list[Listed]:
-    """Every task file in one state folder (a full check: every file is stat()ed). In the
-    queue, invalid files are rejected here.
+    """Every task file in one state folder (a full check: every file is stat()ed); the queue
+    comes back in run order. In the queue, invalid files are rejected here.
 
     Files whose (mtime, size, inode) match the index are not opened. The index is written
     back when a file had to be read, and after a full check of the queue (its time is what
@@ -153,7 +153,9 @@ def scan(room: Room, state: str) -> list[Listed]:
         files[name] = (key, summary)
         out.append(Listed(state, name, summary))
     if fresh or state == "queue" or len(known) > 2 * len(files) + 100:
-        _save_index(room, state, files, started if state == "queue" else 0.0)
+        order = _save_index(room, state, files, started if state == "queue" else 0.0)
+        if state == "queue":
+            return [Listed(state, n, files[n][1]) for n in order]
     return out
 
 
@@ -167,9 +169,11 @@ def _read_summary(room: Room, state: str, path: Path, st: os.stat_result) -> dic
     return summarize(task, st.st_mtime) if not problems else {"problem": "; ".join(problems)}
 
 
-def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -> None:
-    order = [n for n, _ in sorted(files.items(), key=lambda kv: order_key(kv[1][1], kv[0]))]
+def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -> list[str]:
+    """Write the index with the run order precomputed; return that order."""
+    order = [n for _, n in sorted((order_key(v[1], n), n) for n, v in files.items())]
     cache.save_fast(_index_file(room, state), {"v": 2, "checked": checked, "files": files, "order": order})
+    return order
 
 
 RECHECK_S = 10.0  # a cycle trusts the queue index this long after a full check
@@ -189,7 +193,7 @@ def run_order(room: Room) -> Iterator[Listed]:
 
     idx = _load_index(room, "queue")
     if time.time() - float(idx.get("checked") or 0) > RECHECK_S or "order" not in idx:
-        yield from queue_order(scan(room, "queue"))
+        yield from scan(room, "queue")  # a full check returns the queue in run order
         return
     files: dict[str, Any] = idx["files"]
     try:
