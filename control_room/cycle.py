@@ -119,6 +119,11 @@ def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
     missing: list[str] = []
     for item in swarm.run_order(room):
         seen += 1
+        why = ready.refused(item.summary)
+        if why is not None:
+            swarm.reject(room, item.name, [why], task_id=item.id)
+            rejected += 1
+            continue
         if ready.blocked(item.id, item.summary):
             waiting += 1
             continue
@@ -155,12 +160,31 @@ class _Readiness:
         self.busy_paths, reserved = _running_owns(room)
         self.spend += reserved  # what running tasks may still spend counts as spent
         self.holds = _Holds(room)
+        from control_room import digest
+
+        self.held = digest.held(room, gate)  # death loops: fail closed until a person acts
+        self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
+
+    def refused(self, s: dict[str, Any]) -> str | None:
+        """Why a task is refused outright: its route is in the graveyard."""
+        from control_room import graveyard
+
+        route = s.get("route") or ""
+        if route and route not in self.dead:
+            self.dead[route] = graveyard.refusal(self.room, route)
+        return self.dead.get(route) if route else None
 
     def blocked(self, task_id: str, s: dict[str, Any]) -> bool:
         room, gate = self.room, self.gate
         if not all(swarm.task_file(room, "done", d).exists() for d in s.get("deps", [])):
             return True
         if _overlaps(s.get("owns", []), self.busy_paths):
+            return True
+        loop = self.held.get(s.get("route") or f"task:{task_id}")
+        if loop is not None:
+            key = s.get("route") or f"task:{task_id}"
+            self.holds.log(task_id, s, "ROUTE_HELD", f"{key} is in a death loop ({loop['n']} identical "
+                           f"failures); `control-room route resume {key} --because ...` to release it")  # fmt: skip
             return True
         missing_gates = [g for g in s.get("gate", []) if not _approved(gate, task_id, g)]
         if missing_gates:
@@ -182,6 +206,8 @@ def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed, ready: _Readine
 
     path = swarm.task_file(room, "queue", item.id)
     task, problems = swarm.read_queued(room, path)
+    if not problems and (why := ready.refused(task)) is not None:
+        problems = [why]  # edited since the index saw it: now on a killed route
     if not problems and ready.blocked(item.id, swarm.summarize(task)):
         return "waiting"  # edited since the index saw it: no longer ready
     if not problems:

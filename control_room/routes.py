@@ -8,6 +8,7 @@ the text it wrote, so commands only import the markdown parser after a person ed
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from control_room.room import Room
@@ -73,15 +74,11 @@ def _money(v: float) -> str:
     return f"{v:.4f}".rstrip("0").rstrip(".") or "0"
 
 
-def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) -> None:
-    """After a run: attempts + 1, spend + cost, last result, and ``untested`` becomes ``alive``.
-
-    Only that route's row is rewritten (a missing row is added at the end of the table); the
-    rest of the file, including a person's concurrent edits, is kept.
-    """
+def _upsert(room: Room, route: str, mutate: Callable[[dict[str, str], bool], None]) -> None:
+    """Rewrite one route's row (or add it at the end of the table) through ``mutate(record,
+    existed)``; the rest of the file, including a person's concurrent edits, is kept."""
     from control_room.store.files import update
     from control_room.store.markdown import table_row
-    from control_room.timeutil import today
 
     def change(text: str) -> str:
         lines = text.splitlines(keepends=True)
@@ -98,17 +95,7 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
         cells += [""] * (len(header) - len(cells))
         rec = dict(zip(header, cells))
         rec["route"] = route
-        try:
-            rec["attempts"] = str(int(rec.get("attempts") or 0) + 1)
-        except ValueError:
-            rec["attempts"] = "1"
-        try:
-            rec["spend_usd"] = _money(float(rec.get("spend_usd") or 0) + cost)
-        except ValueError:
-            rec["spend_usd"] = _money(cost)
-        rec["last_result"] = f"{verdict} {task_id} {today()}"
-        if (rec.get("verdict") or "untested").lower() == "untested":
-            rec["verdict"] = "alive"
+        mutate(rec, found is not None)
         new_cells = [rec.get(h, "") for h in header]
         new_line = table_row(new_cells) + "\n"
         rows_after = [list(r) for r in table["rows"]]
@@ -126,3 +113,91 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
         return new_text
 
     update(room.routes, change)
+
+
+def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) -> None:
+    """After a run: attempts + 1, spend + cost, last result, and ``untested`` becomes ``alive``."""
+    from control_room.timeutil import today
+
+    def mutate(rec: dict[str, str], _existed: bool) -> None:
+        try:
+            rec["attempts"] = str(int(rec.get("attempts") or 0) + 1)
+        except ValueError:
+            rec["attempts"] = "1"
+        try:
+            rec["spend_usd"] = _money(float(rec.get("spend_usd") or 0) + cost)
+        except ValueError:
+            rec["spend_usd"] = _money(cost)
+        rec["last_result"] = f"{verdict} {task_id} {today()}"
+        if (rec.get("verdict") or "untested").lower() == "untested":
+            rec["verdict"] = "alive"
+
+    _upsert(room, route, mutate)
+
+
+def add(room: Room, route: str, title: str, falsifier: str = "") -> None:
+    """A new route on the board, ``untested``."""
+    from control_room import context, ledger
+    from control_room.errors import InvalidError
+    from control_room.tasks import is_id
+
+    if not is_id(route):
+        raise InvalidError(f"{route!r} is not a route id (ids match [a-z0-9][a-z0-9._-]{{0,63}})")
+    existing = next((r for r in rows(room) if r.get("route") == route), None)
+    if existing is not None:
+        raise InvalidError(f"route {route} exists already (control-room/ROUTES.md:{existing['line']})")
+
+    def mutate(rec: dict[str, str], existed: bool) -> None:
+        if existed:
+            raise InvalidError(f"route {route} exists already")
+        rec.update(verdict="untested", title=title, attempts="0", spend_usd="0", falsifier=falsifier)
+
+    _upsert(room, route, mutate)
+    ledger.append(room.ledger, "route-add", route=route, outcome="untested", detail=title)
+    context.refresh(room)
+
+
+def set_verdict(room: Room, route: str, verdict: str) -> None:
+    def mutate(rec: dict[str, str], _existed: bool) -> None:
+        rec["verdict"] = verdict
+
+    _upsert(room, route, mutate)
+
+
+def get(room: Room, route: str) -> dict[str, Any]:
+    from control_room.errors import NotFoundError
+
+    found = next((r for r in rows(room) if r.get("route") == route), None)
+    if found is None:
+        raise NotFoundError(f"no route {route} in control-room/ROUTES.md")
+    return found
+
+
+def problems(room: Room) -> list[str]:
+    """What a hand edit broke in ROUTES.md, each naming its line; cycles go on with the rest."""
+    from control_room.ledger.line import split_cells
+    from control_room.tasks import is_id
+
+    table = _table(room, text := _text(room))
+    if table is None:
+        return [f"control-room/ROUTES.md: no table whose first column is `route` (expected | {' | '.join(COLUMNS)} |)"]
+    raw = text.splitlines()
+    out, seen = [], {}
+    width = len(table["header"])
+    for line, cells in table["rows"]:
+        where = f"control-room/ROUTES.md:{line}"
+        physical = raw[line - 1] if line - 1 < len(raw) else ""
+        got = split_cells(physical.strip() if physical.strip().endswith("|") else physical.strip() + " |")
+        if got is not None and len(got) != width:
+            out.append(f"{where}: {len(got)} cells, the header has {width}")
+        route = cells[0] if cells else ""
+        if not is_id(route):
+            out.append(f"{where}: {route!r} is not a route id")
+        elif route in seen:
+            out.append(f"{where}: route {route} appears twice (first on line {seen[route]})")
+        else:
+            seen[route] = line
+        verdict = dict(zip(table["header"], cells)).get("verdict", "").lower()
+        if verdict and verdict not in VERDICTS:
+            out.append(f"{where}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+    return out

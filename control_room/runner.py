@@ -16,6 +16,7 @@ from typing import Any
 
 from control_room import claims, errors, ledger, proc, swarm
 from control_room.cycle import CycleResult, Pick
+from control_room.ledger import result
 from control_room.room import Room
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
@@ -58,7 +59,9 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     if not workdir.is_dir():
         return _finish_fail(room, gate, task, picked, f"work dir {workdir} does not exist", {})
     adapter = adapters.get(picked.adapter_name)
-    p = prompt.assemble(room, task, gate)
+    from control_room import digest
+
+    p = prompt.assemble(room, task, gate, history=digest.route_history(room, task["route"]) if task.get("route") else "")
     for w in p.warnings:
         ledger.append(room.ledger, "warning", task=tid, detail=w)
     atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
@@ -134,7 +137,8 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     tokens = f", tokens {outcome.input_tokens or 0}/{outcome.output_tokens or 0}" if outcome.input_tokens else ""
     summary = (f"round {round_no}; agent exit {res.exit_code} in {res.duration_s:.1f}s{tokens}; "
                f"report {'ok' if rep.ok else 'broken'}; validator {_validator_word(val)}; "
-               f"prompt {meta['prompt_bytes']} B ({meta['context_pressure']:.1%} of context)")  # fmt: skip
+               f"prompt {meta['prompt_bytes']} B ~{meta['prompt_tokens_est']} tokens "
+               f"({meta['context_pressure']:.1%} of context)")  # fmt: skip
     if cost > float(task["max_cost_usd"]):
         ledger.append(room.ledger, "cost-overrun", task=tid, route=task.get("route", ""), adapter=adapter.name,
                       outcome="over", detail=f"spent ${cost:.4f}, above the task's max_cost_usd "
@@ -145,12 +149,13 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
                       detail=f"report says CONFIRMED success; validator {_validator_word(val)}")  # fmt: skip
     if not failures:
         ledger.append(room.ledger, "result", task=tid, route=task.get("route", ""), adapter=adapter.name,
-                      outcome="pass", cost_usd=cost, detail=summary)  # fmt: skip
+                      outcome="pass", cost_usd=cost, detail=result.detail(summary, rep.decision))  # fmt: skip
         swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
         claims.release(room, tid)
         _after(room, task, "pass", cost)
         return CycleResult(errors.PASSED, f"passed: {tid} ({summary})", tid)
-    return _finish_fail(room, gate, task, picked, "; ".join(failures), {"cost": cost, "summary": summary})
+    return _finish_fail(room, gate, task, picked, "; ".join(failures),
+                        {"cost": cost, "summary": summary, "decision": rep.decision})  # fmt: skip
 
 
 def _finish_fail(room: Room, gate: dict[str, Any], task: dict[str, Any], picked: Pick, why: str,
@@ -158,7 +163,8 @@ def _finish_fail(room: Room, gate: dict[str, Any], task: dict[str, Any], picked:
     tid = task["id"]
     cost = float(info.get("cost", 0.0))
     ledger.append(room.ledger, "result", task=tid, route=task.get("route", ""), adapter=picked.adapter_name,
-                  outcome="fail", cost_usd=cost, detail=f"{info.get('summary', '')}: {why}".lstrip(": "))  # fmt: skip
+                  outcome="fail", cost_usd=cost,
+                  detail=result.detail(info.get("summary", ""), info.get("decision", ""), why))  # fmt: skip
     where = fail_round(room, gate, task, why, src="running")
     _after(room, task, "fail", cost)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
@@ -260,10 +266,19 @@ def _archive(results: Path) -> None:
 
 
 def _after(room: Room, task: dict[str, Any], verdict: str, cost: float) -> None:
-    from control_room import routes
+    """Step 8: ROUTES.md, findings, DIGEST.md and CURRENT_CONTEXT.md."""
+    from control_room import control, digest, routes
 
     if task.get("route"):
         routes.record_run(room, task["route"], task["id"], verdict, cost)
+    gate = control.load(room)
+    for key, loop in digest.held(room, gate).items():
+        if not loop["announced"]:
+            route = key if not key.startswith("task:") else ""
+            ledger.append(room.ledger, "death-loop", task=key[5:] if not route else "", route=route,
+                          outcome="held", detail=f"{loop['n']} failures in a row with the same {loop['same']}: "
+                          f"{loop['cause']}; held until `control-room route resume {key} --because ...`")  # fmt: skip
+    digest.refresh(room, gate)
     _refresh(room)
 
 

@@ -12,9 +12,6 @@ from control_room.errors import ControlRoomError
 from control_room.room import Room
 from control_room.timeutil import today
 
-FINDING_EVENTS = ("unsupported-claim", "death-loop")
-
-
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     from control_room import control, routes
     from control_room.ledger.line import parse
@@ -26,8 +23,10 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
         out["stop"] = _stop_note(room)
     out["tasks"] = room.counts()
     out["routes"] = routes.verdict_counts(room)
+    gate = None
     try:
-        out["daily_budget_usd"] = control.load(room)["daily_budget_usd"]
+        gate = control.load(room)
+        out["daily_budget_usd"] = gate["daily_budget_usd"]
         out["control_error"] = None
     except ControlRoomError as exc:
         out["daily_budget_usd"] = None
@@ -41,7 +40,14 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
         out["ledger_error"] = f"{room.ledger} is missing"
     out["spend_today_usd"] = round(s["spend_by_day"].get(today(), 0.0), 6)
     out["ledger_lines"] = s["lines"]
-    out["findings"] = sum(s["events"].get(e, 0) for e in FINDING_EVENTS)
+    out["findings"], out["held"] = 0, []
+    if out["ledger_error"] is None:
+        from control_room import digest
+
+        st, _ = digest.state(room)
+        loops = digest.death_loops(st, int((gate or control.DEFAULTS)["death_loop_n"]))
+        out["findings"] = st["unsupported_n"] + len(loops)
+        out["held"] = sorted(loops)
     out["last"] = [e.as_dict() for e in recent if e is not None]
     return out
 
@@ -75,7 +81,9 @@ def render(s: dict[str, Any]) -> str:
     lines.append(f"spend     {spend}")
     if s.get("control_error"):
         lines.append(f"gate      BROKEN: {s['control_error']}")
-    lines.append(f"findings  {s['findings']}")
+    lines.append(f"findings  {s['findings']}" + ("  (control-room findings)" if s["findings"] else ""))
+    if s["held"]:
+        lines.append("held      " + ", ".join(s["held"]) + "  (death loops: fed no tasks until a person acts)")
     lines.append(f"ledger    {s['ledger_lines']:,} lines" + ("; last:" if s["last"] else ""))
     for e in s["last"]:
         lines.append("  " + format_entry(e))

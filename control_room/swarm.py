@@ -325,6 +325,11 @@ def _check_runnable(room: Room, gate: dict[str, Any], task: dict[str, Any]) -> N
         raise InvalidError(f"task refused: {exc}") from None
     if task.get("extra_args") and not gate["allow_extra_args"]:
         raise InvalidError("task refused: extra_args given but CONTROL.md allow_extra_args is false")
+    from control_room import graveyard
+
+    why = graveyard.refusal(room, task.get("route") or "")
+    if why is not None:
+        raise InvalidError(f"task refused: {why}")
 
 
 def queue_order(listed: list[Listed]) -> list[Listed]:

@@ -32,7 +32,13 @@ COMMANDS = {
     "schedule": "control_room.cli.schedule:schedule",
     "adapters": "control_room.cli.adapters:adapters",
     "demo": "control_room.cli.demo:demo",
+    "route": "control_room.cli.route:route",
+    "graveyard": "control_room.cli.route:graveyard",
+    "digest": "control_room.cli.route:digest",
+    "findings": "control_room.cli.route:findings",
     "validate": "control_room.cli.validate:validate",
+    "lever": "control_room.cli.intel:lever",
+    "branch": "control_room.cli.intel:branch",
 }
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from control_room.ledger.line import COLUMNS, HEADER, split_cells, unescape
+from control_room.ledger.line import unescape
 from control_room.ledger.read import entries
-from control_room.store import cache
 
 
 def stats(path: Path) -> dict[str, Any]:
@@ -41,67 +39,21 @@ def stats(path: Path) -> dict[str, Any]:
     return out
 
 
-_BOUNDARY = 64
-_CHUNK = 1 << 20
-
-
-def _count(line: str, state: dict[str, Any], events: Counter[str], spend: dict[str, float]) -> None:
-    if not state["in_table"]:
-        state["in_table"] = line == HEADER
-        return
-    cells = split_cells(line)  # no full parse: only time, event and cost are needed
-    if cells is None or len(cells) != len(COLUMNS):
-        return
-    state["lines"] += 1
-    events[unescape(cells[3])] += 1
+def _count(state: dict[str, Any], cells: list[str]) -> None:
+    """Only time, event and cost are needed: no full parse."""
+    event = unescape(cells[3])
+    state["events"][event] = state["events"].get(event, 0) + 1
     if cells[8] != "0":
         try:
-            spend[cells[0][:10]] += float(cells[8])
+            day = cells[0][:10]
+            state["spend_by_day"][day] = round(state["spend_by_day"].get(day, 0.0) + float(cells[8]), 6)
         except ValueError:
             pass
 
 
-def _boundary(fd: int, size: int) -> str:
-    start = max(0, size - _BOUNDARY)
-    return os.pread(fd, size - start, start).hex()
-
-
 def summary(path: Path, cache_file: Path) -> dict[str, Any]:
-    """Line count, events by name and spend by day, kept in a disposable checkpoint.
+    """Line count, events by name and spend by day, kept current incrementally (see follow)."""
+    from control_room.ledger.follow import follow
 
-    Only the bytes appended since the checkpoint are read. If the file no longer starts with
-    what the checkpoint saw (the bytes just before its offset differ, or the file shrank), the
-    summary is rebuilt from the start.
-    """
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(fd).st_size
-        state = cache.load(cache_file)
-        if not (
-            isinstance(state, dict)
-            and state.get("v") == 1
-            and isinstance(state.get("size"), int)
-            and state["size"] <= size
-            and state.get("boundary") == _boundary(fd, state["size"])
-        ):
-            state = {"v": 1, "size": 0, "in_table": False, "lines": 0, "events": {},
-                     "spend_by_day": {}}  # fmt: skip
-        start = state["size"]
-        if start < size:
-            events = Counter(state["events"])
-            spend: defaultdict[str, float] = defaultdict(float, state["spend_by_day"])
-            pos, carry = start, b""
-            while pos < size:
-                block = carry + os.pread(fd, min(_CHUNK, size - pos), pos)
-                pos += len(block) - len(carry)
-                *whole, carry = block.split(b"\n")  # a torn tail waits for its newline
-                for raw in whole:
-                    _count(raw.decode("utf-8", "replace"), state, events, spend)
-            state["events"] = dict(events)
-            state["spend_by_day"] = {k: round(v, 6) for k, v in spend.items()}
-            state["size"] = size - len(carry)
-            state["boundary"] = _boundary(fd, state["size"])
-            cache.save(cache_file, state)
-        return state
-    finally:
-        os.close(fd)
+    state, _ = follow(path, cache_file, "summary-1", lambda: {"events": {}, "spend_by_day": {}}, _count)
+    return state

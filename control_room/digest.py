@@ -1,0 +1,216 @@
+"""DIGEST.md (SPEC §7): what a fresh agent must know, generated from the ledger and the
+graveyard, bounded in size however long the ledger grows.
+
+The ledger is folded into a derived state (``.cache/digest.json``) incrementally: a refresh
+reads only the lines appended since the last one (see ``ledger.follow``). The state holds, per
+route: attempts, passes, fails, spend, the last decisions, the best result, and the current
+streak of identical failures (a death loop once it reaches CONTROL.md ``death_loop_n``). The
+markdown is rendered from that state and the tombstones, most useful first, and cut to
+``digest_max_bytes``: older decisions go first, then routes least recently active.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from control_room.ledger import result
+from control_room.ledger.line import unescape
+from control_room.room import Room
+
+KIND = "digest-2"
+LAST = 5  # decisions kept per route
+STREAK_LINES = 10  # lines kept as evidence of a streak
+CLEARS = ("route-resume", "route-reopen", "route-kill")  # a person acted on the route
+
+
+def _init() -> dict[str, Any]:
+    return {"routes": {}, "causes": {}, "unsupported": [], "unsupported_n": 0, "last_time": ""}
+
+
+def _fold(state: dict[str, Any], cells: list[str]) -> None:
+    time, eid, event = cells[0], cells[1], unescape(cells[3])
+    task, route = unescape(cells[4]), unescape(cells[5])
+    state["last_time"] = time
+    key = route or (f"task:{task}" if task else "")
+    if event in CLEARS and key:
+        r = state["routes"].get(key)
+        if r is not None:
+            r["streak"] = {"cause": "", "n": 0, "lines": []}
+            r["decision_streak"] = {"cause": "", "n": 0, "lines": []}
+            r["announced"] = False
+        return
+    if event == "death-loop" and key in state["routes"]:
+        state["routes"][key]["announced"] = True
+        return
+    if event == "unsupported-claim":
+        state["unsupported_n"] += 1
+        state["unsupported"] = (state["unsupported"] + [[time, eid, task, route, unescape(cells[9])]])[-20:]
+        return
+    if event != "result" or not key:
+        return
+    outcome = unescape(cells[7])
+    try:
+        cost = float(cells[8])
+    except ValueError:
+        cost = 0.0
+    decision, failed = result.parse(unescape(cells[9]))
+    r = state["routes"].setdefault(key, {
+        "attempts": 0, "passes": 0, "fails": 0, "spend": 0.0, "last": [], "best": None, "last_time": "",
+        "streak": {"cause": "", "n": 0, "lines": []}, "decision_streak": {"cause": "", "n": 0, "lines": []},
+        "announced": False,
+    })  # fmt: skip
+    r["attempts"] += 1
+    r["spend"] = round(r["spend"] + cost, 6)
+    r["last_time"] = time
+    r["last"] = (r["last"] + [[time, task, outcome, decision, failed]])[-LAST:]
+    if outcome == "pass":
+        r["passes"] += 1
+        r["best"] = [time, task, decision]
+        r["streak"] = {"cause": "", "n": 0, "lines": []}
+        r["decision_streak"] = {"cause": "", "n": 0, "lines": []}
+        r["announced"] = False
+        return
+    r["fails"] += 1
+    c = result.cause(failed or decision)
+    state["causes"][c] = state["causes"].get(c, 0) + 1
+    evidence = [time, eid, task, (failed or decision)[:200]]
+    for name, value in (("streak", result.cause(failed)), ("decision_streak", result.cause(decision))):
+        s = r[name]
+        if value and s["cause"] == value:
+            s["n"] += 1
+            s["lines"] = (s["lines"] + [evidence])[-STREAK_LINES:]
+        else:
+            r[name] = {"cause": value, "n": 1 if value else 0, "lines": [evidence] if value else []}
+
+
+def state(room: Room) -> tuple[dict[str, Any], int]:
+    """The digest state, up to date; and how many ledger bytes this refresh read."""
+    from control_room.ledger.follow import follow
+
+    return follow(room.ledger, room.cache / "digest.json", KIND, _init, _fold)
+
+
+def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:
+    """Routes (or ``task:<id>`` keys) failing the same way ``n`` or more times in a row."""
+    out = {}
+    for key, r in st["routes"].items():
+        for name, what in (("streak", "error"), ("decision_streak", "decision")):
+            s = r[name]
+            if s["n"] >= n:
+                out[key] = {"same": what, "cause": s["cause"], "n": s["n"], "lines": s["lines"],
+                            "announced": r.get("announced", False)}  # fmt: skip
+                break
+    return out
+
+
+def held(room: Room, gate: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Routes held because of a death loop (fail closed until a person or the orchestrator acts)."""
+    st, _ = state(room)
+    return death_loops(st, int(gate["death_loop_n"]))
+
+
+def _money(v: float) -> str:
+    return f"${v:,.2f}"
+
+
+def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> str:
+    """What the prompt says about one route: its tombstone if it has one, and what it learned."""
+    from control_room import graveyard
+
+    out = []
+    try:
+        meta, body = graveyard.read(room, route)
+        out.append(f"Tombstone (graveyard/{route}.md, state {meta.get('state', 'killed')}):\n\n{body.strip()}")
+    except Exception:  # no tombstone, or an unreadable one: the digest still speaks
+        pass
+    st = st if st is not None else state(room)[0]
+    r = st["routes"].get(route)
+    if r:
+        lines = [f"{r['attempts']} attempts ({r['passes']} passed, {r['fails']} failed), {_money(r['spend'])} spent."]
+        if r["best"]:
+            lines.append(f"Best: {r['best'][0][:10]} task {r['best'][1]} passed: {r['best'][2]}")
+        for time, task, outcome, decision, failed in reversed(r["last"]):
+            lines.append(f"- {time[:16]} {task} {outcome}: {decision or '-'}" + (f" (failed: {failed[:160]})" if failed else ""))
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
+    """DIGEST.md from the state and the tombstones, within ``digest_max_bytes``."""
+    from control_room import graveyard
+
+    cap = int(gate["digest_max_bytes"])
+    loops = death_loops(st, int(gate["death_loop_n"]))
+    tombs = [t for t in graveyard.tombstones(room) if t.get("state") == "killed"]
+    live = sorted(((k, r) for k, r in st["routes"].items() if k not in {t["candidate"] for t in tombs}),
+                  key=lambda kv: kv[1]["last_time"], reverse=True)  # fmt: skip
+    # (section, importance, text): the most important blocks are kept when space runs out.
+    blocks: list[tuple[int, int, str]] = []
+    for t in sorted(tombs, key=lambda t: str(t.get("killed_at", "")), reverse=True):
+        blocks.append((1, 0, f"- **{t['candidate']}** killed {str(t.get('killed_at', '?'))[:10]}: "
+                             f"{t.get('verdict', '?')} Reopen only if: {t.get('reopen_if', '?')}"))  # fmt: skip
+    for key, lp in loops.items():
+        blocks.append((2, 0, f"- **{key}**: failed {lp['n']} times in a row with the same {lp['same']}: "
+                             f"\"{lp['cause'][:160]}\". Held until `control-room route resume {key} --because ...`"))  # fmt: skip
+    for rank, (key, r) in enumerate(live):
+        head = (f"- **{key}**: {r['attempts']} attempts, {r['passes']} passed, {r['fails']} failed, "
+                f"{_money(r['spend'])}")  # fmt: skip
+        if r["best"]:
+            head += f"; best: {r['best'][1]} ({r['best'][0][:10]}): {r['best'][2][:160]}"
+        blocks.append((3, 1 + rank, head))
+        for age, (time, task, outcome, decision, failed) in enumerate(reversed(r["last"])):
+            text = f"  - {time[:10]} {task} {outcome}: {decision[:140] or '-'}"
+            if failed:
+                text += f" (failed: {failed[:120]})"
+            blocks.append((3, 100 + 10 * age + rank, text))
+    causes = sorted(st["causes"].items(), key=lambda kv: -kv[1])
+    for rank, (c, n) in enumerate([kv for kv in causes if kv[0]][:10]):
+        blocks.append((4, 50 + rank, f"- {n}× {c}"))
+    for rank, (key, r) in enumerate(sorted(st["routes"].items(), key=lambda kv: -kv[1]["spend"])):
+        blocks.append((5, 60 + rank, f"| {key} | {_money(r['spend'])} | {r['attempts']} |"))
+    titles = {1: "## Dead routes (graveyard): do not retry them\n", 2: "## Held routes: death loops\n",
+              3: "## Live routes: what each has learned\n", 4: "## Recurring failures\n",
+              5: "## Spend by route\n\n| route | spend | attempts |\n|---|---|---|"}  # fmt: skip
+    header = (f"# DIGEST\n\nGenerated by control-room from the ledger ({st['lines']:,} lines, up to "
+              f"{st['last_time'] or 'the start'}) and the graveyard. Do not edit: "
+              f"`control-room digest` rewrites it.\n")  # fmt: skip
+    budget = cap - len(header.encode()) - 200  # room for titles and the note
+    kept: set[int] = set()
+    used = 0
+    for i in sorted(range(len(blocks)), key=lambda i: blocks[i][1]):
+        size = len(blocks[i][2].encode()) + 1
+        if used + size <= budget:
+            kept.add(i)
+            used += size
+    out = [header]
+    for section, title in titles.items():
+        lines = [blocks[i][2] for i in range(len(blocks)) if i in kept and blocks[i][0] == section]
+        if lines:
+            out.append(f"{title}\n" + "\n".join(lines) + "\n")
+    dropped = len(blocks) - len(kept)
+    if dropped:
+        out.append(f"_{dropped} older or smaller details left out to stay under {cap:,} bytes._\n")
+    if len(out) == 1:
+        out.append("Nothing has run yet.\n")
+    text = "\n".join(out)
+    while len(text.encode()) > cap:  # titles alone over a tiny cap: cut, never overflow
+        text = text[: max(0, len(text) - (len(text.encode()) - cap) - 1)]
+    return text
+
+
+def refresh(room: Room, gate: dict[str, Any] | None = None) -> tuple[Path, int]:
+    """Bring DIGEST.md up to date; return its path and the ledger bytes this read."""
+    from control_room import control
+    from control_room.store.files import atomic_write, read_text
+
+    gate = gate or control.load(room)
+    st, read = state(room)
+    text = render(room, st, gate)
+    try:
+        current = read_text(room.digest)
+    except FileNotFoundError:
+        current = None
+    if text != current:
+        atomic_write(room.digest, text)
+    return room.digest, read

@@ -1,0 +1,325 @@
+"""Levers and branches (SPEC §7): ``intelligence/levers.md`` and ``intelligence/branches.md``.
+
+Each page holds one markdown table ``| id | state | title | because |``, one row per lever or
+branch, in one of three states: ``untested``, ``pending`` or ``killed``. Killed is first class:
+the row stays, and its ``because`` says why.
+
+People and agents edit these pages by hand, so:
+
+- a write rewrites one row line (``set``) or inserts one (``add``) and keeps every other byte of
+  the file; it goes through ``store.files.update``, which re-applies the change when someone
+  saved the file meanwhile, so a concurrent hand edit is never lost;
+- a write looks only at the row it touches: a broken row elsewhere does not block it;
+- reading (``items``) checks every row and names the first broken one by file and line.
+
+The table is found with markdown-it (so a table in a code fence is not mistaken for it); the
+cells of each row are split from the line itself, the way markdown-it splits them, because
+markdown-it pads or drops cells to fit the header and so hides a row with the wrong count.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from control_room.errors import InvalidError, NotFoundError
+from control_room.room import Room
+
+KINDS = {"lever": "levers.md", "branch": "branches.md"}
+STATES = ("untested", "pending", "killed")
+COLUMNS = ("id", "state", "title", "because")
+_TITLES = {"lever": "Levers", "branch": "Branches"}
+_EOL = re.compile(r"(\r\n|\r|\n)")  # what markdown-it counts as a line break
+# What markdown-it trims from a cell (CommonMark whitespace), so cells read the same either way.
+_SPACE = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+def path(room: Room, kind: str) -> Path:
+    return room.root / "intelligence" / KINDS[_kind(kind)]
+
+
+def where(kind: str) -> str:
+    """The page, relative to the room: what error messages name."""
+    return f"intelligence/{KINDS[_kind(kind)]}"
+
+
+def _kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise InvalidError(f"unknown kind {kind!r} (valid: {', '.join(KINDS)})")
+    return kind
+
+
+def _check_state(state: str) -> None:
+    if state not in STATES:
+        raise InvalidError(f"state {state!r} is not one of {', '.join(STATES)}")
+
+
+# parsing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Page:
+    lines: list[str]  # every line with its own line ending, so "".join(lines) is the text
+    header_line: int  # 1-based; 0: the page has no table
+    rows: list[tuple[int, list[str]]]  # (1-based line, cells split from that line)
+
+
+def _lines(text: str) -> list[str]:
+    parts = _EOL.split(text)
+    out = [parts[i] + parts[i + 1] for i in range(0, len(parts) - 1, 2)]
+    return out + ([parts[-1]] if parts[-1] else [])
+
+
+def _eol(line: str) -> str:
+    return line[len(line.rstrip("\r\n")) :]
+
+
+def _split(line: str) -> list[str]:
+    """The cells of one table line, split as markdown-it splits them (``\\|`` is a pipe)."""
+    s = line.strip(_SPACE)
+    cells: list[str] = []
+    current = ""
+    escaped = False
+    for ch in s:
+        if ch == "|" and not escaped:
+            cells.append(current)
+            current = ""
+        elif ch == "|":
+            current = current[:-1] + "|"
+        else:
+            current += ch
+        escaped = ch == "\\"
+    cells.append(current)
+    if cells and cells[0] == "":
+        cells.pop(0)
+    if cells and cells[-1] == "":
+        cells.pop()
+    return [c.strip(_SPACE) for c in cells]
+
+
+def _page(text: str, kind: str) -> _Page:
+    """Find the page's table. A broken header or a second table is an error for every command:
+    there is then no telling where a row belongs."""
+    from control_room.store.markdown import tables
+
+    lines = _lines(text)
+    ours = [t for t in tables(text) if t.header and t.header[0].strip().lower() == "id"]
+    if not ours:
+        return _Page(lines, 0, [])
+    for t in ours:
+        header = tuple(h.strip().lower() for h in _split(lines[t.header_line - 1]))
+        if header != COLUMNS:
+            raise InvalidError(
+                f"{where(kind)}:{t.header_line}: the table header must be "
+                f"| {' | '.join(COLUMNS)} |, not | {' | '.join(header)} |"
+            )
+    if len(ours) > 1:
+        raise InvalidError(
+            f"{where(kind)}:{ours[1].header_line}: a second table of {kind}s (the first is on "
+            f"line {ours[0].header_line}); keep exactly one table on this page"
+        )
+    t = ours[0]
+    return _Page(lines, t.header_line, [(r.line, _split(lines[r.line - 1])) for r in t.rows])
+
+
+def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:
+    """What is wrong with one row on its own (duplicates are checked across rows)."""
+    at = f"{where(kind)}:{line}"
+    if len(cells) != len(COLUMNS):
+        hint = ""
+        if len(cells) == 1:
+            hint = " (a line right after the table is read as one of its rows: leave a blank line)"
+        return (f"{at}: a row needs {len(COLUMNS)} cells (| {' | '.join(COLUMNS)} |), "
+                f"this one has {len(cells)}{hint}")  # fmt: skip
+    row_id, state, _title, because = cells
+    from control_room.tasks import is_id
+
+    if not is_id(row_id):
+        return f"{at}: id {row_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}"
+    if state not in STATES:
+        return f"{at}: state {state!r} is not one of {', '.join(STATES)}"
+    if state == "killed" and not because:
+        return f"{at}: {kind} {row_id} is killed with no reason: say why in its because cell"
+    return None
+
+
+def _read(room: Room, kind: str) -> str | None:
+    from control_room.store.files import read_text
+
+    try:
+        return read_text(path(room, kind))
+    except FileNotFoundError:
+        return None
+
+
+def _one_line(text: str) -> str:
+    """A cell's value as it reads back from the page: one line, runs of whitespace as one space
+    (``table_row`` then escapes its pipes)."""
+    return " ".join(text.split())
+
+
+def _record(line: int, cells: list[str]) -> dict[str, Any]:
+    return {**dict(zip(COLUMNS, cells)), "line": line}
+
+
+# reading -----------------------------------------------------------------------------------
+
+
+def check(room: Room, kind: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every well-formed row, and a problem (``file:line: what``) for every broken one."""
+    text = _read(room, kind)
+    if text is None:
+        return [], []
+    page = _page(text, kind)
+    good: list[dict[str, Any]] = []
+    problems: list[str] = []
+    first_seen: dict[str, int] = {}
+    for line, cells in page.rows:
+        problem = _row_problem(kind, line, cells)
+        if problem is None and cells[0] in first_seen:
+            problem = f"{where(kind)}:{line}: duplicate id {cells[0]!r} (also on line {first_seen[cells[0]]})"
+        if cells:
+            first_seen.setdefault(cells[0], line)
+        if problem:
+            problems.append(problem)
+        else:
+            good.append(_record(line, cells))
+    return good, problems
+
+
+def items(room: Room, kind: str, state: str | None = None) -> list[dict[str, Any]]:
+    """The rows of the page, each ``{id, state, title, because, line}``, in file order.
+
+    A page with a broken row is an error naming the first one (and how many more there are),
+    so that a listing never silently drops a lever.
+    """
+    _kind(kind)
+    if state is not None:
+        _check_state(state)
+    good, problems = check(room, kind)
+    if problems:
+        more = len(problems) - 1
+        raise InvalidError(problems[0] + (f" (and {more} more broken row{'s' * (more > 1)})" if more else ""))
+    return [r for r in good if state is None or r["state"] == state]
+
+
+# writing -----------------------------------------------------------------------------------
+
+
+def add(room: Room, kind: str, id: str, title: str, because: str = "") -> dict[str, Any]:
+    """Add an ``untested`` row after the table's last row (a page without the table gets one).
+
+    Refuses an id already on the page, naming its line. Other rows are not checked.
+    """
+    from control_room.store.files import update
+    from control_room.store.markdown import table_row
+    from control_room.tasks import is_id
+
+    _kind(kind)
+    if not is_id(id):
+        raise InvalidError(f"{kind} id {id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}")
+    cells = [id, "untested", _one_line(title), _one_line(because)]
+    if not cells[2]:
+        raise InvalidError(f"a {kind} needs a title")
+    row = table_row([*cells])
+    added: dict[str, Any] = {}
+
+    def change(text: str) -> str:
+        page = _page(text, kind)
+        for line, old in page.rows:
+            if old and old[0] == id:
+                state = old[1] if len(old) > 1 else "?"
+                raise InvalidError(
+                    f"{where(kind)}:{line}: {kind} {id} is already there (state {state}); "
+                    f"change it with `control-room {kind} set {id} STATE`"
+                )
+        lines = list(page.lines)
+        if page.header_line:
+            at = page.rows[-1][0] if page.rows else page.header_line + 1  # the line to follow
+            eol = _eol(lines[at - 1]) or _eol(lines[0]) or "\n"
+            if not _eol(lines[at - 1]):
+                lines[at - 1] += eol
+            lines.insert(at, row + eol)
+            added["line"] = at + 1
+            return "".join(lines)
+        eol = (_eol(lines[0]) if lines else "") or "\n"
+        block = [f"| {' | '.join(COLUMNS)} |{eol}", "|" + "---|" * len(COLUMNS) + eol, row + eol]
+        if not text.strip():
+            head = [f"# {_TITLES[kind]}{eol}", eol]
+            added["line"] = 5
+            return "".join(head + block)
+        if not _eol(lines[-1]):
+            lines[-1] += eol
+        if lines[-1].strip():
+            lines.append(eol)  # a blank line before the table
+        added["line"] = len(lines) + 3
+        return "".join(lines + block)
+
+    p = path(room, kind)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    update(p, change)
+    _log(room, f"{kind}-add", "untested",
+         f"{id}: added as untested: {cells[2]}" + (f"; because: {cells[3]}" if cells[3] else ""))  # fmt: skip
+    return _record(added["line"], cells)
+
+
+def set_state(room: Room, kind: str, id: str, state: str, because: str = "") -> dict[str, Any]:
+    """Set the state of one row; ``because`` (when given) replaces its because cell.
+
+    A kill needs a reason. Only that row's line is rewritten; other rows are not checked, so
+    a broken row elsewhere does not block this one. Returns the row, with ``was`` (the old
+    state).
+    """
+    from control_room.store.files import update
+    from control_room.store.markdown import table_row
+
+    _kind(kind)
+    _check_state(state)
+    because = _one_line(because)
+    if state == "killed" and not because:
+        raise InvalidError(
+            f"a kill needs a reason: give --because (what ruled {id} out, with the task id or "
+            "tombstone that shows it)"
+        )
+    p = path(room, kind)
+    if not p.exists():
+        raise NotFoundError(f"no {kind} {id!r}: {where(kind)} is missing")
+    result: dict[str, Any] = {}
+
+    def change(text: str) -> str:
+        page = _page(text, kind)
+        found = [(line, cells) for line, cells in page.rows if cells and cells[0] == id]
+        if not found:
+            raise NotFoundError(f"no {kind} {id!r} in {where(kind)}")
+        if len(found) > 1:
+            raise InvalidError(
+                f"{where(kind)}:{found[1][0]}: duplicate id {id!r} (also on line {found[0][0]}); "
+                "fix the page by hand first"
+            )
+        line, cells = found[0]
+        problem = _row_problem(kind, line, cells)
+        if problem and len(cells) != len(COLUMNS):
+            raise InvalidError(problem)
+        new = [id, state, _one_line(cells[2]), because or _one_line(cells[3])]
+        lines = list(page.lines)
+        lines[line - 1] = table_row([*new]) + _eol(lines[line - 1])
+        result.update(_record(line, new), was=cells[1], old_because=cells[3])
+        return "".join(lines)
+
+    update(p, change)
+    was = result["was"]
+    detail = f"{id}: still {state}" if was == state else f"{id}: {was} -> {state}"
+    if because and because != result["old_because"]:
+        detail += f"; because: {because}"
+    _log(room, f"{kind}-set", state, detail)
+    del result["old_because"]
+    return result
+
+
+def _log(room: Room, event: str, outcome: str, detail: str) -> None:
+    from control_room import context, ledger
+
+    ledger.append(room.ledger, event, outcome=outcome, detail=detail)
+    context.refresh(room)

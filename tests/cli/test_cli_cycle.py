@@ -1,0 +1,122 @@
+"""control-room cycle / run, in-process on real files and real processes (the probe adapter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+from support import events
+
+from control_room import errors
+from control_room.room import STATES, Room
+
+Run = Callable[..., Result]
+PY = sys.executable
+TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+
+
+@pytest.fixture
+def inside(room: Room) -> Room:
+    os.chdir(room.root)
+    return room
+
+
+def queue(room: Room, task_id: str, **fields: Any) -> None:
+    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
+            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
+            "kill_condition": "two failed rounds", "adapter": "probe",
+            "command": [PY, "-c", "print('did the work')"], **fields}  # fmt: skip
+    (room.state_dir("queue") / f"{task_id}.json").write_text(json.dumps(task))
+
+
+def where(room: Room, task_id: str) -> list[str]:
+    return [s for s in STATES if (room.state_dir(s) / f"{task_id}.json").exists()]
+
+
+def snapshot(root: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+# cycle ----------------------------------------------------------------------------------
+
+
+def test_cycle_on_an_empty_queue_has_nothing_to_do(run: Run, inside: Room) -> None:
+    result = run("cycle")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        errors.OK, "nothing to do: the queue is empty\n", "",
+    )  # fmt: skip
+    assert events(inside.ledger) == ["init"]
+
+
+def test_cycle_passes_a_task(run: Run, inside: Room) -> None:
+    queue(inside, "t-pass")
+    result = run("cycle")
+    assert result.exit_code == errors.PASSED
+    assert result.stderr == ""
+    assert result.stdout.startswith("passed: t-pass (round 1; agent exit 0 in ")
+    assert result.stdout.endswith(" of context))\n") and result.stdout.count("\n") == 1
+    assert where(inside, "t-pass") == ["done"]
+    assert events(inside.ledger)[-2:] == ["claim", "result"]
+
+
+def test_cycle_with_room_option_from_outside(run: Run, room: Room, tmp_path: Path) -> None:
+    queue(room, "t-out")
+    result = run("cycle", "--room", str(room.root))  # cwd is tmp_path, not the room
+    assert result.exit_code == errors.PASSED
+    assert where(room, "t-out") == ["done"]
+
+
+def test_cycle_with_stop_present_changes_nothing(run: Run, inside: Room) -> None:
+    queue(inside, "t-wait")
+    inside.stop.write_text("")
+    before = snapshot(inside.root)
+    result = run("cycle")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        errors.STOPPED, f"stopped: {inside.root / 'STOP'} exists; nothing ran\n", "",
+    )  # fmt: skip
+    assert snapshot(inside.root) == before
+    assert where(inside, "t-wait") == ["queue"]
+
+
+# run ------------------------------------------------------------------------------------
+
+
+def test_run_runs_exactly_the_cycles_asked_for(run: Run, inside: Room) -> None:
+    queue(inside, "first", priority=2)
+    queue(inside, "second", priority=1)
+    result = run("run", "--every", "1s", "--cycles", "3")
+    assert (result.exit_code, result.stderr) == (0, "")
+    lines = result.stdout.split("\n")
+    assert lines[-1] == "" and len(lines) == 4, result.stdout
+    assert re.fullmatch(rf"{TIME}  cycle 1  passed: first \(round 1; agent exit 0 in .*\)", lines[0])
+    assert re.fullmatch(rf"{TIME}  cycle 2  passed: second \(round 1; agent exit 0 in .*\)", lines[1])
+    assert re.fullmatch(rf"{TIME}  cycle 3  nothing to do: the queue is empty", lines[2])
+    assert (where(inside, "first"), where(inside, "second")) == (["done"], ["done"])
+    assert events(inside.ledger) == ["init", "claim", "result", "claim", "result"]
+
+
+def test_run_stops_at_once_when_stop_exists(run: Run, inside: Room) -> None:
+    queue(inside, "t-wait")
+    inside.stop.write_text("")
+    before = snapshot(inside.root)
+    result = run("run", "--every", "1s", "--cycles", "3")
+    assert (result.exit_code, result.stderr) == (errors.STOPPED, "")
+    assert re.fullmatch(rf"{TIME}  cycle 1  stopped: {re.escape(str(inside.stop))} exists; nothing ran\n",
+                        result.stdout)  # fmt: skip
+    assert snapshot(inside.root) == before
+
+
+def test_run_refuses_a_bad_duration(run: Run, inside: Room) -> None:
+    result = run("run", "--every", "nonsense")
+    assert (result.exit_code, result.stdout) == (errors.USAGE, "")
+    assert result.stderr.endswith(
+        "Error: Invalid value for --every: not a duration: 'nonsense' (try 90, 90s, 30m, 1h)\n"
+    )
+    assert events(inside.ledger) == ["init"]
