@@ -34,15 +34,19 @@ DEFAULTS: dict[str, Any] = {
     "field_guide_max_lines": 80,
     "digest_max_bytes": 8192,
     "death_loop_n": 3,
+    "orchestrator_adapter": None,
+    "orchestrator_command": None,
+    "orchestrator_max_cost_usd": 0.5,
+    "orchestrator_wall_clock_s": 900,
     "command_argv": [],
     "approvals": [],
 }
 
 _POSINT = ("max_parallel", "max_rounds", "max_queued", "max_new_tasks", "field_guide_max_lines",
            "digest_max_bytes", "death_loop_n", "capture_max_bytes")  # fmt: skip
-_MONEY = ("daily_budget_usd", "max_task_cost_usd")
-_SECONDS = ("validator_timeout_s", "grace_s")
-_OPTIONAL_TEXT = ("default_model", "workdir", "repo")
+_MONEY = ("daily_budget_usd", "max_task_cost_usd", "orchestrator_max_cost_usd")
+_SECONDS = ("validator_timeout_s", "grace_s", "orchestrator_wall_clock_s")
+_OPTIONAL_TEXT = ("default_model", "workdir", "repo", "orchestrator_adapter")
 _CHOICES = {"on_empty_queue": ("idle", "orchestrate")}
 
 
@@ -65,6 +69,9 @@ def _why(key: str, v: Any) -> str | None:
         return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of names"
     if key in _CHOICES:
         return None if v in _CHOICES[key] else "one of " + ", ".join(_CHOICES[key])
+    if key == "orchestrator_command":
+        ok = v is None or (isinstance(v, str) and v.strip()) or (isinstance(v, list) and v and all(isinstance(x, str) for x in v))
+        return None if ok else "a command string or a list of strings"
     if key == "command_argv":
         return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of strings"
     if key == "approvals":

@@ -48,6 +48,9 @@ def cycle(room: Room) -> CycleResult:
         with claims.claim_lock(room):
             recover(room, gate, mine=number)
             picked = pick(room, gate)
+            if isinstance(picked, CycleResult) and picked.code == errors.OK and gate["on_empty_queue"] == "orchestrate":
+                if _orchestrate(room, gate):
+                    picked = pick(room, gate)
             if isinstance(picked, CycleResult):
                 return picked
             claim(room, gate, picked, number)
@@ -60,6 +63,41 @@ def cycle(room: Room) -> CycleResult:
             raise
     finally:
         os.close(fd)
+
+
+def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
+    """Queue one bounded orchestrator task (CONTROL.md caps), unless one is queued or running."""
+    from control_room import schedule
+
+    for state in ("queue", "running"):
+        if any(n.startswith("orchestrate-") for n in os.listdir(room.state_dir(state))):
+            return False
+    task_id = f"orchestrate-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.urandom(2).hex()}"
+    # Proposals are in the agent's answer: report.md, or answer.md where the adapter (the probe)
+    # wrote the report itself.
+    answer = "answer.md" if (gate.get("orchestrator_adapter") or gate["default_adapter"]) == "probe" else "report.md"
+    report = room.swarm / "results" / task_id / answer
+    task: dict[str, Any] = {
+        "id": task_id, "role": "orchestrator", "priority": -1,
+        "objective": "The queue has no ready task. Read the room (CURRENT_CONTEXT, DIGEST, ROUTES, the "
+                     "graveyard, intelligence/) and propose the next bounded tasks as ```json blocks, "
+                     "or propose nothing and say why.",
+        "falsifier": "No proposal is a valid task: the room learns nothing from this run.",
+        "validator": [*schedule.command_argv(), "--room", str(room.root), "validate", "--proposals", str(report)],
+        "max_cost_usd": gate["orchestrator_max_cost_usd"],
+        "wall_clock_s": gate["orchestrator_wall_clock_s"],
+        "kill_condition": "Two orchestrator runs in a row propose nothing valid: a person must re-plan.",
+    }  # fmt: skip
+    if gate.get("orchestrator_adapter"):
+        task["adapter"] = gate["orchestrator_adapter"]
+    if gate.get("orchestrator_command"):
+        task["command"] = gate["orchestrator_command"]
+    try:
+        swarm.add(room, task, source="on_empty_queue: orchestrate")
+    except errors.ControlRoomError as exc:
+        ledger.append(room.ledger, "orchestrate-refused", outcome="refused", detail=str(exc))
+        return False
+    return True
 
 
 def _unclaim(room: Room, task: dict[str, Any], why: str) -> None:

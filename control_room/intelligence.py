@@ -299,9 +299,8 @@ def set_state(room: Room, kind: str, id: str, state: str, because: str = "") -> 
                 "fix the page by hand first"
             )
         line, cells = found[0]
-        problem = _row_problem(kind, line, cells)
-        if problem and len(cells) != len(COLUMNS):
-            raise InvalidError(problem)
+        if len(cells) != len(COLUMNS):  # a wrong state or an empty because is repaired below
+            raise InvalidError(_row_problem(kind, line, cells) or "")
         new = [id, state, _one_line(cells[2]), because or _one_line(cells[3])]
         lines = list(page.lines)
         lines[line - 1] = table_row([*new]) + _eol(lines[line - 1])

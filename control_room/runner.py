@@ -105,6 +105,8 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     stderr = _read_capped(res.stderr.path)
     outcome = adapter.read(res, stdout, stderr)
     atomic_write(results / "report.md", outcome.final_message)
+    if "answer" in outcome.extra:  # what the agent said, where the adapter's report is its own
+        atomic_write(results / "answer.md", str(outcome.extra["answer"]))
     rep = report.validate(outcome.final_message)
     val = _run_validator(room, gate, task, workdir, env, results)
     brief.unlink(missing_ok=True)
@@ -152,6 +154,10 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
                       outcome="pass", cost_usd=cost, detail=result.detail(summary, rep.decision))  # fmt: skip
         swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
         claims.release(room, tid)
+        if picked.role_settings.get("writes_tasks") is True:
+            from control_room import proposals
+
+            proposals.accept(room, gate, tid, str(outcome.extra.get("answer", outcome.final_message)))
         _after(room, task, "pass", cost)
         return CycleResult(errors.PASSED, f"passed: {tid} ({summary})", tid)
     return _finish_fail(room, gate, task, picked, "; ".join(failures),

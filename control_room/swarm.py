@@ -270,10 +270,30 @@ def write_new(room: Room, task: dict[str, Any]) -> Path:
     return path
 
 
-def add(room: Room, data: dict[str, Any]) -> dict[str, Any]:
+def add(room: Room, data: dict[str, Any], *, source: str = "") -> dict[str, Any]:
     """Validate ``data`` and queue it as a new task (SPEC §3); return the task as written."""
     from control_room import context, control, ledger
 
+    gate = control.load(room)
+    task = check_new(room, gate, data)
+    queued = room.counts()["queue"]
+    if queued >= gate["max_queued"]:
+        from control_room.errors import QueueFullError
+
+        raise QueueFullError(
+            f"task refused: the queue is full ({queued} tasks, CONTROL.md max_queued "
+            f"{gate['max_queued']}); nothing was written"
+        )
+    write_new(room, task)
+    ledger.append(room.ledger, "task-add", task=task["id"], route=task.get("route", ""),
+                  adapter=task.get("adapter", ""), outcome="queued",
+                  detail=(f"proposed by {source}: " if source else "") + str(task["objective"]))  # fmt: skip
+    context.refresh(room)
+    return task
+
+
+def check_new(room: Room, gate: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """The checks of ``add`` without writing anything: the task as it would be queued."""
     data = {k: v for k, v in data.items() if v not in (None, "", [], ())}
     missing = tasks.missing_fields(data)
     if missing:
@@ -287,26 +307,15 @@ def add(room: Room, data: dict[str, Any]) -> dict[str, Any]:
     task, problems = tasks.validate(data)
     if problems:
         raise InvalidError("task refused: " + "; ".join(problems))
-    gate = control.load(room)
     _check_runnable(room, gate, task)
     if task["max_cost_usd"] > gate["max_task_cost_usd"]:
         raise InvalidError(
             f"task refused: max_cost_usd {task['max_cost_usd']} is above CONTROL.md "
             f"max_task_cost_usd {gate['max_task_cost_usd']}"
         )
-    queued = room.counts()["queue"]
-    if queued >= gate["max_queued"]:
-        from control_room.errors import QueueFullError
-
-        raise QueueFullError(
-            f"task refused: the queue is full ({queued} tasks, CONTROL.md max_queued "
-            f"{gate['max_queued']}); nothing was written"
-        )
-    write_new(room, task)
-    ledger.append(room.ledger, "task-add", task=task["id"], route=task.get("route", ""),
-                  adapter=task.get("adapter", ""), outcome="queued",
-                  detail=str(task["objective"]))  # fmt: skip
-    context.refresh(room)
+    for state in STATES:
+        if task_file(room, state, task["id"]).exists():
+            raise InvalidError(f"task refused: task {task['id']} exists already in swarm/{state}/")
     return task
 
 

@@ -171,7 +171,7 @@ def test_add_refuses_an_existing_id_in_any_state(room: Room) -> None:
     (room.state_dir("done") / "t1.json").write_text(json.dumps(task("t1")))
     with pytest.raises(InvalidError) as err:
         swarm.add(room, task("t1"))
-    assert str(err.value) == "task t1 exists already in swarm/done/"
+    assert str(err.value) == "task refused: task t1 exists already in swarm/done/"
 
 
 def test_add_refuses_a_cost_above_the_gate(room: Room) -> None:

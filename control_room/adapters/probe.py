@@ -69,8 +69,8 @@ class Probe(Adapter):
             "STOP RULE: stop when the validator passes, or when the task is parked after max_rounds.",
         ])  # fmt: skip
         ok = result.exit_code == 0
-        return Outcome(ok=ok, final_message=report + "\n",
-                       error=None if ok else f"command {what}")  # fmt: skip
+        return Outcome(ok=ok, final_message=report + "\n", error=None if ok else f"command {what}",
+                       extra={"answer": stdout})  # fmt: skip
 
 
 def _one_line(text: str) -> str:

@@ -10,9 +10,12 @@ from control_room.errors import INVALID, NotFoundError
 
 @click.command()
 @click.argument("file", metavar="FILE|-")
+@click.option("--proposals", is_flag=True,
+              help="Check instead that FILE proposes at least one valid task (```json blocks), "
+                   "as the orchestrator's validator does; needs a room.")  # fmt: skip
 @json_option
 @click.pass_context
-def validate(ctx: click.Context, file: str, as_json: bool) -> None:
+def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> None:
     """Check the report at the end of an agent's output (FILE, or - for stdin).
 
     The report is the last block starting with DECISION: (skills/report-format.md). Prints
@@ -33,6 +36,9 @@ def validate(ctx: click.Context, file: str, as_json: bool) -> None:
             data = f.read()
     except FileNotFoundError:
         raise NotFoundError(f"{file}: no such file") from None
+    if proposals:
+        _proposals(ctx, name, data.decode("utf-8", "replace"))
+        return
     report = check(data)
     if as_json:
         echo_json(report.as_dict())
@@ -48,3 +54,28 @@ def validate(ctx: click.Context, file: str, as_json: bool) -> None:
             click.echo(f"{name}:{v.line}: {v.message}", err=True)
     if not report.ok:
         ctx.exit(INVALID)
+
+
+def _proposals(ctx: click.Context, name: str, text: str) -> None:
+    from control_room import control, swarm
+    from control_room.cli.common import current_room
+    from control_room.errors import ControlRoomError
+    from control_room.proposals import extract
+
+    room = current_room()
+    gate = control.load(room)
+    good = 0
+    for line, data, problem in extract(text):
+        if problem is None:
+            try:
+                swarm.check_new(room, gate, dict(data))
+                good += 1
+                continue
+            except ControlRoomError as exc:
+                problem = str(exc)
+        click.echo(f"{name}:{line}: {problem}", err=True)
+    if good:
+        click.echo(f"ok: {good} valid proposal{'' if good == 1 else 's'}")
+        return
+    click.echo(f"{name}: no valid proposal (```json blocks holding tasks)", err=True)
+    ctx.exit(INVALID)
