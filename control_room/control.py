@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.errors import InvalidError
-from control_room.tasks import is_number as num
+from control_room.values import is_number as num
 from control_room.room import Room
 
 DEFAULTS: dict[str, Any] = {
@@ -155,8 +155,7 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
         if not added:
             return text
         flow = yaml.safe_dump(new, default_flow_style=True, width=1 << 30).strip()
-        comment = next((ln.split(" #", 1)[1] for ln in text.splitlines()
-                        if ln.startswith("approvals:") and " #" in ln), None)  # fmt: skip
+        comment = next((_trailing_comment(ln) for ln in text.splitlines() if ln.startswith("approvals:")), None)
         line = f"approvals: {flow}" + (f"  #{comment}" if comment else "") + "\n"
         return _replace_key(text, "approvals", line)
 
@@ -168,8 +167,23 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
     return added
 
 
+def _trailing_comment(line: str) -> str | None:
+    """The text after a YAML comment's ``#`` on ``line``, ignoring ``#`` inside quotes."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and i > 0 and line[i - 1] in " \t":
+            return line[i + 1 :].rstrip("\n")
+    return None
+
+
 def _replace_key(text: str, key: str, line: str) -> str:
-    """Replace a top-level key (and its indented continuation lines) in the front matter."""
+    """Replace a top-level key and its value's continuation lines in the front matter. Comment
+    lines among them are kept (after the new line); a blank line ends the value."""
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return f"---\n{line}---\n" + text
@@ -179,7 +193,10 @@ def _replace_key(text: str, key: str, line: str) -> str:
     for i in range(1, end):
         if lines[i].startswith(f"{key}:"):
             j = i + 1
-            while j < end and (lines[j].startswith((" ", "\t", "-")) or not lines[j].strip()):
+            comments = []
+            while j < end and lines[j].strip() and lines[j].startswith((" ", "\t", "-", "#")):
+                if lines[j].lstrip().startswith("#"):
+                    comments.append(lines[j])
                 j += 1
-            return "".join(lines[:i]) + line + "".join(lines[j:])
+            return "".join(lines[:i]) + line + "".join(comments) + "".join(lines[j:])
     return "".join(lines[:end]) + line + "".join(lines[end:])

@@ -7,13 +7,12 @@ enters the queue.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+from control_room.values import ID_RE, is_id, is_number
 
 
 @dataclass(frozen=True)
@@ -53,19 +52,6 @@ FIELDS: tuple[Field, ...] = (
 BY_NAME = {f.name: f for f in FIELDS}
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
 DEFAULT_ROLE = "engineer"
-
-
-def is_id(value: object) -> bool:
-    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
-
-
-def is_number(v: object) -> bool:
-    """A finite JSON number of sane size (a 400-digit integer is not a cost or a time)."""
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, int):
-        return abs(v) <= 10**15
-    return isinstance(v, float) and math.isfinite(v) and abs(v) <= 1e15
 
 
 def _strs(v: object) -> bool:

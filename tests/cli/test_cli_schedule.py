@@ -132,7 +132,7 @@ def test_the_cron_entry_runs_for_a_room_whose_path_has_a_percent_sign(run: Run, 
 @pytest.mark.parametrize(
     ("every", "fields"),
     [("1m", "* * * * *"), ("15m", "*/15 * * * *"), ("60m", "0 * * * *"), ("1h", "0 * * * *"),
-     ("2h", "0 */2 * * *"), ("24h", "0 */24 * * *")],
+     ("2h", "0 */2 * * *"), ("24h", "0 0 * * *")],
 )  # fmt: skip
 def test_cron_fields_for_each_period(run: Run, inside: Room, every: str, fields: str) -> None:
     result = run("schedule", "--cron", "--every", every)

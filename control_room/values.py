@@ -1,0 +1,22 @@
+"""Small value checks shared by the task schema and CONTROL.md (kept light: `status` imports it)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def is_id(value: object) -> bool:
+    """A task, route or role id: ``[a-z0-9][a-z0-9._-]{0,63}``, never a path."""
+    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+
+
+def is_number(v: object) -> bool:
+    """A finite JSON number of sane size (a 400-digit integer is not a cost or a time)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) <= 10**15
+    return isinstance(v, float) and math.isfinite(v) and abs(v) <= 1e15
