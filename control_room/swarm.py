@@ -2,7 +2,7 @@
 
 A task is ``swarm/<state>/<id>.json``. Moves between states are ``os.rename`` within one file
 system, so a task is in exactly one folder at any time. Scanning a folder keeps a disposable
-index (``control-room/.cache/<state>.json``) of each file's fingerprint and summary, so listing
+index (``control-room/.cache/<state>.index``) of each file's fingerprint and summary, so listing
 10,000 tasks reads only the files that changed since the last scan. Scanning the queue rejects
 files that are not valid tasks: they move to ``swarm/rejected/`` with a ``.reason`` file beside
 them and a ledger line, and never block the others.
@@ -14,7 +14,6 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,21 @@ _SUMMARY_KEYS = ("priority", "created", "route", "role", "adapter", "deps", "gat
                  "max_cost_usd", "done_at")
 
 
-@dataclass
 class Listed:
-    state: str
-    name: str  # file name in the state folder
-    summary: dict[str, Any]  # id, objective, priority, created, ... ; "problem" if not a task
+    """A task file as the index knows it. Its summary (id, objective, priority, created, ...;
+    "problem" if it is not a task) is kept as JSON text and decoded only when looked at, so a
+    cycle that looks at three tasks out of 10,000 decodes three."""
+
+    __slots__ = ("state", "name", "_raw")
+
+    def __init__(self, state: str, name: str, summary: dict[str, Any] | str) -> None:
+        self.state, self.name, self._raw = state, name, summary
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        if isinstance(self._raw, str):
+            self._raw = json.loads(self._raw)
+        return self._raw
 
     @property
     def id(self) -> str:
@@ -110,9 +119,9 @@ def _index_file(room: Room, state: str) -> Path:
 
 def _load_index(room: Room, state: str) -> dict[str, Any]:
     idx = cache.load_fast(_index_file(room, state))
-    if isinstance(idx, dict) and idx.get("v") == 2:
+    if isinstance(idx, dict) and idx.get("v") == 3:
         return idx
-    return {"v": 2, "checked": 0.0, "files": {}}
+    return {"v": 3, "checked": 0.0, "files": {}}
 
 
 def scan(room: Room, state: str) -> list[Listed]:
@@ -144,18 +153,18 @@ def scan(room: Room, state: str) -> list[Listed]:
         key = (st.st_mtime_ns, st.st_size, st.st_ino)
         hit = known.get(name)
         if hit is not None and hit[0] == key:
-            summary = hit[1]
+            files[name] = hit
         else:
             fresh += 1
             summary = _read_summary(room, state, Path(entry.path), st)
             if summary is None:
                 continue
-        files[name] = (key, summary)
-        out.append(Listed(state, name, summary))
+            files[name] = _entry(key, summary)
+        out.append(Listed(state, name, files[name][2]))
     if fresh or state == "queue" or len(known) > 2 * len(files) + 100:
         order = _save_index(room, state, files, started if state == "queue" else 0.0)
         if state == "queue":
-            return [Listed(state, n, files[n][1]) for n in order]
+            return [Listed(state, n, files[n][2]) for n in order]
     return out
 
 
@@ -169,10 +178,19 @@ def _read_summary(room: Room, state: str, path: Path, st: os.stat_result) -> dic
     return summarize(task, st.st_mtime) if not problems else {"problem": "; ".join(problems)}
 
 
+def _entry(key: tuple[int, int, int], summary: dict[str, Any]) -> tuple[Any, ...]:
+    """An index entry: (stat key, sort key, summary as JSON text)."""
+    return (key, order_key(summary, "")[:2], json.dumps(summary, separators=(",", ":")))
+
+
 def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -> list[str]:
-    """Write the index with the run order precomputed; return that order."""
-    order = [n for _, n in sorted((order_key(v[1], n), n) for n, v in files.items())]
-    cache.save_fast(_index_file(room, state), {"v": 2, "checked": checked, "files": files, "order": order})
+    """Write the index, and for the queue the run order beside it (``queue.order``: names and
+    summaries in order, all a cycle reads between full checks); return that order."""
+    order = [n for _, n in sorted((v[1], n) for n, v in files.items())]
+    cache.save_fast(_index_file(room, state), {"v": 3, "checked": checked, "files": files})
+    if state == "queue":
+        cache.save_fast(room.cache / "queue.order",
+                        {"v": 3, "checked": checked, "order": [(n, files[n][2]) for n in order]})  # fmt: skip
     return order
 
 
@@ -191,20 +209,25 @@ def run_order(room: Room) -> Iterator[Listed]:
     """
     import heapq
 
-    idx = _load_index(room, "queue")
-    if time.time() - float(idx.get("checked") or 0) > RECHECK_S or "order" not in idx:
+    ordered = cache.load_fast(room.cache / "queue.order")
+    if not (isinstance(ordered, dict) and ordered.get("v") == 3
+            and time.time() - float(ordered.get("checked") or 0) <= RECHECK_S):  # fmt: skip
         yield from scan(room, "queue")  # a full check returns the queue in run order
         return
-    files: dict[str, Any] = idx["files"]
+    order: list[tuple[str, str]] = ordered["order"]
+    known_names = {n for n, _ in order}
     try:
         names = [n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(REASON)]
     except FileNotFoundError:
         return
     present = set(names)
     new: list[Listed] = []
+    files: dict[str, Any] | None = None
     for name in names:
-        if name in files:
+        if name in known_names:
             continue
+        if files is None:
+            files = _load_index(room, "queue")["files"]
         path = room.state_dir("queue") / name
         try:
             st = os.stat(path)
@@ -212,11 +235,11 @@ def run_order(room: Room) -> Iterator[Listed]:
             continue
         summary = _read_summary(room, "queue", path, st)
         if summary is not None:
-            files[name] = ((st.st_mtime_ns, st.st_size, st.st_ino), summary)
+            files[name] = _entry((st.st_mtime_ns, st.st_size, st.st_ino), summary)
             new.append(Listed("queue", name, summary))
-    if new:
-        _save_index(room, "queue", files, float(idx["checked"]))
-    known = (Listed("queue", n, files[n][1]) for n in idx["order"] if n in present)
+    if new and files is not None:
+        _save_index(room, "queue", files, float(ordered["checked"]))
+    known = (Listed("queue", n, raw) for n, raw in order if n in present)
     yield from heapq.merge(known, queue_order(new), key=lambda t: order_key(t.summary, t.name))
 
 

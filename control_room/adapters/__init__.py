@@ -6,35 +6,34 @@ an ``Adapter`` subclass), looked up only when a name is not built in, or when li
 
 from __future__ import annotations
 
-from control_room.adapters.aider import Aider
-from control_room.adapters.amp import Amp
+import importlib
+
 from control_room.adapters.base import Adapter, Invocation, Outcome
-from control_room.adapters.claude import Claude
-from control_room.adapters.codex import Codex
-from control_room.adapters.command import Command
-from control_room.adapters.copilot import Copilot
-from control_room.adapters.cursor_agent import CursorAgent
-from control_room.adapters.gemini import Gemini
-from control_room.adapters.kimi import Kimi
-from control_room.adapters.opencode import Opencode
-from control_room.adapters.probe import Probe
 from control_room.errors import InvalidError
 
 ENTRY_POINT_GROUP = "control_room.adapters"
 
-ADAPTERS: dict[str, type[Adapter]] = {
-    "probe": Probe,
-    "command": Command,
-    "aider": Aider,
-    "amp": Amp,
-    "claude": Claude,
-    "codex": Codex,
-    "copilot": Copilot,
-    "cursor-agent": CursorAgent,
-    "gemini": Gemini,
-    "kimi": Kimi,
-    "opencode": Opencode,
+# name -> "module:class". Imported on first use, so a cycle loads only the adapter it runs.
+ADAPTERS: dict[str, str] = {
+    "probe": "control_room.adapters.probe:Probe",
+    "command": "control_room.adapters.command:Command",
+    "aider": "control_room.adapters.aider:Aider",
+    "amp": "control_room.adapters.amp:Amp",
+    "claude": "control_room.adapters.claude:Claude",
+    "codex": "control_room.adapters.codex:Codex",
+    "copilot": "control_room.adapters.copilot:Copilot",
+    "cursor-agent": "control_room.adapters.cursor_agent:CursorAgent",
+    "gemini": "control_room.adapters.gemini:Gemini",
+    "kimi": "control_room.adapters.kimi:Kimi",
+    "opencode": "control_room.adapters.opencode:Opencode",
 }
+
+
+def adapter_class(name: str) -> type[Adapter]:
+    """The class of a built-in adapter."""
+    module, cls = ADAPTERS[name].split(":")
+    found: type[Adapter] = getattr(importlib.import_module(module), cls)
+    return found
 
 
 def _plugins() -> dict[str, object]:
@@ -51,7 +50,7 @@ def names() -> list[str]:
 def get(name: str) -> Adapter:
     """The adapter called ``name``; an unknown name lists the valid ones."""
     if name in ADAPTERS:
-        return ADAPTERS[name]()
+        return adapter_class(name)()
     plugin = _plugins().get(name)
     if plugin is not None:
         cls = plugin.load()  # type: ignore[attr-defined]

@@ -39,7 +39,7 @@ def save(cache_file: Path, data: Any) -> None:
 
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(cache_file, json.dumps(data, separators=(",", ":")))
+        atomic_write(cache_file, json.dumps(data, separators=(",", ":")), durable=False)
     except Exception:  # a cache that cannot be written is only a slower next run
         pass
 
@@ -69,7 +69,7 @@ def save_fast(cache_file: Path, data: Any) -> None:
 
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(cache_file, _MAGIC + marshal.dumps(data))
+        atomic_write(cache_file, _MAGIC + marshal.dumps(data), durable=False)
     except Exception:  # a cache that cannot be written is only a slower next run
         pass
 

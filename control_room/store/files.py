@@ -26,8 +26,11 @@ LOCK_TIMEOUT_S = 30.0
 TMP_PREFIX = ".tmp-"
 
 
-def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename)."""
+def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename).
+
+    ``durable=False`` skips the fsync: for derived caches, which a crash may lose but never
+    tear (a reader sees the old file or the new one), and which are rebuilt when lost."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     if mode is None:
         try:
@@ -39,7 +42,8 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None) -> N
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as exc:

@@ -18,7 +18,8 @@ BUILT_IN = ["aider", "amp", "claude", "codex", "command", "copilot", "cursor-age
 
 def test_every_built_in_adapter_is_registered_under_its_name():
     assert sorted(adapters.ADAPTERS) == BUILT_IN
-    for name, cls in adapters.ADAPTERS.items():
+    for name in adapters.ADAPTERS:
+        cls = adapters.adapter_class(name)
         assert cls.name == name
         assert cls.install
         assert 0 in cls.exit_codes
@@ -34,7 +35,7 @@ def test_an_unknown_name_lists_every_valid_one():
 
 
 def test_get_returns_a_fresh_instance():
-    assert isinstance(adapters.get("claude"), adapters.ADAPTERS["claude"])
+    assert isinstance(adapters.get("claude"), adapters.adapter_class("claude"))
 
 
 # Output shaped like the CLIs' (their keys and event types), recombined at random.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from control_room.adapters import ADAPTERS
+from control_room.adapters import ADAPTERS, adapter_class
 
 Run = Callable[..., Result]
 FAKES = Path(__file__).parent.parent / "fakes"
@@ -41,8 +41,8 @@ def test_json_lists_every_adapter(run: Run, empty_path: None) -> None:
     by_name = rows(run)
     assert set(ADAPTERS) <= set(by_name)
     for name in ADAPTERS:
-        assert by_name[name]["binary"] == ADAPTERS[name].binary
-        assert by_name[name]["note"] == ADAPTERS[name].install
+        assert by_name[name]["binary"] == adapter_class(name).binary
+        assert by_name[name]["note"] == adapter_class(name).install
     for name in BUILT_IN:
         assert (by_name[name]["binary"], by_name[name]["installed"], by_name[name]["path"]) == (None, True, None)
     for name in set(ADAPTERS) - BUILT_IN:
@@ -52,7 +52,7 @@ def test_json_lists_every_adapter(run: Run, empty_path: None) -> None:
 def test_the_fake_clis_show_as_installed_with_their_path(run: Run, fakes_path: None) -> None:
     by_name = rows(run)
     for name in set(ADAPTERS) - BUILT_IN:
-        binary = ADAPTERS[name].binary
+        binary = adapter_class(name).binary
         assert binary is not None and (FAKES / binary).exists(), f"tests/fakes has no {binary}"
         assert (by_name[name]["installed"], by_name[name]["path"]) == (True, str(FAKES / binary)), name
     for name in BUILT_IN:
@@ -67,7 +67,7 @@ def test_text_says_not_installed_without_the_clis(run: Run, empty_path: None) ->
     for name in BUILT_IN:
         assert lines[name] == f"{name:<13} built in"
     for name in set(ADAPTERS) - BUILT_IN:
-        assert lines[name] == f"{name:<13} not installed ({ADAPTERS[name].install})"
+        assert lines[name] == f"{name:<13} not installed ({adapter_class(name).install})"
 
 
 def test_text_shows_the_path_of_each_installed_cli(run: Run, fakes_path: None) -> None:
@@ -75,7 +75,7 @@ def test_text_shows_the_path_of_each_installed_cli(run: Run, fakes_path: None) -
     assert result.exit_code == 0
     lines = {ln.split()[0]: ln for ln in result.stdout.splitlines()}
     for name in set(ADAPTERS) - BUILT_IN:
-        assert lines[name] == f"{name:<13} {FAKES / ADAPTERS[name].binary}"  # type: ignore[operator]
+        assert lines[name] == f"{name:<13} {FAKES / adapter_class(name).binary}"  # type: ignore[operator]
     assert "not installed" not in result.stdout
 
 
