@@ -65,28 +65,36 @@ def cycle(room: Room) -> CycleResult:
         os.close(fd)
 
 
+ORCHESTRATE_ROUTE = "orchestrate"  # so repeated identical failures make a death loop
+
+
 def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
     """Queue one bounded orchestrator task (CONTROL.md caps), unless one is queued or running."""
     from control_room import schedule
 
-    for state in ("queue", "running"):
+    for state in ("queue", "running", "parked"):
         if any(n.startswith("orchestrate-") for n in os.listdir(room.state_dir(state))):
+            if state == "parked":  # its kill condition: a person looks before the next one
+                _Holds(room).log("orchestrate", {"route": ORCHESTRATE_ROUTE}, "orchestrate-held",
+                                 "an orchestrator task is parked: retry or cancel it to orchestrate again")  # fmt: skip
             return False
+    from control_room import digest
+
+    if ORCHESTRATE_ROUTE in digest.held(room, gate):
+        return False
     task_id = f"orchestrate-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.urandom(2).hex()}"
-    # Proposals are in the agent's answer: report.md, or answer.md where the adapter (the probe)
-    # wrote the report itself.
-    answer = "answer.md" if (gate.get("orchestrator_adapter") or gate["default_adapter"]) == "probe" else "report.md"
-    report = room.swarm / "results" / task_id / answer
+    answer = room.swarm / "results" / task_id / "answer.md"  # where the runner keeps what it said
     task: dict[str, Any] = {
         "id": task_id, "role": "orchestrator", "priority": -1,
         "objective": "The queue has no ready task. Read the room (CURRENT_CONTEXT, DIGEST, ROUTES, the "
                      "graveyard, intelligence/) and propose the next bounded tasks as ```json blocks, "
                      "or propose nothing and say why.",
-        "falsifier": "No proposal is a valid task: the room learns nothing from this run.",
-        "validator": [*schedule.command_argv(), "--room", str(room.root), "validate", "--proposals", str(report)],
+        "falsifier": "It proposes tasks that are not valid: the room learns nothing from this run.",
+        "validator": [*schedule.command_argv(), "--room", str(room.root), "validate", "--proposals", str(answer)],
         "max_cost_usd": gate["orchestrator_max_cost_usd"],
         "wall_clock_s": gate["orchestrator_wall_clock_s"],
-        "kill_condition": "Two orchestrator runs in a row propose nothing valid: a person must re-plan.",
+        "kill_condition": "Two orchestrator runs in a row propose only invalid tasks: a person must re-plan.",
+        "route": ORCHESTRATE_ROUTE,
     }  # fmt: skip
     if gate.get("orchestrator_adapter"):
         task["adapter"] = gate["orchestrator_adapter"]
@@ -95,7 +103,7 @@ def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
     try:
         swarm.add(room, task, source="on_empty_queue: orchestrate")
     except errors.ControlRoomError as exc:
-        ledger.append(room.ledger, "orchestrate-refused", outcome="refused", detail=str(exc))
+        _Holds(room).log("orchestrate", {"route": ORCHESTRATE_ROUTE}, "orchestrate-refused", str(exc))
         return False
     return True
 
@@ -183,7 +191,8 @@ def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
         return CycleResult(errors.OK, "nothing to do: the queue is empty")
     parts = []
     if waiting:
-        parts.append(f"{waiting} queued task{'s' if waiting != 1 else ''} not ready (deps, paths, gates or budget)")
+        parts.append(f"{waiting} queued task{'s' if waiting != 1 else ''} not ready "
+                     "(deps, paths, gates, budget or a held route)")  # fmt: skip
     if rejected:
         parts.append(f"{rejected} rejected (see swarm/rejected/)")
     return CycleResult(errors.OK, "nothing to do: " + "; ".join(parts))
@@ -231,8 +240,9 @@ class _Readiness:
             return True
         cost = float(s.get("max_cost_usd", 0))
         if self.spend + cost > float(gate["daily_budget_usd"]):
-            self.holds.log(task_id, s, "BUDGET_HOLD", f"spent ${self.spend:.2f} today; this task may cost "
-                           f"${cost:.2f} of the ${gate['daily_budget_usd']} daily budget")  # fmt: skip
+            self.holds.log(task_id, s, "BUDGET_HOLD", f"${self.spend:.2f} spent or reserved by running "
+                           f"tasks today; this task may cost ${cost:.2f} more, over the "
+                           f"${float(gate['daily_budget_usd']):.2f} daily budget")  # fmt: skip
             return True
         return False
 

@@ -34,4 +34,5 @@ def resume(room: Room, key: str, because: str) -> None:
         raise ConflictError(f"{key} is not held: no death loop on it")
     route, task = (key, "") if not key.startswith("task:") else ("", key[5:])
     ledger.append(room.ledger, "route-resume", route=route, task=task, outcome="released", detail=because)
+    digest.refresh(room)
     context.refresh(room)

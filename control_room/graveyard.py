@@ -62,7 +62,10 @@ def killed(room: Room, route: str) -> dict[str, Any] | None:
 
 def refusal(room: Room, route: str) -> str | None:
     """Why a task on ``route`` is refused, pointing at the tombstone; None if it may run."""
-    meta = killed(room, route)
+    try:
+        meta = killed(room, route)
+    except InvalidError as exc:  # fail closed for this route only
+        return f"graveyard/{route}.md cannot be read ({exc}); fix or remove it"
     if meta is None:
         return None
     return (f"route {route} is killed: see graveyard/{route}.md (verdict: {meta.get('verdict', '?')}; "
@@ -73,7 +76,7 @@ def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[st
     """Write the tombstone (or kill a reopened route again), mark the route killed, log it."""
     import frontmatter
 
-    from control_room import context, ledger, routes, swarm
+    from control_room import ledger, routes, swarm
     from control_room.store.files import update
 
     if not verdict.strip() or not reopen_if.strip():
@@ -89,9 +92,13 @@ def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[st
             post = frontmatter.loads(text)
             if str(post.metadata.get("state", "killed")) == "killed":
                 raise ConflictError(f"route {route} is killed already (graveyard/{route}.md)")
+            old = [str(e) for e in post.metadata.get("evidence") or []]
             post.metadata.update(state="killed", killed_at=now, verdict=verdict, reopen_if=reopen_if,
-                                 evidence=evidence)  # fmt: skip
-            post.content = post.content.rstrip() + f"\n\n## Killed again {now}\n\n{verdict}\n"
+                                 evidence=old + [e for e in evidence if e not in old])  # fmt: skip
+            post.metadata.pop("reopened_at", None)
+            post.content = (post.content.rstrip() + f"\n\n## Killed again {now}\n\n{verdict}\n\n"
+                            f"Reopen only if: {reopen_if}\n"
+                            + ("".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence) if evidence else ""))  # fmt: skip
             return frontmatter.dumps(post, sort_keys=False) + "\n"
         described = what or row.get("title") or "(no description was given)"
         falsifier = row.get("falsifier")
@@ -108,7 +115,7 @@ def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[st
     routes.set_verdict(room, route, "killed")
     ledger.append(room.ledger, "route-kill", route=route, outcome="killed",
                   detail=f"{verdict} | reopen if: {reopen_if}")  # fmt: skip
-    context.refresh(room)
+    _refresh(room)
     return p
 
 
@@ -116,7 +123,7 @@ def reopen(room: Room, route: str, because: str) -> Path:
     """Reopen a killed route: the tombstone stays, with a Reopened section; tasks run again."""
     import frontmatter
 
-    from control_room import context, ledger, routes
+    from control_room import ledger, routes
     from control_room.store.files import update
 
     if not because.strip():
@@ -137,8 +144,16 @@ def reopen(room: Room, route: str, because: str) -> Path:
     update(p, change)
     routes.set_verdict(room, route, "alive")
     ledger.append(room.ledger, "route-reopen", route=route, outcome="reopened", detail=because)
-    context.refresh(room)
+    _refresh(room)
     return p
+
+
+def _refresh(room: Room) -> None:
+    """DIGEST.md and CURRENT_CONTEXT.md, so the next prompt already knows."""
+    from control_room import context, digest
+
+    digest.refresh(room)
+    context.refresh(room)
 
 
 def tombstones(room: Room) -> list[dict[str, Any]]:

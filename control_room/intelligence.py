@@ -26,6 +26,7 @@ from typing import Any
 
 from control_room.errors import InvalidError, NotFoundError
 from control_room.room import Room
+from control_room.store.markdown import row_cells
 
 KINDS = {"lever": "levers.md", "branch": "branches.md"}
 STATES = ("untested", "pending", "killed")
@@ -33,7 +34,6 @@ COLUMNS = ("id", "state", "title", "because")
 _TITLES = {"lever": "Levers", "branch": "Branches"}
 _EOL = re.compile(r"(\r\n|\r|\n)")  # what markdown-it counts as a line break
 # What markdown-it trims from a cell (CommonMark whitespace), so cells read the same either way.
-_SPACE = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 
 
 def path(room: Room, kind: str) -> Path:
@@ -76,29 +76,6 @@ def _eol(line: str) -> str:
     return line[len(line.rstrip("\r\n")) :]
 
 
-def _split(line: str) -> list[str]:
-    """The cells of one table line, split as markdown-it splits them (``\\|`` is a pipe)."""
-    s = line.strip(_SPACE)
-    cells: list[str] = []
-    current = ""
-    escaped = False
-    for ch in s:
-        if ch == "|" and not escaped:
-            cells.append(current)
-            current = ""
-        elif ch == "|":
-            current = current[:-1] + "|"
-        else:
-            current += ch
-        escaped = ch == "\\"
-    cells.append(current)
-    if cells and cells[0] == "":
-        cells.pop(0)
-    if cells and cells[-1] == "":
-        cells.pop()
-    return [c.strip(_SPACE) for c in cells]
-
-
 def _page(text: str, kind: str) -> _Page:
     """Find the page's table. A broken header or a second table is an error for every command:
     there is then no telling where a row belongs."""
@@ -109,7 +86,7 @@ def _page(text: str, kind: str) -> _Page:
     if not ours:
         return _Page(lines, 0, [])
     for t in ours:
-        header = tuple(h.strip().lower() for h in _split(lines[t.header_line - 1]))
+        header = tuple(h.strip().lower() for h in row_cells(lines[t.header_line - 1]))
         if header != COLUMNS:
             raise InvalidError(
                 f"{where(kind)}:{t.header_line}: the table header must be "
@@ -121,7 +98,7 @@ def _page(text: str, kind: str) -> _Page:
             f"line {ours[0].header_line}); keep exactly one table on this page"
         )
     t = ours[0]
-    return _Page(lines, t.header_line, [(r.line, _split(lines[r.line - 1])) for r in t.rows])
+    return _Page(lines, t.header_line, [(r.line, row_cells(lines[r.line - 1])) for r in t.rows])
 
 
 def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:

@@ -175,7 +175,7 @@ def get(room: Room, route: str) -> dict[str, Any]:
 
 def problems(room: Room) -> list[str]:
     """What a hand edit broke in ROUTES.md, each naming its line; cycles go on with the rest."""
-    from control_room.ledger.line import split_cells
+    from control_room.store.markdown import row_cells
     from control_room.tasks import is_id
 
     table = _table(room, text := _text(room))
@@ -187,8 +187,8 @@ def problems(room: Room) -> list[str]:
     for line, cells in table["rows"]:
         where = f"control-room/ROUTES.md:{line}"
         physical = raw[line - 1] if line - 1 < len(raw) else ""
-        got = split_cells(physical.strip() if physical.strip().endswith("|") else physical.strip() + " |")
-        if got is not None and len(got) != width:
+        got = row_cells(physical)
+        if len(got) != width:
             out.append(f"{where}: {len(got)} cells, the header has {width}")
         route = cells[0] if cells else ""
         if not is_id(route):

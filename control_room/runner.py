@@ -105,8 +105,9 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     stderr = _read_capped(res.stderr.path)
     outcome = adapter.read(res, stdout, stderr)
     atomic_write(results / "report.md", outcome.final_message)
-    if "answer" in outcome.extra:  # what the agent said, where the adapter's report is its own
-        atomic_write(results / "answer.md", str(outcome.extra["answer"]))
+    # What the agent said: its final message, or its output where the adapter (the probe) wrote
+    # the report itself. Proposals are read from here.
+    atomic_write(results / "answer.md", str(outcome.extra.get("answer", outcome.final_message)))
     rep = report.validate(outcome.final_message)
     val = _run_validator(room, gate, task, workdir, env, results)
     brief.unlink(missing_ok=True)
@@ -189,7 +190,7 @@ def fail_round(room: Room, gate: dict[str, Any], task: dict[str, Any], why: str,
                   f"`control-room task cancel {tid}`, or kill its route.\n")  # fmt: skip
         swarm.move(room, tid, src, "parked", task=updated, reason=reason)
         ledger.append(room.ledger, "park", task=tid, route=task.get("route", ""), outcome="parked",
-                      detail=f"after {rounds} failed rounds: {why}")  # fmt: skip
+                      detail=f"after {rounds} failed round{'s' if rounds != 1 else ''}: {why}")  # fmt: skip
         where = "parked for a person (swarm/parked/)"
     else:
         swarm.move(room, tid, src, "queue", task=updated)

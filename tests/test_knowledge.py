@@ -193,3 +193,58 @@ def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_valida
 def test_the_ledger_header_is_untouched_by_the_digest(room: Room) -> None:
     digest.refresh(room)
     assert HEADER in room.ledger.read_text()
+
+
+def test_a_parked_orchestrator_stops_orchestration_until_a_person_acts(room: Room, tmp_path: Path) -> None:
+    bad = tmp_path / "plan.py"
+    bad.write_text("print('```json\\n{\"objective\": \"a vibe\"}\\n```')\n")
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "orchestrator_command", json.dumps([PY, str(bad)]))
+    assert cycle.cycle(room).code == errors.FAILED  # only an invalid proposal: round 1
+    assert cycle.cycle(room).code == errors.FAILED  # round 2: parked
+    (parked,) = [t.id for t in swarm.scan(room, "parked")]
+    assert parked.startswith("orchestrate-")
+    assert cycle.cycle(room).code == errors.OK  # no new orchestrator while one is parked
+    assert events(room.ledger).count("orchestrate-held") == 1
+    assert not [t for t in swarm.scan(room, "queue")]
+
+
+def test_an_orchestrator_that_proposes_nothing_passes(room: Room, tmp_path: Path) -> None:
+    quiet = tmp_path / "plan.py"
+    quiet.write_text("print('nothing is worth the money today')\n")
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "orchestrator_command", json.dumps([PY, str(quiet)]))
+    assert cycle.cycle(room).code == errors.PASSED
+
+
+def test_an_unreadable_tombstone_refuses_its_route_only(room: Room) -> None:
+    (room.root / "graveyard" / "broken.md").write_text("---\nverdict: [unclosed\n---\nbody\n")
+    drop(room, task("on-broken", route="broken", priority=5))
+    drop(room, task("elsewhere"))
+    assert cycle.cycle(room).task_id == "elsewhere"
+    reason = (room.state_dir("rejected") / "on-broken.json.reason").read_text()
+    assert "graveyard/broken.md cannot be read (" in reason
+
+
+def test_killing_a_reopened_route_again_keeps_the_whole_story(room: Room) -> None:
+    drop(room, task("k-1", route="twice"))
+    cycle.cycle(room)
+    graveyard.kill(room, "twice", "first verdict", "first condition", ["k-1"])
+    graveyard.reopen(room, "twice", "first condition met")
+    drop(room, task("k-2", route="twice"))
+    cycle.cycle(room)
+    graveyard.kill(room, "twice", "second verdict", "second condition", ["k-2"])
+    meta, body = graveyard.read(room, "twice")
+    assert (meta["state"], meta["verdict"], meta["reopen_if"], meta["evidence"]) == (
+        "killed", "second verdict", "second condition", ["k-1", "k-2"])
+    assert "reopened_at" not in meta
+    assert "first verdict" in body and "## Killed again " in body and "Reopen only if: second condition" in body
+
+
+def test_three_different_probe_failures_are_not_a_death_loop(room: Room) -> None:
+    set_gate(room, "max_rounds", "1")
+    for n in range(3):  # the probe's DECISION is always "the command exited 1": not a decision
+        drop(room, task(f"v-{n}", route="varied",
+                        validator=[PY, "-c", f"import sys; print('case {chr(97 + n)}'); sys.exit(1)"]))  # fmt: skip
+        cycle.cycle(room)
+    assert findings.gather(room, control.load(room))["death_loops"] == []

@@ -11,8 +11,8 @@ from control_room.errors import INVALID, NotFoundError
 @click.command()
 @click.argument("file", metavar="FILE|-")
 @click.option("--proposals", is_flag=True,
-              help="Check instead that FILE proposes at least one valid task (```json blocks), "
-                   "as the orchestrator's validator does; needs a room.")  # fmt: skip
+              help="Check instead the tasks FILE proposes (```json blocks): fails when there are "
+                   "some and none is valid, as the orchestrator's validator does; needs a room.")  # fmt: skip
 @json_option
 @click.pass_context
 def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> None:
@@ -65,7 +65,11 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     room = current_room()
     gate = control.load(room)
     good = 0
-    for line, data, problem in extract(text):
+    found = extract(text)
+    if not found:
+        click.echo("ok: no proposals (proposing nothing is a valid decision)")
+        return
+    for line, data, problem in found:
         if problem is None:
             try:
                 swarm.check_new(room, gate, dict(data))
@@ -77,5 +81,5 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     if good:
         click.echo(f"ok: {good} valid proposal{'' if good == 1 else 's'}")
         return
-    click.echo(f"{name}: no valid proposal (```json blocks holding tasks)", err=True)
+    click.echo(f"{name}: none of the {len(found)} proposals is a valid task", err=True)
     ctx.exit(INVALID)

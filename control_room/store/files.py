@@ -4,7 +4,9 @@ Every write goes to a hidden temp file in the same folder, is fsynced, then rena
 target, so a reader sees the old file or the new one, never half of one. Read-modify-write runs
 under a hidden sibling lock (``.NAME.lock``) taken with filelock, and re-checks the file just
 before the rename: a person who saved the file meanwhile (people take no lock) makes us re-read
-and re-apply the change, and after a few tries refuse with a clear message.
+and re-apply the change, and after a few tries refuse with a clear message. The lock is
+``flock`` on POSIX (polled, with a timeout), filelock elsewhere. A save that lands in the
+instant between the re-check and the rename is the one race left (documented).
 """
 
 from __future__ import annotations

@@ -120,6 +120,33 @@ def table_with(text: str, first_column: str) -> Table | None:
     return None
 
 
+_SPACE = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+
+
+def row_cells(line: str) -> list[str]:
+    """The cells of one table line, split as markdown-it splits them (``\\|`` is a pipe)."""
+    s = line.strip(_SPACE)
+    cells: list[str] = []
+    current = ""
+    escaped = False
+    for ch in s:
+        if ch == "|" and not escaped:
+            cells.append(current)
+            current = ""
+        elif ch == "|":
+            current = current[:-1] + "|"
+        else:
+            current += ch
+        escaped = ch == "\\"
+    cells.append(current)
+    if cells and cells[0] == "":
+        cells.pop(0)
+    if cells and cells[-1] == "":
+        cells.pop()
+    return [c.strip(_SPACE) for c in cells]
+
+
+
 def table_cell(value: object) -> str:
     """Format one value for a markdown table cell: one line, pipes escaped."""
     s = "" if value is None else str(value)
