@@ -117,7 +117,7 @@ def load(room: Room) -> dict[str, Any]:
             ) from None
         return parse(text, str(room.control))
 
-    return cache.derived(room.cache / "control.json", room.control, compute)
+    return cache.derived(room.cache / "control", room.control, compute)
 
 
 def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:

@@ -159,7 +159,7 @@ def _reject_running(room: Room, task_id: str, problems: list[str]) -> None:
 def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
     from control_room.ledger.stats import summary
 
-    spend = summary(room.ledger, room.cache / "ledger-summary.json")["spend_by_day"].get(today(), 0.0)
+    spend = summary(room.ledger, room.cache / "ledger-summary")["spend_by_day"].get(today(), 0.0)
     ready = _Readiness(room, gate, spend)
     waiting = rejected = seen = 0
     missing: list[str] = []
@@ -313,7 +313,7 @@ class _Holds:
     def __init__(self, room: Room) -> None:
         from control_room.store import cache
 
-        self.room, self.file = room, room.cache / "holds.json"
+        self.room, self.file = room, room.cache / "holds"
         seen = cache.load(self.file)
         self.seen: dict[str, str] = seen if isinstance(seen, dict) else {}
         self.changed = False

@@ -90,7 +90,7 @@ def state(room: Room) -> tuple[dict[str, Any], int]:
     """The digest state, up to date; and how many ledger bytes this refresh read."""
     from control_room.ledger.follow import follow
 
-    return follow(room.ledger, room.cache / "digest.json", KIND, _init, _fold)
+    return follow(room.ledger, room.cache / "digest", KIND, _init, _fold)
 
 
 def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:

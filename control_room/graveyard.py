@@ -41,7 +41,7 @@ def read(room: Room, route: str) -> tuple[dict[str, Any], str]:
         meta, body = front_matter(read_text(p), p)
         return [_plain(meta), body]
 
-    meta, body = cache.derived(room.cache / f"tomb-{route}.json", p, parse)
+    meta, body = cache.derived(room.cache / f"tomb-{route}", p, parse)
     return meta, body
 
 

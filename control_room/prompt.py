@@ -67,7 +67,7 @@ def role(room: Room, name: str) -> tuple[dict[str, Any], str]:
         meta, body = front_matter(text, path)
         return [meta, body]
 
-    meta, body = cache.derived(room.cache / f"role-{name}.json", path, parse)
+    meta, body = cache.derived(room.cache / f"role-{name}", path, parse)
     return meta, body
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,24 +63,50 @@ class Room:
     def counts(self) -> dict[str, int]:
         """Task files per state folder, from the directory listings alone (nothing is read).
 
-        Hidden files (locks, temp files) and ``.reason`` files do not count. Counted on the
-        joined listing, which is several times faster than a loop over 10,000 names.
+        Hidden files (locks, temp files) and ``.reason`` files do not count. A folder's count
+        changes only when a name is added or removed, which changes the folder's mtime; so a
+        count is kept in ``.cache/counts`` against that mtime, once the mtime is two seconds old
+        (a change in the same clock tick as the listing could not be told apart otherwise).
         """
+        from control_room.store import cache
+
+        memo = cache.load(self.cache / "counts")
+        memo = memo if isinstance(memo, dict) else {}
+        now = time.time()
+        changed = False
         out = {}
         for state in STATES:
             try:
-                names = os.listdir(self.swarm / state)
+                st = os.stat(self.swarm / state)
             except FileNotFoundError:
-                names = []
-            if not names:
                 out[state] = 0
                 continue
-            joined = "\n" + "\n".join(names) + "\n"
-            skip = joined.count("\n.") + joined.count(".reason\n")
-            if skip:  # a hidden .reason file would be subtracted twice: count exactly
-                skip = sum(1 for n in names if n.startswith(".") or n.endswith(".reason"))
-            out[state] = len(names) - skip
+            key = (st.st_mtime_ns, st.st_ino)
+            hit = memo.get(state)
+            if hit is not None and hit[0] == key:
+                out[state] = hit[1]
+                continue
+            out[state] = self._count(state)
+            if now - st.st_mtime > 2:
+                memo[state] = (key, out[state])
+                changed = True
+        if changed:
+            cache.save(self.cache / "counts", memo)
         return out
+
+    def _count(self, state: str) -> int:
+        """Counted on the joined listing: several times faster than a loop over 10,000 names."""
+        try:
+            names = os.listdir(self.swarm / state)
+        except FileNotFoundError:
+            names = []
+        if not names:
+            return 0
+        joined = "\n" + "\n".join(names) + "\n"
+        skip = joined.count("\n.") + joined.count(".reason\n")
+        if skip:  # a hidden .reason file would be subtracted twice: count exactly
+            skip = sum(1 for n in names if n.startswith(".") or n.endswith(".reason"))
+        return len(names) - skip
 
     def stopped(self) -> bool:
         """The brake: a plain existence test, no parsing."""

@@ -1,8 +1,9 @@
 """ROUTES.md, the board: one table row per route, edited by people and kept current by cycles.
 
 The table is parsed with markdown-it-py. The parse is memoised in ``.cache/routes.json``
-under the SHA-1 of the file's text, and a cycle that rewrites one row stores the result for
-the text it wrote, so commands only import the markdown parser after a person edited the file.
+beside the exact text it was parsed from, and a cycle that rewrites one row stores the result
+for the text it wrote, so commands only import the markdown parser after a person edited the
+file.
 """
 
 from __future__ import annotations
@@ -17,19 +18,12 @@ COLUMNS = ("route", "verdict", "title", "attempts", "spend_usd", "last_result", 
 VERDICTS = ("untested", "alive", "promising", "killed", "merged")
 
 
-def _sha(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
 def _table(room: Room, text: str) -> dict[str, Any] | None:
     """{"header": [...], "header_line": n, "rows": [[line, cells], ...]} or None: no table."""
     from control_room.store import cache
 
-    memo = cache.load(room.cache / "routes.json")
-    sha = _sha(text)
-    if isinstance(memo, dict) and memo.get("sha") == sha:
+    memo = cache.load(room.cache / "routes")
+    if isinstance(memo, dict) and memo.get("text") == text:
         return memo["table"]  # type: ignore[no-any-return]
     from control_room.store.markdown import table_with
 
@@ -45,7 +39,7 @@ def _table(room: Room, text: str) -> dict[str, Any] | None:
 def _remember(room: Room, text: str, table: dict[str, Any] | None) -> None:
     from control_room.store import cache
 
-    cache.save(room.cache / "routes.json", {"sha": _sha(text), "table": table})
+    cache.save(room.cache / "routes", {"text": text, "table": table})
 
 
 def _text(room: Room) -> str:

@@ -32,7 +32,7 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
         out["daily_budget_usd"] = None
         out["control_error"] = str(exc)
     try:
-        s = summary(room.ledger, room.cache / "ledger-summary.json")
+        s = summary(room.ledger, room.cache / "ledger-summary")
         recent = [parse(line) for line in tail(room.ledger, last)]
     except FileNotFoundError:
         s = {"lines": 0, "events": {}, "spend_by_day": {}}

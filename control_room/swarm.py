@@ -118,7 +118,7 @@ def _index_file(room: Room, state: str) -> Path:
 
 
 def _load_index(room: Room, state: str) -> dict[str, Any]:
-    idx = cache.load_fast(_index_file(room, state))
+    idx = cache.load(_index_file(room, state))
     if isinstance(idx, dict) and idx.get("v") == 3:
         return idx
     return {"v": 3, "checked": 0.0, "files": {}}
@@ -187,9 +187,9 @@ def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -
     """Write the index, and for the queue the run order beside it (``queue.order``: names and
     summaries in order, all a cycle reads between full checks); return that order."""
     order = [n for _, n in sorted((v[1], n) for n, v in files.items())]
-    cache.save_fast(_index_file(room, state), {"v": 3, "checked": checked, "files": files})
+    cache.save(_index_file(room, state), {"v": 3, "checked": checked, "files": files})
     if state == "queue":
-        cache.save_fast(room.cache / "queue.order",
+        cache.save(room.cache / "queue.order",
                         {"v": 3, "checked": checked, "order": [(n, files[n][2]) for n in order]})  # fmt: skip
     return order
 
@@ -209,7 +209,7 @@ def run_order(room: Room) -> Iterator[Listed]:
     """
     import heapq
 
-    ordered = cache.load_fast(room.cache / "queue.order")
+    ordered = cache.load(room.cache / "queue.order")
     if not (isinstance(ordered, dict) and ordered.get("v") == 3
             and time.time() - float(ordered.get("checked") or 0) <= RECHECK_S):  # fmt: skip
         yield from scan(room, "queue")  # a full check returns the queue in run order

@@ -126,7 +126,7 @@ def test_the_digest_stays_under_its_cap_and_refreshes_incrementally(room: Room) 
     assert len(text.encode()) <= gate["digest_max_bytes"] == 8192
     assert "## Live routes: what each has learned" in text and "route-39" in text
     assert read == room.ledger.stat().st_size - before  # it read the million new lines, once
-    (room.cache / "digest.json").unlink()
+    (room.cache / "digest").unlink()
     digest.refresh(room, gate)
     assert path.read_text() == text  # deleting the checkpoint only costs a rebuild
     size = room.ledger.stat().st_size
@@ -144,7 +144,7 @@ def test_a_digest_rebuilt_from_scratch_equals_the_incremental_one(room: Room) ->
                         validator=[PY, "-c", f"import sys; sys.exit({n % 2})"]))  # fmt: skip
         cycle.cycle(room)
     incremental = room.digest.read_text()
-    (room.cache / "digest.json").unlink()
+    (room.cache / "digest").unlink()
     digest.refresh(room, gate)
     assert room.digest.read_text() == incremental
 

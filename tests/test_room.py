@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from support import events
 
 from control_room import scaffold, tasks
 from control_room.errors import InvalidError, NoRoomError
-from control_room.room import Room, find_room
+from control_room.room import STATES, Room, find_room
 
 # find_room ------------------------------------------------------------------------------
 
@@ -206,3 +207,20 @@ def test_claude_and_gemini_point_at_agents_md(room: Room) -> None:
     for name in ("CLAUDE.md", "GEMINI.md"):
         text = (room.root / name).read_text()
         assert text.count("\n") == 1 and "AGENTS.md" in text
+
+
+def test_counts_are_cached_against_folder_mtimes_and_never_go_stale(room: Room) -> None:
+    queue = room.state_dir("queue")
+    for n in range(3):
+        (queue / f"t{n}.json").write_text("{}")
+    (queue / ".t0.json.lock").write_text("")
+    old = time.time() - 60
+    for state in STATES:
+        os.utime(room.state_dir(state), (old, old))  # folders untouched for a minute
+    assert room.counts()["queue"] == 3
+    assert (room.cache / "counts").exists()  # kept: the mtimes are old enough
+    os.unlink(queue / "t1.json")  # a name removed: the folder's mtime moves on
+    assert room.counts()["queue"] == 2
+    (room.state_dir("parked") / "p.json").write_text("{}")
+    (room.state_dir("parked") / "p.reason").write_text("why")
+    assert room.counts() == {"queue": 2, "running": 0, "done": 0, "parked": 1, "rejected": 0, "cancelled": 0}

@@ -1,4 +1,6 @@
-"""Derived, disposable caches: JSON files under ``control-room/.cache/``.
+"""Derived, disposable caches: files under ``control-room/.cache/``, in Python's ``marshal``
+format (no import cost, several times faster than JSON for big indexes; a file written by
+another Python version, or damaged, reads as missing and is rebuilt).
 
 A cache holds something computed from a source file together with that file's fingerprint
 (mtime, size, inode). When the fingerprint no longer matches, the value is recomputed. Deleting
@@ -9,7 +11,7 @@ simply runs without its caches.
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -26,32 +28,11 @@ def fingerprint(path: Path) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
-def load(cache_file: Path) -> Any:
-    try:
-        with open(cache_file, "rb") as f:
-            return json.loads(f.read())
-    except (OSError, ValueError):
-        return None
-
-
-def save(cache_file: Path, data: Any) -> None:
-    from control_room.store.files import atomic_write
-
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(cache_file, json.dumps(data, separators=(",", ":")), durable=False)
-    except Exception:  # a cache that cannot be written is only a slower next run
-        pass
-
-
 _MAGIC = b"control-room-cache-1\n"
 
 
-def load_fast(cache_file: Path) -> Any:
-    """Like ``load``, for big indexes: marshal, several times faster than JSON for 10,000
-    entries. A file from another Python version, or any damage, reads as None (a rebuild)."""
-    import marshal
-
+def load(cache_file: Path) -> Any:
+    """The cached value, or None when there is none (or it cannot be read: a rebuild)."""
     try:
         with open(cache_file, "rb") as f:
             data = f.read()
@@ -62,9 +43,7 @@ def load_fast(cache_file: Path) -> Any:
         return None
 
 
-def save_fast(cache_file: Path, data: Any) -> None:
-    import marshal
-
+def save(cache_file: Path, data: Any) -> None:
     from control_room.store.files import atomic_write
 
     try:
