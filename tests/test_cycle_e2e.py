@@ -134,7 +134,7 @@ def test_stop_while_the_agent_runs_kills_its_group_and_requeues(cr, exe: str, ro
                                    "--ready", str(ready)])  # fmt: skip
     proc = subprocess.Popen([exe, "cycle"], cwd=room.root, env=cr.env, stdout=subprocess.PIPE, text=True)
     wait_for(ready)
-    grandchild = int(pidfile.read_text())
+    grandchild = int(pidfile.read_text().split()[0])
     room.stop.write_text("testing\n")
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == errors.STOPPED
@@ -154,7 +154,7 @@ def test_a_time_out_kills_the_grandchild_and_counts_a_failed_round(cr, room: Roo
     done = cr("cycle")
     assert done.returncode == errors.FAILED
     assert "the agent was killed at its 1s time limit" in done.stdout
-    assert dead(int(pidfile.read_text())), "the grandchild survived the time-out"
+    assert dead(int(pidfile.read_text().split()[0])), "the grandchild survived the time-out"
     assert task_json(room, "queue", "t-slow")["rounds"] == 1
     meta = json.loads((room.swarm / "results" / "t-slow" / "meta.json").read_text())
     assert (meta["timed_out"], meta["exit_code"]) == (True, None)
@@ -180,7 +180,7 @@ def test_a_cycle_killed_mid_run_is_recovered_by_the_next(cr, exe: str, room: Roo
                                     "--ready", str(ready), "--skip-if", str(second)])  # fmt: skip
     proc = subprocess.Popen([exe, "cycle"], cwd=room.root, env=cr.env)
     wait_for(ready)
-    grandchild = int(pidfile.read_text())
+    grandchild = int(pidfile.read_text().split()[0])
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert where(room, "t-crash") == ["running"]

@@ -3,7 +3,8 @@
 
     sleeper.py --pidfile P [--ready R] [--sleep S] [--skip-if F]
 
---pidfile  write the grandchild's pid here (tests check it dies with the group)
+--pidfile  write the grandchild's pid (tests check it dies with the group) and this
+           agent's start time (time.time()) on the next line
 --ready    create this file once the grandchild runs
 --skip-if  if this file exists, print "quick" and exit 0 at once
 """
@@ -20,12 +21,13 @@ p.add_argument("--ready")
 p.add_argument("--sleep", type=float, default=600)
 p.add_argument("--skip-if")
 a = p.parse_args()
+started = time.time()
 if a.skip_if and os.path.exists(a.skip_if):
     print("quick")
     sys.exit(0)
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)"])
 with open(a.pidfile, "w") as f:
-    f.write(str(child.pid))
+    f.write(f"{child.pid}\n{started}\n")  # the grandchild's pid, and when this agent started
 print("started grandchild", child.pid, flush=True)
 if a.ready:
     open(a.ready, "w").close()
