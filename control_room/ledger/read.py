@@ -71,25 +71,29 @@ def last_hash(fd: int, end: int, writer: str) -> str | None:
     return None
 
 
-def numbered_lines(path: Path, start: int = 0) -> Iterator[tuple[int, str, bool]]:
+def numbered_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
     """(1-based line number, text without newline, whether the newline was there) for every
-    line from byte offset ``start`` on; streams the file."""
+    line; streams the file."""
     with open(path, "rb") as f:
-        if start:
-            f.seek(start)
         for number, raw in enumerate(f, 1):
             whole = raw.endswith(b"\n")
             text = (raw[:-1] if whole else raw).decode("utf-8", "replace")
             yield number, text, whole
 
 
+def table_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """``numbered_lines`` after the table header (the preamble above it is not ledger)."""
+    in_table = False
+    for number, line, whole in numbered_lines(path):
+        if in_table:
+            yield number, line, whole
+        else:
+            in_table = line == HEADER
+
+
 def entries(path: Path) -> Iterator[Entry]:
     """Every well-formed entry, in file order; streams the file."""
-    in_table = False
-    for _, line, _ in numbered_lines(path):
-        if not in_table:
-            in_table = line == HEADER
-            continue
+    for _, line, _ in table_lines(path):
         entry = parse(line)
         if entry is not None:
             yield entry

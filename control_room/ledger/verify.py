@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from control_room.ledger.line import GENESIS, HEADER, body_and_hash, line_hash, parse
-from control_room.ledger.read import numbered_lines
+from control_room.ledger.read import numbered_lines, table_lines
 
 
 @dataclass
@@ -47,12 +47,9 @@ def verify(path: Path) -> Report:
     report = Report()
     heads: dict[str, tuple[str, int]] = {}  # writer -> (hash, line number)
     links: list[_Link] = []
-    in_table = False
+    report.header_found = any(line == HEADER for _, line, _ in numbered_lines(path))  # stops there
     separator_seen = False
-    for number, line, whole in numbered_lines(path):
-        if not in_table:
-            in_table = report.header_found = line == HEADER
-            continue
+    for number, line, whole in table_lines(path):
         if not separator_seen:
             separator_seen = True
             if line.startswith("|---"):
@@ -83,11 +80,7 @@ def verify(path: Path) -> Report:
 def _explain(path: Path, links: list[_Link]) -> list[Problem]:
     wanted = {(k.writer, k.prev) for k in links if k.prev != GENESIS}
     where: dict[tuple[str, str], int] = {}
-    in_table = False
-    for number, line, _ in numbered_lines(path):
-        if not in_table:
-            in_table = line == HEADER
-            continue
+    for number, line, _ in table_lines(path):
         entry = parse(line)
         if entry is not None and (entry.writer, entry.hash) in wanted:
             where.setdefault((entry.writer, entry.hash), number)
