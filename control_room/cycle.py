@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from control_room import claims, errors, ledger, swarm
+from control_room import claims, errors, index, ledger, swarm
 from control_room.room import Room
 from control_room.timeutil import now_iso, today
 
@@ -163,7 +163,7 @@ def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
     ready = _Readiness(room, gate, spend)
     waiting = rejected = seen = 0
     missing: list[str] = []
-    for item in swarm.run_order(room):
+    for item in index.run_order(room):
         seen += 1
         why = ready.refused(item.summary)
         if why is not None:
@@ -247,7 +247,7 @@ class _Readiness:
         return False
 
 
-def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed, ready: _Readiness) -> Pick | str:
+def _admit(room: Room, gate: dict[str, Any], item: index.Listed, ready: _Readiness) -> Pick | str:
     """Read the candidate in full and check what the summary cannot. Returns the Pick, or why
     not ("rejected", "waiting", "missing:<adapter>: <what>") so the next one is tried."""
     from control_room import adapters, prompt, proc
@@ -256,7 +256,7 @@ def _admit(room: Room, gate: dict[str, Any], item: swarm.Listed, ready: _Readine
     task, problems = swarm.read_queued(room, path)
     if not problems and (why := ready.refused(task)) is not None:
         problems = [why]  # edited since the index saw it: now on a killed route
-    if not problems and ready.blocked(item.id, swarm.summarize(task)):
+    if not problems and ready.blocked(item.id, index.summarize(task)):
         return "waiting"  # edited since the index saw it: no longer ready
     if not problems:
         try:

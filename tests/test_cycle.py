@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support import events
 
-from control_room import claims, cycle, errors, swarm
+from control_room import claims, cycle, errors, index, swarm
 from control_room.errors import InvalidError
 from control_room.room import Room
 
@@ -35,7 +35,7 @@ def queue(room: Room, task_id: str, **fields: Any) -> Path:
 
 
 def order(room: Room) -> list[str]:
-    return [t.id for t in swarm.run_order(room)]
+    return [t.id for t in index.run_order(room)]
 
 
 def test_run_order_trusts_its_index_briefly_then_checks_every_file(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,7 +51,7 @@ def test_run_order_trusts_its_index_briefly_then_checks_every_file(room: Room, m
         f.truncate()
     queue(room, "c", priority=3)  # a new name is always read
     assert order(room) == ["c", "a", "b"]  # b's new priority not seen yet: index trusted
-    monkeypatch.setattr(time, "time", lambda real=time.time: real() + swarm.RECHECK_S + 1)
+    monkeypatch.setattr(time, "time", lambda real=time.time: real() + index.RECHECK_S + 1)
     assert order(room) == ["b", "c", "a"]  # past RECHECK_S: every file checked again
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from support import events
 
-from control_room import control, cycle, digest, errors, findings, graveyard, routes, swarm
+from control_room import control, cycle, digest, errors, findings, graveyard, index, routes, swarm
 from control_room.errors import ConflictError, InvalidError
 from control_room.ledger.line import HEADER
 from control_room.room import Room
@@ -181,7 +181,7 @@ def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_valida
     set_gate(room, "orchestrator_command", json.dumps(proposals_command(tmp_path, proposals)))
     result = cycle.cycle(room)
     assert result.code == errors.PASSED and result.task_id.startswith("orchestrate-")
-    assert sorted(t.id for t in swarm.scan(room, "queue")) == ["p-1", "p-3"]
+    assert sorted(t.id for t in index.scan(room, "queue")) == ["p-1", "p-3"]
     refused = [line for line in room.ledger.read_text().splitlines() if "| proposal-refused |" in line]
     assert len(refused) == 3
     assert "route dead is killed" in refused[0]
@@ -202,11 +202,11 @@ def test_a_parked_orchestrator_stops_orchestration_until_a_person_acts(room: Roo
     set_gate(room, "orchestrator_command", json.dumps([PY, str(bad)]))
     assert cycle.cycle(room).code == errors.FAILED  # only an invalid proposal: round 1
     assert cycle.cycle(room).code == errors.FAILED  # round 2: parked
-    (parked,) = [t.id for t in swarm.scan(room, "parked")]
+    (parked,) = [t.id for t in index.scan(room, "parked")]
     assert parked.startswith("orchestrate-")
     assert cycle.cycle(room).code == errors.OK  # no new orchestrator while one is parked
     assert events(room.ledger).count("orchestrate-held") == 1
-    assert not [t for t in swarm.scan(room, "queue")]
+    assert not [t for t in index.scan(room, "queue")]
 
 
 def test_an_orchestrator_that_proposes_nothing_passes(room: Room, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import data_lines, drop, events, task
 
-from control_room import swarm
+from control_room import index, swarm
 from control_room.errors import InvalidError, NotFoundError, QueueFullError
 from control_room.ledger.line import parse
 from control_room.room import Room
@@ -38,7 +38,7 @@ def test_scan_rejects_each_bad_file_and_keeps_the_valid_one(room: Room) -> None:
         drop(room, name, content)  # type: ignore[arg-type]
     before = len(data_lines(room.ledger))
 
-    listed = swarm.scan(room, "queue")
+    listed = index.scan(room, "queue")
 
     assert [t.id for t in listed] == ["good"]
     assert sorted(os.listdir(room.state_dir("queue"))) == ["good.json"]
@@ -59,15 +59,15 @@ def test_scan_rejects_each_bad_file_and_keeps_the_valid_one(room: Room) -> None:
     )
     assert {(e.event, e.outcome) for e in new} == {("reject", "rejected")}  # type: ignore[union-attr]
     # a second scan finds nothing more to reject
-    assert [t.id for t in swarm.scan(room, "queue")] == ["good"]
+    assert [t.id for t in index.scan(room, "queue")] == ["good"]
     assert len(data_lines(room.ledger)) == before + len(BAD_FILES)
 
 
 def test_a_rejected_name_that_exists_already_gets_a_free_name(room: Room) -> None:
     drop(room, "t.json", "{")
-    swarm.scan(room, "queue")
+    index.scan(room, "queue")
     drop(room, "t.json", "[")
-    swarm.scan(room, "queue")
+    index.scan(room, "queue")
     assert sorted(os.listdir(room.state_dir("rejected"))) == [
         "t.json", "t.json.2", "t.json.2.reason", "t.json.reason",
     ]  # fmt: skip
@@ -77,14 +77,14 @@ def test_a_rejected_name_that_exists_already_gets_a_free_name(room: Room) -> Non
 def test_scan_skips_hidden_files_and_folders(room: Room) -> None:
     drop(room, ".partial.json", "{")
     (room.state_dir("queue") / "sub").mkdir()
-    assert swarm.scan(room, "queue") == []
+    assert index.scan(room, "queue") == []
     assert os.listdir(room.state_dir("rejected")) == []
 
 
 def test_a_huge_number_is_rejected_not_a_crash(room: Room) -> None:
     drop(room, "big.json", '{"id": "big", "objective": "o", "falsifier": "f", "validator": "v",'
          ' "max_cost_usd": 1, "wall_clock_s": 1' + "0" * 400 + ', "kill_condition": "k"}')  # fmt: skip
-    assert swarm.scan(room, "queue") == []
+    assert index.scan(room, "queue") == []
     reason = (room.state_dir("rejected") / "big.json.reason").read_text()
     assert "- wall_clock_s must be a number of seconds > 0\n" in reason
 
@@ -102,16 +102,16 @@ def test_scan_uses_its_index_and_rereads_a_changed_file(
         return real(path)
 
     monkeypatch.setattr(swarm, "read_task", counting)
-    assert sorted(t.id for t in swarm.scan(room, "queue")) == ["t0", "t1", "t2"]
+    assert sorted(t.id for t in index.scan(room, "queue")) == ["t0", "t1", "t2"]
     assert sorted(reads) == ["t0.json", "t1.json", "t2.json"]
 
     reads.clear()
-    assert sorted(t.id for t in swarm.scan(room, "queue")) == ["t0", "t1", "t2"]
+    assert sorted(t.id for t in index.scan(room, "queue")) == ["t0", "t1", "t2"]
     assert reads == []  # everything came from the index
 
     drop(room, "t1.json", task("t1", objective="a new and longer objective", priority=7))
     reads.clear()
-    listed = {t.id: t.summary for t in swarm.scan(room, "queue")}
+    listed = {t.id: t.summary for t in index.scan(room, "queue")}
     assert reads == ["t1.json"]
     assert (listed["t1"]["objective"], listed["t1"]["priority"]) == (
         "a new and longer objective", 7,
@@ -120,9 +120,9 @@ def test_scan_uses_its_index_and_rereads_a_changed_file(
 
 def test_a_valid_file_made_invalid_later_is_rejected(room: Room) -> None:
     path = drop(room, "t.json", task("t"))
-    assert [t.id for t in swarm.scan(room, "queue")] == ["t"]
+    assert [t.id for t in index.scan(room, "queue")] == ["t"]
     path.write_text('{"id": "t"}')
-    assert swarm.scan(room, "queue") == []
+    assert index.scan(room, "queue") == []
     assert (room.state_dir("rejected") / "t.json").exists()
 
 
@@ -130,7 +130,7 @@ def test_other_states_list_problems_without_moving_anything(room: Room) -> None:
     done = room.state_dir("done")
     (done / "ok.json").write_text(json.dumps(task("ok")))
     (done / "odd.json").write_text("{")
-    listed = {t.name: t.summary for t in swarm.scan(room, "done")}
+    listed = {t.name: t.summary for t in index.scan(room, "done")}
     assert listed["ok.json"]["id"] == "ok"
     assert listed["odd.json"] == {
         "problem": "not valid JSON: Expecting property name enclosed in double quotes "
@@ -151,7 +151,7 @@ def test_queue_order_is_priority_then_age_then_id(room: Room) -> None:
     ]
     for tid, prio, created in specs:
         drop(room, f"{tid}.json", task(tid, priority=prio, created=created))
-    ordered = [t.id for t in swarm.queue_order(swarm.scan(room, "queue"))]
+    ordered = [t.id for t in index.queue_order(index.scan(room, "queue"))]
     assert ordered == ["old-high", "new-high", "a-tie", "b-tie", "old-low", "newest-low",
                        "negative"]  # fmt: skip
 

@@ -60,7 +60,7 @@ def list_routes(as_json: bool) -> None:
 @json_option
 def show_route(route_id: str, as_json: bool) -> None:
     """One route: its row, its tasks, what it learned, its tombstone if any."""
-    from control_room import digest, graveyard, routes, swarm
+    from control_room import digest, graveyard, index, routes
     from control_room.room import STATES
 
     room = current_room()
@@ -71,7 +71,7 @@ def show_route(route_id: str, as_json: bool) -> None:
         from control_room.errors import NotFoundError
 
         raise NotFoundError(f"no route {route_id} in control-room/ROUTES.md or graveyard/")
-    tasks = [(t.state, t.id) for state in STATES for t in swarm.scan(room, state)
+    tasks = [(t.state, t.id) for state in STATES for t in index.scan(room, state)
              if t.summary.get("route") == route_id]  # fmt: skip
     history = digest.route_history(room, route_id)
     if as_json:

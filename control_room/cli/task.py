@@ -97,13 +97,13 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
 
     Listing the queue also rejects any file in it that is not a valid task.
     """
-    from control_room import swarm
+    from control_room import index
 
     room = current_room()
     rows = []
     for state in states or STATES:
-        listed = swarm.scan(room, state)
-        rows += swarm.queue_order(listed) if state == "queue" else sorted(listed, key=lambda t: t.name)
+        listed = index.scan(room, state)
+        rows += index.queue_order(listed) if state == "queue" else sorted(listed, key=lambda t: t.name)
     if as_json:
         echo_json([{"state": t.state, "file": t.name, **t.summary} for t in rows])
         return
