@@ -164,3 +164,28 @@ def test_a_run_that_costs_more_than_its_ceiling_is_logged(room: Room, monkeypatc
     assert "cost-overrun" in events(room.ledger)
     meta = json.loads((room.swarm / "results" / "pricey" / "meta.json").read_text())
     assert meta["cost_usd"] == 0.0123
+
+
+def test_env_allow_limits_what_the_agent_sees(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "do-not-leak")
+    text = room.control.read_text().replace("env_allow: []", "env_allow: [PATH]")
+    room.control.write_text(text)
+    show = "import os; print(sorted(k for k in os.environ if k != 'LC_CTYPE'))"
+    queue(room, "envy", command=[PY, "-c", show])
+    assert cycle.cycle(room).code == errors.PASSED
+    out = (room.swarm / "results" / "envy" / "stdout.txt").read_text()
+    assert out == "['CONTROL_ROOM', 'CONTROL_ROOM_TASK', 'PATH']\n"
+
+
+def test_allowed_extra_args_reach_the_agent_last(room: Room, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    room.control.write_text(room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true"))
+    queue(room, "bypass", adapter="claude", command=None, extra_args=["--permission-mode", "acceptEdits"])
+    cycle.cycle(room)
+    (call,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert call["argv"][-2:] == ["--permission-mode", "acceptEdits"]
+    meta = json.loads((room.swarm / "results" / "bypass" / "meta.json").read_text())
+    assert (meta["input_tokens"], meta["output_tokens"], meta["cost_usd"]) == (1200, 345, 0.0123)
+    assert meta["prompt_tokens_est"] == -(-len((room.swarm / "outbox" / "bypass.md").read_text()) // 4)
