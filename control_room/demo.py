@@ -1,8 +1,10 @@
 """``control-room demo``: a whole room working on a small real objective, with ``probe``.
 
-The objective: make ``count_primes(10000)`` run within 50 ms. Routes: a sieve (works), and
-caching results (does not help a cold call: fails twice and is parked). A task that depends on
-the sieve runs after it; a hand-dropped task without a falsifier is rejected. Every "agent" here is the probe adapter
+The objective: make ``count_primes(10000)`` run within 50 ms. Routes: a sieve (works), caching
+results (does not help a cold call: fails twice and is parked), and a rewrite in C, killed
+before the demo starts (its tombstone is in the graveyard, and a task dropped on it is refused).
+A task that depends on the sieve runs after it; a hand-dropped task without a falsifier is
+rejected. Every "agent" here is the probe adapter
 running a small script that stands in for an agent's change, and every validator is a real
 benchmark.
 """
@@ -91,7 +93,7 @@ def _task(tid: str, py: str, **fields: object) -> dict[str, object]:
 
 def build(root: Path) -> Room:
     """Lay out the demo room in ``root`` (which must be new or empty)."""
-    from control_room import control, swarm
+    from control_room import control, graveyard, routes, swarm
     from control_room.scaffold import init
     from control_room.store.files import atomic_write, update
 
@@ -111,6 +113,13 @@ def build(root: Path) -> Room:
     update(room.context, lambda t: t.replace("## Objective\n\n(A person or the orchestrator writes the "
                                              "objective here: what the swarm is attacking, how\nsuccess "
                                              "is measured, and the number to beat.)\n", OBJECTIVE))  # fmt: skip
+    routes.add(room, "sieve", "count primes with a sieve instead of trial division",
+               "still over 50 ms after the rewrite")  # fmt: skip
+    routes.add(room, "cache-results", "memoize count_primes", "a cold call is no faster")
+    routes.add(room, "rewrite-in-c", "move the hot loop into a C extension", "no gain over the sieve")
+    graveyard.kill(room, "rewrite-in-c", "a C extension is a build dependency for a 2 ms gain over the sieve, "
+                   "measured before this room existed", "the sieve stops meeting the budget",
+                   [], what="Rewrite count_primes as a C extension.")  # fmt: skip
     tasks = [
         _task("sieve-1", py, route="sieve", priority=2, command=[py, "patches/sieve.py"], owns=["primes.py"],
               objective="Replace trial division in count_primes with a sieve of Eratosthenes.",
@@ -129,6 +138,11 @@ def build(root: Path) -> Room:
     ]
     for t in tasks:
         swarm.add(room, t)
+    # A task dropped by hand on the killed route: the cycle refuses it, pointing at the tombstone.
+    atomic_write(room.state_dir("queue") / "c-ext-1.json", json.dumps(
+        {"id": "c-ext-1", "route": "rewrite-in-c", "objective": "try the C extension once more",
+         "falsifier": "no gain", "validator": [py, "bench.py"], "max_cost_usd": 0.0, "wall_clock_s": 60,
+         "kill_condition": "no gain", "adapter": "probe", "command": [py, "bench.py"]}, indent=2) + "\n")  # fmt: skip
     # A hand-dropped task with no falsifier: it is a vibe, and the next queue scan rejects it.
     atomic_write(room.state_dir("queue") / "vibe.json", json.dumps(
         {"id": "vibe", "objective": "make it faster somehow", "validator": [py, "bench.py"],

@@ -157,8 +157,10 @@ def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
     # (section, importance, text): the most important blocks are kept when space runs out.
     blocks: list[tuple[int, int, str]] = []
     for t in sorted(tombs, key=lambda t: str(t.get("killed_at", "")), reverse=True):
+        verdict = str(t.get("verdict", "?")).rstrip()
+        verdict += "" if verdict.endswith((".", "!", "?")) else "."
         blocks.append((1, 0, f"- **{t['candidate']}** killed {str(t.get('killed_at', '?'))[:10]}: "
-                             f"{t.get('verdict', '?')} Reopen only if: {t.get('reopen_if', '?')}"))  # fmt: skip
+                             f"{verdict} Reopen only if: {t.get('reopen_if', '?')}"))  # fmt: skip
     for key, lp in loops.items():
         blocks.append((2, 0, f"- **{key}**: failed {lp['n']} times in a row with the same {lp['same']}: "
                              f"\"{lp['cause'][:160]}\". Held until `control-room route resume {key} --because ...`"))  # fmt: skip

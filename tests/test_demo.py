@@ -22,7 +22,7 @@ CYCLE_LINES = [
      r"\(budget 50 ms\)\); back in the queue for round 2 of 2"),
     (r"cycle 4: failed: memo-1 \(validator exited 1: count_primes\(10000\) = 1229 in [\d.]+ ms "
      r"\(budget 50 ms\)\); parked for a person \(swarm/parked/\)"),
-    r"cycle 5: nothing to do: the queue is empty",
+    r"cycle 5: nothing to do: 1 rejected \(see swarm/rejected/\)",  # c-ext-1, on the killed route
 ]
 
 
@@ -62,7 +62,7 @@ def test_the_demo_leaves_every_task_where_it_belongs(demo: tuple[Path, subproces
         "running": [],
         "done": ["confirm-after-sieve.json", "sieve-1.json"],
         "parked": ["memo-1.json", "memo-1.reason"],
-        "rejected": ["vibe.json", "vibe.json.reason"],
+        "rejected": ["c-ext-1.json", "c-ext-1.json.reason", "vibe.json", "vibe.json.reason"],
         "cancelled": [],
     }
     vibe = (swarm / "rejected" / "vibe.json.reason").read_text()
@@ -72,7 +72,9 @@ def test_the_demo_leaves_every_task_where_it_belongs(demo: tuple[Path, subproces
     assert (swarm / "results" / "sieve-1" / "report.md").read_text().startswith("DECISION:")
     assert (swarm / "outbox" / "sieve-1.md").read_text().startswith("# Brief for task sieve-1\n")
     evs = events(root / "control-room" / "LEDGER.md")
-    assert evs.count("reject") == 1 and evs.count("park") == 1
+    assert evs.count("reject") == 2 and evs.count("park") == 1 and evs.count("route-kill") == 1
+    tomb = (swarm / "rejected" / "c-ext-1.json.reason").read_text()
+    assert "- route rewrite-in-c is killed: see graveyard/rewrite-in-c.md (verdict: a C extension" in tomb
     assert evs.count("result") == 4 and evs.count("claim") == 4
 
 
@@ -88,7 +90,7 @@ def test_the_demo_ends_with_the_status(demo: tuple[Path, subprocess.CompletedPro
     assert status.startswith(f"room      {root}\nSTOP      no\n")
     tasks = next(ln for ln in status.split("\n") if ln.startswith("tasks "))
     assert "done 2" in tasks and "parked 1" in tasks
-    assert tasks == "tasks     queue 0 · running 0 · done 2 · parked 1 · rejected 1 · cancelled 0"
+    assert tasks == "tasks     queue 0 · running 0 · done 2 · parked 1 · rejected 2 · cancelled 0"
     assert f"  control-room --room {root} ledger verify" in done.stdout
 
 
@@ -110,3 +112,15 @@ def test_the_demo_in_an_empty_folder_with_a_relative_path(exe: str, tmp_path: Pa
     assert done.returncode == errors.OK, done.stderr
     assert done.stdout.startswith(f"demo room: {tmp_path / 'empty'}\n")
     assert sorted(os.listdir(tmp_path / "empty" / "swarm" / "done")) == ["confirm-after-sieve.json", "sieve-1.json"]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(exe: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
+    proc = subprocess.Popen([exe, "demo", str(tmp_path / "d")], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| head -0`: nobody reads
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141
+    assert err == ""
+    assert cr(exe, "ledger", "verify", cwd=tmp_path / "d").returncode == 0

@@ -56,6 +56,12 @@ def translate_errors(invoke: Any) -> Any:
             return invoke(self, ctx)
         except ControlRoomError as exc:
             raise UserError(str(exc), exc.exit_code) from None
+        except BrokenPipeError:  # `control-room ... | head`: the reader left; say nothing more
+            import os
+            import sys
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(141) from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise UserError(f"{where}{exc.strerror or exc}", IO_ERROR) from None

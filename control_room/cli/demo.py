@@ -29,7 +29,10 @@ Now read the files, they are the whole state:
   cat {d}/control-room/LEDGER.md              every event, hash-chained
   cat {d}/control-room/ROUTES.md              the board
   cat {d}/swarm/parked/memo-1.reason          why a task waits for a person
-  cat {d}/swarm/rejected/vibe.json.reason     why a task was refused
+  cat {d}/swarm/rejected/vibe.json.reason     why a task was refused (no falsifier)
+  cat {d}/graveyard/rewrite-in-c.md           a killed route's tombstone
+  cat {d}/swarm/rejected/c-ext-1.json.reason  a task on it, refused
+  cat {d}/control-room/DIGEST.md              what a fresh agent reads first
   cat {d}/swarm/outbox/sieve-1.md             the exact prompt a run was given
   cat {d}/swarm/results/sieve-1/report.md     the report, in the DECISION/EVIDENCE format
   control-room --room {d} ledger verify""")
