@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from control_room.ledger.line import HEADER
-from control_room.room import Room
+from control_room.room import STATES, Room
 
 VALID_TASK: dict[str, Any] = {
     "objective": "make parse() twice as fast",
@@ -72,3 +73,29 @@ ADD_ARGS = [
     "--kill-condition", "two rounds without gain",
     "--command", "python bench.py",
 ]  # fmt: skip
+
+
+def probe_task(task_id: str, **fields: Any) -> dict[str, Any]:
+    """A task the probe adapter runs at once and that passes (fields override)."""
+    py = sys.executable
+    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
+            "validator": [py, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
+            "kill_condition": "two failed rounds", "adapter": "probe",
+            "command": [py, "-c", "print('did the work')"], **fields}  # fmt: skip
+    return {k: v for k, v in task.items() if v is not None}
+
+
+def queue(room: Room, task_id: str, **fields: Any) -> Path:
+    """Drop a probe task into swarm/queue/ by hand; a field given as None is left out."""
+    path = room.state_dir("queue") / f"{task_id}.json"
+    path.write_text(json.dumps(probe_task(task_id, **fields)))
+    return path
+
+
+def where(room: Room, task_id: str) -> list[str]:
+    """Every state folder holding this task (exactly one, if nothing was lost or doubled)."""
+    return [s for s in STATES if (room.state_dir(s) / f"{task_id}.json").exists()]
+
+
+def task_json(room: Room, state: str, task_id: str) -> dict[str, Any]:
+    return json.loads((room.state_dir(state) / f"{task_id}.json").read_text())

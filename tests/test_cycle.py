@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import events
+from support import events, queue
 
 from control_room import claims, cycle, errors, index, swarm
 from control_room.errors import InvalidError
@@ -22,16 +22,6 @@ from control_room.room import Room
 
 PY = sys.executable
 FAKES = Path(__file__).parent / "fakes"
-
-
-def queue(room: Room, task_id: str, **fields: Any) -> Path:
-    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
-            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
-            "kill_condition": "two failed rounds", "adapter": "probe",
-            "command": [PY, "-c", "print('ok')"], **fields}  # fmt: skip
-    path = room.state_dir("queue") / f"{task_id}.json"
-    path.write_text(json.dumps(task))
-    return path
 
 
 def order(room: Room) -> list[str]:

@@ -12,13 +12,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from support import events
+from support import events, queue, task_json, where
 
 from control_room import errors
-from control_room.room import STATES, Room
+from control_room.room import Room
 
 FAKES = Path(__file__).parent / "fakes"
 PY = sys.executable
@@ -37,23 +36,6 @@ def cr(exe: str, room: Room):  # type: ignore[no-untyped-def]
 
     run.env = env  # type: ignore[attr-defined]
     return run
-
-
-def queue(room: Room, task_id: str, **fields: Any) -> None:
-    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
-            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
-            "kill_condition": "two failed rounds", "adapter": "probe",
-            "command": [PY, "-c", "print('did the work')"], **fields}  # fmt: skip
-    (room.state_dir("queue") / f"{task_id}.json").write_text(json.dumps(task))
-
-
-def where(room: Room, task_id: str) -> list[str]:
-    """Every state folder holding this task (exactly one, if nothing was lost or doubled)."""
-    return [s for s in STATES if (room.state_dir(s) / f"{task_id}.json").exists()]
-
-
-def task_json(room: Room, state: str, task_id: str) -> dict[str, Any]:
-    return json.loads((room.state_dir(state) / f"{task_id}.json").read_text())
 
 
 def dead(pid: int, within: float = 10.0) -> bool:

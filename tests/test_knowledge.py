@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support import events
+from support import probe_task as task
 
 from control_room import control, cycle, digest, errors, findings, graveyard, index, routes, swarm
 from control_room.errors import ConflictError, InvalidError
@@ -17,13 +18,6 @@ from control_room.ledger.line import HEADER
 from control_room.room import Room
 
 PY = sys.executable
-
-
-def task(task_id: str, **fields: Any) -> dict[str, Any]:
-    return {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
-            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
-            "kill_condition": "two failed rounds", "adapter": "probe",
-            "command": [PY, "-c", "print('ok')"], **fields}  # fmt: skip
 
 
 def drop(room: Room, t: dict[str, Any]) -> None:

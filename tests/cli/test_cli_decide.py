@@ -8,15 +8,14 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import Result
-from support import data_lines, events
+from support import data_lines, events, queue, where
 
 from control_room import control, errors
 from control_room.ledger.line import parse
-from control_room.room import STATES, Room
+from control_room.room import Room
 
 Run = Callable[..., Result]
 PY = sys.executable
@@ -27,18 +26,6 @@ TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
 def inside(room: Room) -> Room:
     os.chdir(room.root)
     return room
-
-
-def queue(room: Room, task_id: str, **fields: Any) -> None:
-    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
-            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
-            "kill_condition": "two failed rounds", "adapter": "probe",
-            "command": [PY, "-c", "print('did the work')"], **fields}  # fmt: skip
-    (room.state_dir("queue") / f"{task_id}.json").write_text(json.dumps(task))
-
-
-def where(room: Room, task_id: str) -> list[str]:
-    return [s for s in STATES if (room.state_dir(s) / f"{task_id}.json").exists()]
 
 
 def snapshot(root: Path) -> dict[Path, bytes]:

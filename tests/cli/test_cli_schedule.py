@@ -3,7 +3,6 @@ for real (its command part, through sh, with the almost empty environment cron g
 
 from __future__ import annotations
 
-import json
 import os
 import plistlib
 import shlex
@@ -12,11 +11,10 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import Result
-from support import events
+from support import events, queue
 
 from control_room import errors, scaffold
 from control_room.room import Room
@@ -29,14 +27,6 @@ PY = sys.executable
 def inside(room: Room) -> Room:
     os.chdir(room.root)
     return room
-
-
-def queue(room: Room, task_id: str, **fields: Any) -> None:
-    task = {"id": task_id, "objective": f"objective of {task_id}", "falsifier": "it fails",
-            "validator": [PY, "-c", "pass"], "max_cost_usd": 0.1, "wall_clock_s": 60,
-            "kill_condition": "two failed rounds", "adapter": "probe",
-            "command": [PY, "-c", "print('did the work')"], **fields}  # fmt: skip
-    (room.state_dir("queue") / f"{task_id}.json").write_text(json.dumps(task))
 
 
 def starters() -> list[list[str]]:
