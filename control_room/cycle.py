@@ -145,13 +145,7 @@ def recover(room: Room, gate: dict[str, Any], *, mine: int | None) -> list[str]:
 
 
 def _reject_running(room: Room, task_id: str, problems: list[str]) -> None:
-    dst = swarm.task_file(room, "rejected", task_id)
-    if not dst.exists():
-        os.rename(swarm.task_file(room, "running", task_id), dst)
-        from control_room.store.files import atomic_write
-
-        atomic_write(swarm.reason_path(dst), "".join(f"- {p}\n" for p in problems))
-    ledger.append(room.ledger, "reject", task=task_id, outcome="rejected", detail="; ".join(problems))
+    swarm.reject(room, f"{task_id}.json", problems, task_id=task_id, state="running")
     claims.release(room, task_id)
 
 

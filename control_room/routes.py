@@ -137,7 +137,7 @@ def add(room: Room, route: str, title: str, falsifier: str = "") -> None:
 
     if not is_id(route):
         raise InvalidError(f"{route!r} is not a route id (ids match [a-z0-9][a-z0-9._-]{{0,63}})")
-    existing = next((r for r in rows(room) if r.get("route") == route), None)
+    existing = _find(room, route)
     if existing is not None:
         raise InvalidError(f"route {route} exists already (control-room/ROUTES.md:{existing['line']})")
 
@@ -158,10 +158,14 @@ def set_verdict(room: Room, route: str, verdict: str) -> None:
     _upsert(room, route, mutate)
 
 
+def _find(room: Room, route: str) -> dict[str, Any] | None:
+    return next((r for r in rows(room) if r.get("route") == route), None)
+
+
 def get(room: Room, route: str) -> dict[str, Any]:
     from control_room.errors import NotFoundError
 
-    found = next((r for r in rows(room) if r.get("route") == route), None)
+    found = _find(room, route)
     if found is None:
         raise NotFoundError(f"no route {route} in control-room/ROUTES.md")
     return found

@@ -10,7 +10,7 @@ from control_room.room import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, tem
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
 _GITIGNORE = "# derived caches, lock files and the scheduler's log: never state\n.cache/\n.*.lock\n.tmp-*\ncycle.log\n"
-_SWARM_GITIGNORE = "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # also intelligence/, graveyard/
+_FOLDER_GITIGNORE = "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
 _GITATTRIBUTES = "# ledgers merged from several machines keep every line of both sides\nLEDGER.md merge=union\n"
 
 
@@ -40,7 +40,7 @@ def plan() -> list[Item]:
     items.append(Item("control-room/.gitignore", _GITIGNORE))
     items.append(Item("control-room/.gitattributes", _GITATTRIBUTES))
     for folder in ("swarm", "intelligence", "graveyard"):
-        items.append(Item(f"{folder}/.gitignore", _SWARM_GITIGNORE))
+        items.append(Item(f"{folder}/.gitignore", _FOLDER_GITIGNORE))
     src = defaults_root()
     for d in DEFAULT_DIRS:
         for path in sorted((src / d).rglob("*")):

@@ -81,12 +81,12 @@ def _free_name(folder: Path, name: str) -> Path:
     return candidate
 
 
-def reject(room: Room, name: str, problems: list[str], *, task_id: str = "") -> Path | None:
-    """Move ``swarm/queue/<name>`` to ``swarm/rejected/`` with a reason; None if it is gone."""
+def reject(room: Room, name: str, problems: list[str], *, task_id: str = "", state: str = "queue") -> Path | None:
+    """Move ``swarm/<state>/<name>`` to ``swarm/rejected/`` with a reason; None if it is gone."""
     from control_room import ledger
     from control_room.store.files import atomic_write
 
-    src = room.state_dir("queue") / name
+    src = room.state_dir(state) / name
     dst = _free_name(room.state_dir("rejected"), name)
     try:
         os.rename(src, dst)
@@ -95,12 +95,12 @@ def reject(room: Room, name: str, problems: list[str], *, task_id: str = "") -> 
     why = "; ".join(problems)
     atomic_write(
         Path(f"{dst}{REASON}"),
-        f"Rejected from swarm/queue/{name} at {now_iso()}:\n\n"
+        f"Rejected from swarm/{state}/{name} at {now_iso()}:\n\n"
         + "".join(f"- {p}\n" for p in problems)
         + "\nFix the file and move it back into swarm/queue/, or delete it.\n",
     )
     ledger.append(room.ledger, "reject", task=task_id, outcome="rejected",
-                  detail=f"swarm/queue/{name} -> swarm/rejected/{dst.name}: {why}")  # fmt: skip
+                  detail=f"swarm/{state}/{name} -> swarm/rejected/{dst.name}: {why}")  # fmt: skip
     return dst
 
 

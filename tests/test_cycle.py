@@ -179,3 +179,14 @@ def test_allowed_extra_args_reach_the_agent_last(room: Room, monkeypatch: pytest
     meta = json.loads((room.swarm / "results" / "bypass" / "meta.json").read_text())
     assert (meta["input_tokens"], meta["output_tokens"], meta["cost_usd"]) == (1200, 345, 0.0123)
     assert meta["prompt_tokens_est"] == -(-len((room.swarm / "outbox" / "bypass.md").read_text()) // 4)
+
+
+def test_an_invalid_task_left_in_running_is_rejected_even_when_its_name_is_taken(room: Room) -> None:
+    (room.state_dir("rejected") / "broken.json").write_text("an older rejection\n")
+    (room.state_dir("running") / "broken.json").write_text('{"objective": "half written')
+    assert cycle.cycle(room).code == errors.OK
+    assert sorted(os.listdir(room.state_dir("running"))) == []
+    assert (room.state_dir("rejected") / "broken.json").read_text() == "an older rejection\n"
+    reason = (room.state_dir("rejected") / "broken.json.2.reason").read_text()
+    assert reason.startswith("Rejected from swarm/running/broken.json at ")
+    assert events(room.ledger)[-1] == "reject"
