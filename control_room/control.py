@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.errors import InvalidError
-from control_room.values import is_number as num
 from control_room.room import Room
+from control_room.values import is_number as num
 
 DEFAULTS: dict[str, Any] = {
     "max_parallel": 1,
@@ -42,8 +42,16 @@ DEFAULTS: dict[str, Any] = {
     "approvals": [],
 }
 
-_POSINT = ("max_parallel", "max_rounds", "max_queued", "max_new_tasks", "field_guide_max_lines",
-           "digest_max_bytes", "death_loop_n", "capture_max_bytes")  # fmt: skip
+_POSINT = (
+    "max_parallel",
+    "max_rounds",
+    "max_queued",
+    "max_new_tasks",
+    "field_guide_max_lines",
+    "digest_max_bytes",
+    "death_loop_n",
+    "capture_max_bytes",
+)
 _MONEY = ("daily_budget_usd", "max_task_cost_usd", "orchestrator_max_cost_usd")
 _SECONDS = ("validator_timeout_s", "grace_s", "orchestrator_wall_clock_s")
 _OPTIONAL_TEXT = ("default_model", "workdir", "repo", "orchestrator_adapter")
@@ -70,7 +78,11 @@ def _why(key: str, v: Any) -> str | None:
     if key in _CHOICES:
         return None if v in _CHOICES[key] else "one of " + ", ".join(_CHOICES[key])
     if key == "orchestrator_command":
-        ok = v is None or (isinstance(v, str) and v.strip()) or (isinstance(v, list) and v and all(isinstance(x, str) for x in v))
+        ok = (
+            v is None
+            or (isinstance(v, str) and v.strip())
+            or (isinstance(v, list) and v and all(isinstance(x, str) for x in v))
+        )
         return None if ok else "a command string or a list of strings"
     if key == "command_argv":
         return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of strings"
@@ -84,12 +96,16 @@ def parse(text: str, where: str) -> dict[str, Any]:
 
     meta, _ = front_matter(text, where)
     if not meta and not text.lstrip("\ufeff").startswith("---"):
-        raise InvalidError(f"{where}: no front matter: the limits (max_parallel, daily_budget_usd, ...) "
-                           "belong between --- lines at the top; `control-room init` writes a default one")  # fmt: skip
+        raise InvalidError(
+            f"{where}: no front matter: the limits (max_parallel, daily_budget_usd, ...) "
+            "belong between --- lines at the top; `control-room init` writes a default one"
+        )
     unknown = sorted(str(k) for k in meta if k not in DEFAULTS)
     if unknown:
-        raise InvalidError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                           f"(known: {', '.join(DEFAULTS)})")  # fmt: skip
+        raise InvalidError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(known: {', '.join(DEFAULTS)})"
+        )
     values = dict(DEFAULTS)
     for key, v in meta.items():
         if v is None and key not in _OPTIONAL_TEXT:
@@ -140,8 +156,10 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
         raise InvalidError(f"task {task_id} has no gate to approve")
     unknown = [g for g in wanted if g not in task.get("gate", [])]
     if unknown:
-        raise InvalidError(f"task {task_id} has no gate {', '.join(unknown)} (its gates: "
-                           f"{', '.join(task.get('gate', [])) or 'none'})")  # fmt: skip
+        raise InvalidError(
+            f"task {task_id} has no gate {', '.join(unknown)} (its gates: "
+            f"{', '.join(task.get('gate', [])) or 'none'})"
+        )
     added: list[str] = []
 
     def change(text: str) -> str:
@@ -149,13 +167,17 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
         current = parse(text, str(room.control))["approvals"] or []
         new = list(current)
         for g in wanted:
-            if not any(isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == g for a in current):
+            if not any(
+                isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == g for a in current
+            ):
                 new.append({"task": task_id, "gate": g, "by": who, "at": now_iso()})
                 added.append(g)
         if not added:
             return text
         flow = yaml.safe_dump(new, default_flow_style=True, width=1 << 30).strip()
-        comment = next((_trailing_comment(ln) for ln in text.splitlines() if ln.startswith("approvals:")), None)
+        comment = next(
+            (_trailing_comment(ln) for ln in text.splitlines() if ln.startswith("approvals:")), None
+        )
         line = f"approvals: {flow}" + (f"  #{comment}" if comment else "") + "\n"
         return _replace_key(text, "approvals", line)
 

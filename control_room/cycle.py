@@ -48,7 +48,11 @@ def cycle(room: Room) -> CycleResult:
         with claims.claim_lock(room):
             recover(room, gate, mine=number)
             picked = pick(room, gate)
-            if isinstance(picked, CycleResult) and picked.code == errors.OK and gate["on_empty_queue"] == "orchestrate":
+            if (
+                isinstance(picked, CycleResult)
+                and picked.code == errors.OK
+                and gate["on_empty_queue"] == "orchestrate"
+            ):
                 if _orchestrate(room, gate):
                     picked = pick(room, gate)
             if isinstance(picked, CycleResult):
@@ -75,8 +79,12 @@ def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
     for state in ("queue", "running", "parked"):
         if any(n.startswith("orchestrate-") for n in os.listdir(room.state_dir(state))):
             if state == "parked":  # its kill condition: a person looks before the next one
-                _Holds(room).log("orchestrate", {"route": ORCHESTRATE_ROUTE}, "orchestrate-held",
-                                 "an orchestrator task is parked: retry or cancel it to orchestrate again")  # fmt: skip
+                _Holds(room).log(
+                    "orchestrate",
+                    {"route": ORCHESTRATE_ROUTE},
+                    "orchestrate-held",
+                    "an orchestrator task is parked: retry or cancel it to orchestrate again",
+                )
             return False
     from control_room import digest
 
@@ -85,17 +93,26 @@ def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
     task_id = f"orchestrate-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.urandom(2).hex()}"
     answer = room.swarm / "results" / task_id / "answer.md"  # where the runner keeps what it said
     task: dict[str, Any] = {
-        "id": task_id, "role": "orchestrator", "priority": -1,
+        "id": task_id,
+        "role": "orchestrator",
+        "priority": -1,
         "objective": "The queue has no ready task. Read the room (CURRENT_CONTEXT, DIGEST, ROUTES, the "
-                     "graveyard, intelligence/) and propose the next bounded tasks as ```json blocks, "
-                     "or propose nothing and say why.",
+        "graveyard, intelligence/) and propose the next bounded tasks as ```json blocks, "
+        "or propose nothing and say why.",
         "falsifier": "It proposes tasks that are not valid: the room learns nothing from this run.",
-        "validator": [*schedule.command_argv(), "--room", str(room.root), "validate", "--proposals", str(answer)],
+        "validator": [
+            *schedule.command_argv(),
+            "--room",
+            str(room.root),
+            "validate",
+            "--proposals",
+            str(answer),
+        ],
         "max_cost_usd": gate["orchestrator_max_cost_usd"],
         "wall_clock_s": gate["orchestrator_wall_clock_s"],
         "kill_condition": "Two orchestrator runs in a row propose only invalid tasks: a person must re-plan.",
         "route": ORCHESTRATE_ROUTE,
-    }  # fmt: skip
+    }
     if gate.get("orchestrator_adapter"):
         task["adapter"] = gate["orchestrator_adapter"]
     if gate.get("orchestrator_command"):
@@ -114,8 +131,14 @@ def _unclaim(room: Room, task: dict[str, Any], why: str) -> None:
     if swarm.task_file(room, "running", task_id).exists():
         swarm.move(room, task_id, "running", "queue")
         claims.release(room, task_id)
-        ledger.append(room.ledger, "requeue", task=task_id, route=task.get("route", ""), outcome="queued",
-                      detail=f"not run: {why}")  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "requeue",
+            task=task_id,
+            route=task.get("route", ""),
+            outcome="queued",
+            detail=f"not run: {why}",
+        )
 
 
 # 3a. Recover what dead cycles left in swarm/running/.
@@ -134,8 +157,14 @@ def recover(room: Room, gate: dict[str, Any], *, mine: int | None) -> list[str]:
         if problems:
             _reject_running(room, task_id, problems)
             continue
-        ledger.append(room.ledger, "recover", task=task_id, route=task.get("route", ""),
-                      outcome="recovered", detail=f"claim is dead: {why}")  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "recover",
+            task=task_id,
+            route=task.get("route", ""),
+            outcome="recovered",
+            detail=f"claim is dead: {why}",
+        )
         fail_round(room, gate, task, f"the cycle running it died ({why})", src="running")
         recovered.append(task_id)
     for name in os.listdir(room.state_dir("running")):
@@ -179,14 +208,19 @@ def pick(room: Room, gate: dict[str, Any]) -> Pick | CycleResult:
             waiting += 1
     ready.holds.save()
     if missing:
-        return CycleResult(errors.ADAPTER_MISSING, f"adapter unavailable for {len(missing)} ready "
-                           f"task{'s, which stay' if len(missing) != 1 else ', which stays'} queued: {'; '.join(missing)}")  # fmt: skip
+        return CycleResult(
+            errors.ADAPTER_MISSING,
+            f"adapter unavailable for {len(missing)} ready "
+            f"task{'s, which stay' if len(missing) != 1 else ', which stays'} queued: {'; '.join(missing)}",
+        )
     if not seen:
         return CycleResult(errors.OK, "nothing to do: the queue is empty")
     parts = []
     if waiting:
-        parts.append(f"{waiting} queued task{'s' if waiting != 1 else ''} not ready "
-                     "(deps, paths, gates, budget or a held route)")  # fmt: skip
+        parts.append(
+            f"{waiting} queued task{'s' if waiting != 1 else ''} not ready "
+            "(deps, paths, gates, budget or a held route)"
+        )
     if rejected:
         parts.append(f"{rejected} rejected (see swarm/rejected/)")
     return CycleResult(errors.OK, "nothing to do: " + "; ".join(parts))
@@ -224,19 +258,33 @@ class _Readiness:
         loop = self.held.get(s.get("route") or f"task:{task_id}")
         if loop is not None:
             key = s.get("route") or f"task:{task_id}"
-            self.holds.log(task_id, s, "ROUTE_HELD", f"{key} is in a death loop ({loop['n']} identical "
-                           f"failures); `control-room route resume {key} --because ...` to release it")  # fmt: skip
+            self.holds.log(
+                task_id,
+                s,
+                "ROUTE_HELD",
+                f"{key} is in a death loop ({loop['n']} identical "
+                f"failures); `control-room route resume {key} --because ...` to release it",
+            )
             return True
         missing_gates = [g for g in s.get("gate", []) if not _approved(gate, task_id, g)]
         if missing_gates:
-            self.holds.log(task_id, s, f"{missing_gates[0].upper()}_APPROVAL_NEEDED",
-                           f"gate {', '.join(missing_gates)} needs `control-room approve {task_id}`")  # fmt: skip
+            self.holds.log(
+                task_id,
+                s,
+                f"{missing_gates[0].upper()}_APPROVAL_NEEDED",
+                f"gate {', '.join(missing_gates)} needs `control-room approve {task_id}`",
+            )
             return True
         cost = float(s.get("max_cost_usd", 0))
         if self.spend + cost > float(gate["daily_budget_usd"]):
-            self.holds.log(task_id, s, "BUDGET_HOLD", f"${self.spend:.2f} spent or reserved by running "
-                           f"tasks today; this task may cost ${cost:.2f} more, over the "
-                           f"${float(gate['daily_budget_usd']):.2f} daily budget")  # fmt: skip
+            self.holds.log(
+                task_id,
+                s,
+                "BUDGET_HOLD",
+                f"${self.spend:.2f} spent or reserved by running "
+                f"tasks today; this task may cost ${cost:.2f} more, over the "
+                f"${float(gate['daily_budget_usd']):.2f} daily budget",
+            )
             return True
         return False
 
@@ -244,7 +292,7 @@ class _Readiness:
 def _admit(room: Room, gate: dict[str, Any], item: index.Listed, ready: _Readiness) -> Pick | str:
     """Read the candidate in full and check what the summary cannot. Returns the Pick, or why
     not ("rejected", "waiting", "missing:<adapter>: <what>") so the next one is tried."""
-    from control_room import adapters, prompt, proc
+    from control_room import adapters, proc, prompt
 
     path = swarm.task_file(room, "queue", item.id)
     task, problems = swarm.read_queued(room, path)
@@ -264,16 +312,22 @@ def _admit(room: Room, gate: dict[str, Any], item: index.Listed, ready: _Readine
     if not problems and task.get("extra_args") and not gate["allow_extra_args"]:
         problems = ["extra_args given but CONTROL.md allow_extra_args is false"]
     if not problems and task["max_cost_usd"] > gate["max_task_cost_usd"]:
-        problems = [f"max_cost_usd {task['max_cost_usd']} is above CONTROL.md max_task_cost_usd "
-                    f"{gate['max_task_cost_usd']}"]  # fmt: skip
+        problems = [
+            f"max_cost_usd {task['max_cost_usd']} is above CONTROL.md max_task_cost_usd "
+            f"{gate['max_task_cost_usd']}"
+        ]
     if problems:
         swarm.reject(room, path.name, problems, task_id=item.id)
         return "rejected"
     from control_room.runner import agent_env
 
     if exe is None or proc.which(exe, agent_env(room, gate, task)) is None:
-        ready.holds.log(item.id, item.summary, "adapter-missing",
-                        f"{adapter.name}: {exe} not found on PATH; {adapter.install}")  # fmt: skip
+        ready.holds.log(
+            item.id,
+            item.summary,
+            "adapter-missing",
+            f"{adapter.name}: {exe} not found on PATH; {adapter.install}",
+        )
         return f"missing:{adapter.name}: {exe} not found on PATH"
     return Pick(task, adapter.name, settings)
 
@@ -297,8 +351,10 @@ def _overlaps(mine: list[str], theirs: list[str]) -> bool:
 
 
 def _approved(gate: dict[str, Any], task_id: str, name: str) -> bool:
-    return any(isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == name
-               for a in gate.get("approvals") or [])  # fmt: skip
+    return any(
+        isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == name
+        for a in gate.get("approvals") or []
+    )
 
 
 class _Holds:
@@ -316,8 +372,9 @@ class _Holds:
         key = f"{event} {today()}"
         if self.seen.get(task_id) == key:
             return
-        ledger.append(self.room.ledger, event, task=task_id, route=s.get("route", ""),
-                      outcome="held", detail=detail)  # fmt: skip
+        ledger.append(
+            self.room.ledger, event, task=task_id, route=s.get("route", ""), outcome="held", detail=detail
+        )
         self.seen[task_id] = key
         self.changed = True
 
@@ -334,11 +391,24 @@ def claim(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> None:
     task_id = task["id"]
     os.rename(swarm.task_file(room, "queue", task_id), swarm.task_file(room, "running", task_id))
     now = time.time()
-    claims.write_claim(room, task_id, {
-        "pid": os.getpid(), "host": claims.host(), "slot": slot, "started": now_iso(now),
-        "deadline": now + float(task["wall_clock_s"]) + float(gate["validator_timeout_s"]),
-        "agent_pgid": None,
-    })  # fmt: skip
-    ledger.append(room.ledger, "claim", task=task_id, route=task.get("route", ""),
-                  adapter=picked.adapter_name, outcome="running",
-                  detail=f"round {int(task.get('rounds', 0)) + 1}, slot {slot}, pid {os.getpid()}")  # fmt: skip
+    claims.write_claim(
+        room,
+        task_id,
+        {
+            "pid": os.getpid(),
+            "host": claims.host(),
+            "slot": slot,
+            "started": now_iso(now),
+            "deadline": now + float(task["wall_clock_s"]) + float(gate["validator_timeout_s"]),
+            "agent_pgid": None,
+        },
+    )
+    ledger.append(
+        room.ledger,
+        "claim",
+        task=task_id,
+        route=task.get("route", ""),
+        adapter=picked.adapter_name,
+        outcome="running",
+        detail=f"round {int(task.get('rounds', 0)) + 1}, slot {slot}, pid {os.getpid()}",
+    )

@@ -107,46 +107,113 @@ def build(root: Path) -> Room:
     (work / "primes.py").write_text(SLOW)
     (work / "bench.py").write_text(BENCH)
     (work / "patches" / "sieve.py").write_text(APPLY.format(target="primes.py", what="sieve", code=SIEVE))
-    memo = "import functools\n" + SLOW.replace("def count_primes", "@functools.lru_cache(maxsize=None)\ndef count_primes")
-    (work / "patches" / "memo.py").write_text(APPLY.format(target="primes_memo.py", what="memoized", code=memo))
+    memo = "import functools\n" + SLOW.replace(
+        "def count_primes", "@functools.lru_cache(maxsize=None)\ndef count_primes"
+    )
+    (work / "patches" / "memo.py").write_text(
+        APPLY.format(target="primes_memo.py", what="memoized", code=memo)
+    )
     update(room.control, lambda t: control._replace_key(t, "workdir", "workdir: work\n"))
-    update(room.context, lambda t: t.replace("## Objective\n\n(A person or the orchestrator writes the "
-                                             "objective here: what the swarm is attacking, how\nsuccess "
-                                             "is measured, and the number to beat.)\n", OBJECTIVE))  # fmt: skip
-    routes.add(room, "sieve", "count primes with a sieve instead of trial division",
-               "still over 50 ms after the rewrite")  # fmt: skip
+    update(
+        room.context,
+        lambda t: t.replace(
+            "## Objective\n\n(A person or the orchestrator writes the "
+            "objective here: what the swarm is attacking, how\nsuccess "
+            "is measured, and the number to beat.)\n",
+            OBJECTIVE,
+        ),
+    )
+    routes.add(
+        room,
+        "sieve",
+        "count primes with a sieve instead of trial division",
+        "still over 50 ms after the rewrite",
+    )
     routes.add(room, "cache-results", "memoize count_primes", "a cold call is no faster")
     routes.add(room, "rewrite-in-c", "move the hot loop into a C extension", "no gain over the sieve")
-    graveyard.kill(room, "rewrite-in-c", "a C extension is a build dependency for a 2 ms gain over the sieve, "
-                   "measured before this room existed", "the sieve stops meeting the budget",
-                   [], what="Rewrite count_primes as a C extension.")  # fmt: skip
+    graveyard.kill(
+        room,
+        "rewrite-in-c",
+        "a C extension is a build dependency for a 2 ms gain over the sieve, "
+        "measured before this room existed",
+        "the sieve stops meeting the budget",
+        [],
+        what="Rewrite count_primes as a C extension.",
+    )
     tasks = [
-        _task("sieve-1", py, route="sieve", priority=2, command=[py, "patches/sieve.py"], owns=["primes.py"],
-              objective="Replace trial division in count_primes with a sieve of Eratosthenes.",
-              falsifier="count_primes(10000) still takes over 50 ms, or returns anything but 1229.",
-              kill_condition="Two rounds over budget: the sieve is not the bottleneck's answer."),
-        _task("confirm-after-sieve", py, route="sieve", priority=3, deps=["sieve-1"],
-              command=[py, "bench.py", "--budget-ms", "50"],
-              objective="Measure count_primes again now that the sieve is in, as the new baseline.",
-              falsifier="The measured time is over 50 ms in a fresh process.",
-              kill_condition="The gain does not reproduce in two fresh runs."),
-        _task("memo-1", py, route="cache-results", priority=1, command=[py, "patches/memo.py"],
-              owns=["primes_memo.py"], validator=[py, "bench.py", "--module", "primes_memo"],
-              objective="Memoize count_primes so that repeated calls cost nothing.",
-              falsifier="A cold call in a fresh process is no faster than before.",
-              kill_condition="Cold calls stay over budget after two rounds: caching is the wrong lever."),
+        _task(
+            "sieve-1",
+            py,
+            route="sieve",
+            priority=2,
+            command=[py, "patches/sieve.py"],
+            owns=["primes.py"],
+            objective="Replace trial division in count_primes with a sieve of Eratosthenes.",
+            falsifier="count_primes(10000) still takes over 50 ms, or returns anything but 1229.",
+            kill_condition="Two rounds over budget: the sieve is not the bottleneck's answer.",
+        ),
+        _task(
+            "confirm-after-sieve",
+            py,
+            route="sieve",
+            priority=3,
+            deps=["sieve-1"],
+            command=[py, "bench.py", "--budget-ms", "50"],
+            objective="Measure count_primes again now that the sieve is in, as the new baseline.",
+            falsifier="The measured time is over 50 ms in a fresh process.",
+            kill_condition="The gain does not reproduce in two fresh runs.",
+        ),
+        _task(
+            "memo-1",
+            py,
+            route="cache-results",
+            priority=1,
+            command=[py, "patches/memo.py"],
+            owns=["primes_memo.py"],
+            validator=[py, "bench.py", "--module", "primes_memo"],
+            objective="Memoize count_primes so that repeated calls cost nothing.",
+            falsifier="A cold call in a fresh process is no faster than before.",
+            kill_condition="Cold calls stay over budget after two rounds: caching is the wrong lever.",
+        ),
     ]
     for t in tasks:
         swarm.add(room, t)
     # A task dropped by hand on the killed route: the cycle refuses it, pointing at the tombstone.
-    atomic_write(room.state_dir("queue") / "c-ext-1.json", json.dumps(
-        {"id": "c-ext-1", "route": "rewrite-in-c", "objective": "try the C extension once more",
-         "falsifier": "no gain", "validator": [py, "bench.py"], "max_cost_usd": 0.0, "wall_clock_s": 60,
-         "kill_condition": "no gain", "adapter": "probe", "command": [py, "bench.py"]}, indent=2) + "\n")  # fmt: skip
+    atomic_write(
+        room.state_dir("queue") / "c-ext-1.json",
+        json.dumps(
+            {
+                "id": "c-ext-1",
+                "route": "rewrite-in-c",
+                "objective": "try the C extension once more",
+                "falsifier": "no gain",
+                "validator": [py, "bench.py"],
+                "max_cost_usd": 0.0,
+                "wall_clock_s": 60,
+                "kill_condition": "no gain",
+                "adapter": "probe",
+                "command": [py, "bench.py"],
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     # A hand-dropped task with no falsifier: it is a vibe, and the next queue scan rejects it.
-    atomic_write(room.state_dir("queue") / "vibe.json", json.dumps(
-        {"id": "vibe", "objective": "make it faster somehow", "validator": [py, "bench.py"],
-         "max_cost_usd": 0.0, "wall_clock_s": 60, "kill_condition": "none"}, indent=2) + "\n")  # fmt: skip
+    atomic_write(
+        room.state_dir("queue") / "vibe.json",
+        json.dumps(
+            {
+                "id": "vibe",
+                "objective": "make it faster somehow",
+                "validator": [py, "bench.py"],
+                "max_cost_usd": 0.0,
+                "wall_clock_s": 60,
+                "kill_condition": "none",
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     return room
 
 

@@ -55,11 +55,21 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     except ValueError:
         cost = 0.0
     decision, failed = result.parse(unescape(cells[9]))
-    r = state["routes"].setdefault(key, {
-        "attempts": 0, "passes": 0, "fails": 0, "spend": 0.0, "last": [], "best": None, "last_time": "",
-        "streak": {"cause": "", "n": 0, "lines": []}, "decision_streak": {"cause": "", "n": 0, "lines": []},
-        "announced": False,
-    })  # fmt: skip
+    r = state["routes"].setdefault(
+        key,
+        {
+            "attempts": 0,
+            "passes": 0,
+            "fails": 0,
+            "spend": 0.0,
+            "last": [],
+            "best": None,
+            "last_time": "",
+            "streak": {"cause": "", "n": 0, "lines": []},
+            "decision_streak": {"cause": "", "n": 0, "lines": []},
+            "announced": False,
+        },
+    )
     r["attempts"] += 1
     r["spend"] = round(r["spend"] + cost, 6)
     r["last_time"] = time
@@ -100,8 +110,13 @@ def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:
         for name, what in (("streak", "error"), ("decision_streak", "decision")):
             s = r[name]
             if s["n"] >= n:
-                out[key] = {"same": what, "cause": s["cause"], "n": s["n"], "lines": s["lines"],
-                            "announced": r.get("announced", False)}  # fmt: skip
+                out[key] = {
+                    "same": what,
+                    "cause": s["cause"],
+                    "n": s["n"],
+                    "lines": s["lines"],
+                    "announced": r.get("announced", False),
+                }
                 break
     return out
 
@@ -129,18 +144,26 @@ def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> s
         meta, body = graveyard.read(room, route)
         body = body.strip()
         if len(body) > TOMB_MAX:  # a route killed and reopened many times: keep the latest
-            body = f"[... {len(body) - TOMB_MAX} earlier characters: see graveyard/{route}.md]\n" + body[-TOMB_MAX:]
+            body = (
+                f"[... {len(body) - TOMB_MAX} earlier characters: see graveyard/{route}.md]\n"
+                + body[-TOMB_MAX:]
+            )
         out.append(f"Tombstone (graveyard/{route}.md, state {meta.get('state', 'killed')}):\n\n{body}")
     except Exception:  # no tombstone, or an unreadable one: the digest still speaks
         pass
     st = st if st is not None else state(room)[0]
     r = st["routes"].get(route)
     if r:
-        lines = [f"{r['attempts']} attempts ({r['passes']} passed, {r['fails']} failed), {_money(r['spend'])} spent."]
+        lines = [
+            f"{r['attempts']} attempts ({r['passes']} passed, {r['fails']} failed), {_money(r['spend'])} spent."
+        ]
         if r["best"]:
             lines.append(f"Best: {r['best'][0][:10]} task {r['best'][1]} passed: {r['best'][2]}")
         for time, task, outcome, decision, failed in reversed(r["last"]):
-            lines.append(f"- {time[:16]} {task} {outcome}: {decision or '-'}" + (f" (failed: {failed[:160]})" if failed else ""))
+            lines.append(
+                f"- {time[:16]} {task} {outcome}: {decision or '-'}"
+                + (f" (failed: {failed[:160]})" if failed else "")
+            )
         out.append("\n".join(lines))
     return "\n\n".join(out)
 
@@ -152,21 +175,38 @@ def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
     cap = int(gate["digest_max_bytes"])
     loops = death_loops(st, int(gate["death_loop_n"]))
     tombs = [t for t in graveyard.tombstones(room) if t.get("state") == "killed"]
-    live = sorted(((k, r) for k, r in st["routes"].items() if k not in {t["candidate"] for t in tombs}),
-                  key=lambda kv: kv[1]["last_time"], reverse=True)  # fmt: skip
+    live = sorted(
+        ((k, r) for k, r in st["routes"].items() if k not in {t["candidate"] for t in tombs}),
+        key=lambda kv: kv[1]["last_time"],
+        reverse=True,
+    )
     # (section, importance, text): the most important blocks are kept when space runs out.
     blocks: list[tuple[int, int, str]] = []
     for t in sorted(tombs, key=lambda t: str(t.get("killed_at", "")), reverse=True):
         verdict = str(t.get("verdict", "?")).rstrip()
         verdict += "" if verdict.endswith((".", "!", "?")) else "."
-        blocks.append((1, 0, f"- **{t['candidate']}** killed {str(t.get('killed_at', '?'))[:10]}: "
-                             f"{verdict} Reopen only if: {t.get('reopen_if', '?')}"))  # fmt: skip
+        blocks.append(
+            (
+                1,
+                0,
+                f"- **{t['candidate']}** killed {str(t.get('killed_at', '?'))[:10]}: "
+                f"{verdict} Reopen only if: {t.get('reopen_if', '?')}",
+            )
+        )
     for key, lp in loops.items():
-        blocks.append((2, 0, f"- **{key}**: failed {lp['n']} times in a row with the same {lp['same']}: "
-                             f"\"{lp['cause'][:160]}\". Held until `control-room route resume {key} --because ...`"))  # fmt: skip
+        blocks.append(
+            (
+                2,
+                0,
+                f"- **{key}**: failed {lp['n']} times in a row with the same {lp['same']}: "
+                f'"{lp["cause"][:160]}". Held until `control-room route resume {key} --because ...`',
+            )
+        )
     for rank, (key, r) in enumerate(live):
-        head = (f"- **{key}**: {r['attempts']} attempts, {r['passes']} passed, {r['fails']} failed, "
-                f"{_money(r['spend'])}")  # fmt: skip
+        head = (
+            f"- **{key}**: {r['attempts']} attempts, {r['passes']} passed, {r['fails']} failed, "
+            f"{_money(r['spend'])}"
+        )
         if r["best"]:
             head += f"; best: {r['best'][1]} ({r['best'][0][:10]}): {r['best'][2][:160]}"
         blocks.append((3, 1 + rank, head))
@@ -180,12 +220,18 @@ def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
         blocks.append((4, 50 + rank, f"- {n}× {c}"))
     for rank, (key, r) in enumerate(sorted(st["routes"].items(), key=lambda kv: -kv[1]["spend"])):
         blocks.append((5, 60 + rank, f"| {key} | {_money(r['spend'])} | {r['attempts']} |"))
-    titles = {1: "## Dead routes (graveyard): do not retry them\n", 2: "## Held routes: death loops\n",
-              3: "## Live routes: what each has learned\n", 4: "## Recurring failures\n",
-              5: "## Spend by route\n\n| route | spend | attempts |\n|---|---|---|"}  # fmt: skip
-    header = (f"# DIGEST\n\nGenerated by control-room from the ledger ({st['lines']:,} lines, up to "
-              f"{st['last_time'] or 'the start'}) and the graveyard. Do not edit: "
-              f"`control-room digest` rewrites it.\n")  # fmt: skip
+    titles = {
+        1: "## Dead routes (graveyard): do not retry them\n",
+        2: "## Held routes: death loops\n",
+        3: "## Live routes: what each has learned\n",
+        4: "## Recurring failures\n",
+        5: "## Spend by route\n\n| route | spend | attempts |\n|---|---|---|",
+    }
+    header = (
+        f"# DIGEST\n\nGenerated by control-room from the ledger ({st['lines']:,} lines, up to "
+        f"{st['last_time'] or 'the start'}) and the graveyard. Do not edit: "
+        f"`control-room digest` rewrites it.\n"
+    )
     note_max = len(f"_{len(blocks)} older or smaller details left out to stay under {cap:,} bytes._\n\n")
     budget = cap - len(header.encode()) - sum(len(t.encode()) + 3 for t in titles.values()) - note_max
     kept: set[int] = set()

@@ -47,8 +47,10 @@ def read(room: Room, route: str) -> tuple[dict[str, Any], str]:
 
 def _plain(meta: dict[str, Any]) -> dict[str, Any]:
     """YAML dates and the like as strings, so the values are JSON and compare simply."""
-    return {str(k): (v if isinstance(v, (str, int, float, bool, list, type(None))) else str(v))
-            for k, v in meta.items()}  # fmt: skip
+    return {
+        str(k): (v if isinstance(v, (str, int, float, bool, list, type(None))) else str(v))
+        for k, v in meta.items()
+    }
 
 
 def killed(room: Room, route: str) -> dict[str, Any] | None:
@@ -68,8 +70,10 @@ def refusal(room: Room, route: str) -> str | None:
         return f"graveyard/{route}.md cannot be read ({exc}); fix or remove it"
     if meta is None:
         return None
-    return (f"route {route} is killed: see graveyard/{route}.md (verdict: {meta.get('verdict', '?')}; "
-            f"reopen if: {meta.get('reopen_if', '?')})")  # fmt: skip
+    return (
+        f"route {route} is killed: see graveyard/{route}.md (verdict: {meta.get('verdict', '?')}; "
+        f"reopen if: {meta.get('reopen_if', '?')})"
+    )
 
 
 def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[str], what: str = "") -> Path:
@@ -93,28 +97,48 @@ def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[st
             if str(post.metadata.get("state", "killed")) == "killed":
                 raise ConflictError(f"route {route} is killed already (graveyard/{route}.md)")
             old = [str(e) for e in post.metadata.get("evidence") or []]
-            post.metadata.update(state="killed", killed_at=now, verdict=verdict, reopen_if=reopen_if,
-                                 evidence=old + [e for e in evidence if e not in old])  # fmt: skip
+            post.metadata.update(
+                state="killed",
+                killed_at=now,
+                verdict=verdict,
+                reopen_if=reopen_if,
+                evidence=old + [e for e in evidence if e not in old],
+            )
             post.metadata.pop("reopened_at", None)
-            post.content = (post.content.rstrip() + f"\n\n## Killed again {now}\n\n{verdict}\n\n"
-                            f"Reopen only if: {reopen_if}\n"
-                            + ("".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence) if evidence else ""))  # fmt: skip
+            post.content = (
+                post.content.rstrip() + f"\n\n## Killed again {now}\n\n{verdict}\n\n"
+                f"Reopen only if: {reopen_if}\n"
+                + ("".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence) if evidence else "")
+            )
             return frontmatter.dumps(post, sort_keys=False) + "\n"
         described = what or row.get("title") or "(no description was given)"
         falsifier = row.get("falsifier")
-        body = (f"# {route}\n\n## What it was\n\n{described}\n"
-                + (f"\nIts falsifier: {falsifier}\n" if falsifier else "")
-                + f"\n## Why it died\n\n{verdict}\n\n## Reopen only if\n\n{reopen_if}\n"
-                + ("\n## Evidence\n\n" + "".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence)
-                   if evidence else ""))  # fmt: skip
-        post = frontmatter.Post(body, candidate=route, state="killed", killed_at=now, verdict=verdict,
-                                reopen_if=reopen_if, evidence=evidence)  # fmt: skip
+        body = (
+            f"# {route}\n\n## What it was\n\n{described}\n"
+            + (f"\nIts falsifier: {falsifier}\n" if falsifier else "")
+            + f"\n## Why it died\n\n{verdict}\n\n## Reopen only if\n\n{reopen_if}\n"
+            + (
+                "\n## Evidence\n\n" + "".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence)
+                if evidence
+                else ""
+            )
+        )
+        post = frontmatter.Post(
+            body,
+            candidate=route,
+            state="killed",
+            killed_at=now,
+            verdict=verdict,
+            reopen_if=reopen_if,
+            evidence=evidence,
+        )
         return frontmatter.dumps(post, sort_keys=False) + "\n"
 
     update(p, change)
     routes.set_verdict(room, route, "killed")
-    ledger.append(room.ledger, "route-kill", route=route, outcome="killed",
-                  detail=f"{verdict} | reopen if: {reopen_if}")  # fmt: skip
+    ledger.append(
+        room.ledger, "route-kill", route=route, outcome="killed", detail=f"{verdict} | reopen if: {reopen_if}"
+    )
     _refresh(room)
     return p
 

@@ -21,15 +21,27 @@ from control_room.store import cache
 from control_room.swarm import REASON, read_queued, read_task, reject
 from control_room.timeutil import now_iso
 
-_SUMMARY_KEYS = ("priority", "created", "route", "role", "adapter", "deps", "gate", "owns", "rounds",
-                 "max_cost_usd", "done_at")
+_SUMMARY_KEYS = (
+    "priority",
+    "created",
+    "route",
+    "role",
+    "adapter",
+    "deps",
+    "gate",
+    "owns",
+    "rounds",
+    "max_cost_usd",
+    "done_at",
+)
+
 
 class Listed:
     """A task file as the index knows it. Its summary (id, objective, priority, created, ...;
     "problem" if it is not a task) is kept as JSON text and decoded only when looked at, so a
     cycle that looks at three tasks out of 10,000 decodes three."""
 
-    __slots__ = ("state", "name", "_raw")
+    __slots__ = ("_raw", "name", "state")
 
     def __init__(self, state: str, name: str, summary: dict[str, Any] | str) -> None:
         self.state, self.name, self._raw = state, name, summary
@@ -43,6 +55,7 @@ class Listed:
     @property
     def id(self) -> str:
         return str(self.summary.get("id") or self.name)
+
 
 def summarize(task: dict[str, Any], mtime: float | None = None) -> dict[str, Any]:
     """What the index keeps of a task: enough to order, filter and list it."""
@@ -130,8 +143,10 @@ def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -
     order = [n for _, n in sorted((v[1], n) for n, v in files.items())]
     cache.save(_index_file(room, state), {"v": 3, "checked": checked, "files": files})
     if state == "queue":
-        cache.save(room.cache / "queue.order",
-                        {"v": 3, "checked": checked, "order": [(n, files[n][2]) for n in order]})  # fmt: skip
+        cache.save(
+            room.cache / "queue.order",
+            {"v": 3, "checked": checked, "order": [(n, files[n][2]) for n in order]},
+        )
     return order
 
 
@@ -151,14 +166,19 @@ def run_order(room: Room) -> Iterator[Listed]:
     import heapq
 
     ordered = cache.load(room.cache / "queue.order")
-    if not (isinstance(ordered, dict) and ordered.get("v") == 3
-            and time.time() - float(ordered.get("checked") or 0) <= RECHECK_S):  # fmt: skip
+    if not (
+        isinstance(ordered, dict)
+        and ordered.get("v") == 3
+        and time.time() - float(ordered.get("checked") or 0) <= RECHECK_S
+    ):
         yield from scan(room, "queue")  # a full check returns the queue in run order
         return
     order: list[tuple[str, str]] = ordered["order"]
     known_names = {n for n, _ in order}
     try:
-        names = [n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(REASON)]
+        names = [
+            n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(REASON)
+        ]
     except FileNotFoundError:
         return
     present = set(names)
@@ -187,6 +207,7 @@ def run_order(room: Room) -> Iterator[Listed]:
 def order_key(summary: dict[str, Any], name: str) -> tuple[int, str, str]:
     """Priority first (higher first), then age (older first), then name."""
     return (-int(summary.get("priority") or 0), str(summary.get("created", "")), name)
+
 
 def queue_order(listed: list[Listed]) -> list[Listed]:
     """Priority first (higher first), then age (older first), then name."""

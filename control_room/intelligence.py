@@ -108,8 +108,10 @@ def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:
         hint = ""
         if len(cells) == 1:
             hint = " (a line right after the table is read as one of its rows: leave a blank line)"
-        return (f"{at}: a row needs {len(COLUMNS)} cells (| {' | '.join(COLUMNS)} |), "
-                f"this one has {len(cells)}{hint}")  # fmt: skip
+        return (
+            f"{at}: a row needs {len(COLUMNS)} cells (| {' | '.join(COLUMNS)} |), "
+            f"this one has {len(cells)}{hint}"
+        )
     row_id, state, _title, because = cells
     from control_room.tasks import is_id
 
@@ -237,8 +239,12 @@ def add(room: Room, kind: str, id: str, title: str, because: str = "") -> dict[s
     p = path(room, kind)
     p.parent.mkdir(parents=True, exist_ok=True)
     update(p, change)
-    _log(room, f"{kind}-add", "untested",
-         f"{id}: added as untested: {cells[2]}" + (f"; because: {cells[3]}" if cells[3] else ""))  # fmt: skip
+    _log(
+        room,
+        f"{kind}-add",
+        "untested",
+        f"{id}: added as untested: {cells[2]}" + (f"; because: {cells[3]}" if cells[3] else ""),
+    )
     return _record(added["line"], cells)
 
 

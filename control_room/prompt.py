@@ -76,14 +76,27 @@ def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
     lines = text.splitlines()
     if len(lines) <= max_lines:
         return text, []
-    warning = (f"intelligence/FIELD_GUIDE.md has {len(lines)} lines, over the cap of {max_lines}: "
-               f"only the first {max_lines} were injected")  # fmt: skip
+    warning = (
+        f"intelligence/FIELD_GUIDE.md has {len(lines)} lines, over the cap of {max_lines}: "
+        f"only the first {max_lines} were injected"
+    )
     return "\n".join(lines[:max_lines]) + "\n", [warning]
 
 
 def task_block(task: dict[str, Any]) -> str:
-    keys = ("id", "objective", "falsifier", "validator", "max_cost_usd", "wall_clock_s",
-            "kill_condition", "route", "owns", "deps", "command")  # fmt: skip
+    keys = (
+        "id",
+        "objective",
+        "falsifier",
+        "validator",
+        "max_cost_usd",
+        "wall_clock_s",
+        "kill_condition",
+        "route",
+        "owns",
+        "deps",
+        "command",
+    )
     lines = []
     for k in keys:
         if k in task:
@@ -92,8 +105,11 @@ def task_block(task: dict[str, Any]) -> str:
                 v = " ".join(v) if k in ("validator", "command") else ", ".join(v)
             lines.append(f"{k}: {v}")
     if task.get("last_failure"):
-        lines += ["", f"What failed in round {task.get('rounds', 1)} (do not repeat it):",
-                  str(task["last_failure"])]  # fmt: skip
+        lines += [
+            "",
+            f"What failed in round {task.get('rounds', 1)} (do not repeat it):",
+            str(task["last_failure"]),
+        ]
     return "\n".join(lines)
 
 

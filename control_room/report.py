@@ -154,19 +154,27 @@ def _label(t: str) -> tuple[str, str]:
 def _evidence(sec: _Section, out: list[Evidence], bad: list[Violation]) -> None:
     items: list[tuple[int, list[str]]] = []
     if sec.text:
-        bad.append(Violation(sec.line, "text on the EVIDENCE line is not an item "
-                                       "(put each item on its own line starting with '- ')"))
+        bad.append(
+            Violation(
+                sec.line,
+                "text on the EVIDENCE line is not an item (put each item on its own line starting with '- ')",
+            )
+        )
     for ln, s in sec.body:
         if s and s[0] in "-*" and (len(s) == 1 or s[1] in " \t"):
             items.append((ln, [s[1:].strip()]))
         elif s and items:
             items[-1][1].append(s)
         elif s:
-            bad.append(Violation(ln, "text under EVIDENCE before the first item "
-                                     "(items start with '- ')"))
+            bad.append(Violation(ln, "text under EVIDENCE before the first item (items start with '- ')"))
     if not items:
-        bad.append(Violation(sec.line, "EVIDENCE has no items (expected lines starting with "
-                                       "'- CONFIRMED:', '- INFERRED:' or '- UNKNOWN:')"))
+        bad.append(
+            Violation(
+                sec.line,
+                "EVIDENCE has no items (expected lines starting with "
+                "'- CONFIRMED:', '- INFERRED:' or '- UNKNOWN:')",
+            )
+        )
     for ln, parts in items:
         label, text = _label(parts[0])
         if not label:
@@ -236,20 +244,21 @@ def validate(output: str | bytes) -> Report:
     seen: dict[str, int] = {}
     for sec in sections:
         if sec.written != sec.name:
-            bad.append(Violation(sec.line, f"header '{sec.written}:' is not uppercase "
-                                           f"(write {sec.name}:)"))
+            bad.append(Violation(sec.line, f"header '{sec.written}:' is not uppercase (write {sec.name}:)"))
         seen[sec.name] = seen.get(sec.name, 0) + 1
         if sec.name in first:
             times = "twice" if seen[sec.name] == 2 else f"{seen[sec.name]} times"
-            bad.append(Violation(sec.line, f"{sec.name} appears {times} "
-                                           f"(first on line {first[sec.name].line})"))
+            bad.append(
+                Violation(sec.line, f"{sec.name} appears {times} (first on line {first[sec.name].line})")
+            )
         else:
             first[sec.name] = sec
     present = list(first.values())
     for p in sorted(_out_of_order([HEADERS.index(sec.name) for sec in present])):
         i = HEADERS.index(present[p].name)
-        where = f"after {HEADERS[i - 1]}" + (f" and before {HEADERS[i + 1]}"
-                                            if i + 1 < len(HEADERS) else ", last")
+        where = f"after {HEADERS[i - 1]}" + (
+            f" and before {HEADERS[i + 1]}" if i + 1 < len(HEADERS) else ", last"
+        )
         bad.append(Violation(present[p].line, f"{present[p].name} out of order (expected {where})"))
     for i, name in enumerate(HEADERS):
         if name not in first:
@@ -262,8 +271,7 @@ def validate(output: str | bytes) -> Report:
     if not decision:
         bad.append(Violation(start + 1, "DECISION is empty (expected one line)"))
     elif len(decision) > 1:
-        bad.append(Violation(decision[1][0], "DECISION continues on a second line "
-                                             "(expected one line)"))
+        bad.append(Violation(decision[1][0], "DECISION continues on a second line (expected one line)"))
     for name, message in _EMPTY.items():
         if name in first and not first[name].joined():
             bad.append(Violation(first[name].line, message))
@@ -275,7 +283,13 @@ def validate(output: str | bytes) -> Report:
     bad.sort(key=lambda v: v.line)
     text = {name: sec.joined() for name, sec in first.items()}
     return Report(
-        ok=not bad, violations=bad, start_line=start + 1, decision=text["DECISION"],
-        why=text.get("WHY", ""), evidence=evidence, missing=text.get("MISSING", ""),
-        next_command=text.get("NEXT COMMAND", ""), stop_rule=text.get("STOP RULE", ""),
+        ok=not bad,
+        violations=bad,
+        start_line=start + 1,
+        decision=text["DECISION"],
+        why=text.get("WHY", ""),
+        evidence=evidence,
+        missing=text.get("MISSING", ""),
+        next_command=text.get("NEXT COMMAND", ""),
+        stop_rule=text.get("STOP RULE", ""),
     )

@@ -28,10 +28,15 @@ def _table(room: Room, text: str) -> dict[str, Any] | None:
     from control_room.store.markdown import table_with
 
     t = table_with(text, "route")
-    table = None if t is None else {
-        "header": [h.strip().lower() for h in t.header], "header_line": t.header_line,
-        "rows": [[r.line, r.cells] for r in t.rows],
-    }  # fmt: skip
+    table = (
+        None
+        if t is None
+        else {
+            "header": [h.strip().lower() for h in t.header],
+            "header_line": t.header_line,
+            "rows": [[r.line, r.cells] for r in t.rows],
+        }
+    )
     _remember(room, text, table)
     return table
 
@@ -80,8 +85,11 @@ def _upsert(room: Room, route: str, mutate: Callable[[dict[str, str], bool], Non
             lines[-1] += "\n"
         table = _table(room, text)
         if table is None:
-            lines += ["\n" if lines else "", "| " + " | ".join(COLUMNS) + " |\n",
-                      "|" + "---|" * len(COLUMNS) + "\n"]  # fmt: skip
+            lines += [
+                "\n" if lines else "",
+                "| " + " | ".join(COLUMNS) + " |\n",
+                "|" + "---|" * len(COLUMNS) + "\n",
+            ]
             table = {"header": list(COLUMNS), "header_line": len(lines) - 1, "rows": []}
         header = table["header"]
         found = next((r for r in table["rows"] if r[1] and r[1][0] == route), None)
@@ -178,7 +186,9 @@ def problems(room: Room) -> list[str]:
 
     table = _table(room, text := _text(room))
     if table is None:
-        return [f"control-room/ROUTES.md: no table whose first column is `route` (expected | {' | '.join(COLUMNS)} |)"]
+        return [
+            f"control-room/ROUTES.md: no table whose first column is `route` (expected | {' | '.join(COLUMNS)} |)"
+        ]
     raw = text.splitlines()
     out, seen = [], {}
     width = len(table["header"])

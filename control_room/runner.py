@@ -21,8 +21,11 @@ from control_room.room import Room
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
-_SUCCESS = re.compile(r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|"
-                      r"all tests|faster|improved|meets?)\b", re.I)  # fmt: skip
+_SUCCESS = re.compile(
+    r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|"
+    r"all tests|faster|improved|meets?)\b",
+    re.I,
+)
 _NEGATION = re.compile(r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower|unable)\b", re.I)
 _QUOTED = re.compile(r'`[^`]*`|"(?:[^"\\]|\\.)*"')
 
@@ -61,7 +64,9 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     adapter = adapters.get(picked.adapter_name)
     from control_room import digest
 
-    p = prompt.assemble(room, task, gate, history=digest.route_history(room, task["route"]) if task.get("route") else "")
+    p = prompt.assemble(
+        room, task, gate, history=digest.route_history(room, task["route"]) if task.get("route") else ""
+    )
     for w in p.warnings:
         ledger.append(room.ledger, "warning", task=tid, detail=w)
     atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
@@ -69,12 +74,25 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     brief = workdir / f".brief-{tid}.md"
     atomic_write(brief, p.text)
     model = task.get("model") or picked.role_settings.get("model") or gate.get("default_model")
-    inv = adapters.Invocation(task, p.text, brief, workdir, model=model or None,
-                              extra_args=list(task.get("extra_args", [])),
-                              settings=prompt.settings(gate, picked.role_settings))  # fmt: skip
+    inv = adapters.Invocation(
+        task,
+        p.text,
+        brief,
+        workdir,
+        model=model or None,
+        extra_args=list(task.get("extra_args", [])),
+        settings=prompt.settings(gate, picked.role_settings),
+    )
     env = adapter.env(inv, agent_env(room, gate, task))
-    meta: dict[str, Any] = {"task": tid, "round": round_no, "adapter": adapter.name, "model": model,
-                            "workdir": str(workdir), "started": now_iso(), **p.pressure(adapter.context_window)}  # fmt: skip
+    meta: dict[str, Any] = {
+        "task": tid,
+        "round": round_no,
+        "adapter": adapter.name,
+        "model": model,
+        "workdir": str(workdir),
+        "started": now_iso(),
+        **p.pressure(adapter.context_window),
+    }
 
     def started(pid: int) -> None:
         info = claims.read_claim(room, tid) or {}
@@ -87,18 +105,35 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     try:
         argv = adapter.command(inv)
         meta["argv"] = argv
-        res = proc.run(argv, cwd=workdir, env=env, stdin=adapter.stdin(inv),
-                       stdout_path=results / "stdout.txt", stderr_path=results / "stderr.txt",
-                       timeout_s=float(task["wall_clock_s"]), cap_bytes=int(gate["capture_max_bytes"]),
-                       stop_file=room.stop, on_start=started)  # fmt: skip
+        res = proc.run(
+            argv,
+            cwd=workdir,
+            env=env,
+            stdin=adapter.stdin(inv),
+            stdout_path=results / "stdout.txt",
+            stderr_path=results / "stderr.txt",
+            timeout_s=float(task["wall_clock_s"]),
+            cap_bytes=int(gate["capture_max_bytes"]),
+            stop_file=room.stop,
+            on_start=started,
+        )
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         swarm.move(room, tid, "running", "queue")
         claims.release(room, tid)
-        ledger.append(room.ledger, "adapter-missing", task=tid, adapter=adapter.name,
-                      outcome="held", detail=f"{exc}; {adapter.install}")  # fmt: skip
-        return CycleResult(errors.ADAPTER_MISSING, f"adapter {adapter.name} unavailable: {exc}; "
-                           f"task {tid} back in the queue", tid)  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "adapter-missing",
+            task=tid,
+            adapter=adapter.name,
+            outcome="held",
+            detail=f"{exc}; {adapter.install}",
+        )
+        return CycleResult(
+            errors.ADAPTER_MISSING,
+            f"adapter {adapter.name} unavailable: {exc}; task {tid} back in the queue",
+            tid,
+        )
     if res.stopped:
         return _stopped(room, task, picked, brief, "while the agent ran")
     stdout = _read_capped(res.stdout.path)
@@ -119,40 +154,78 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     elif not outcome.ok:
         failures.append(outcome.error or f"{adapter.name} failed")
     if not rep.ok:
-        failures.append("broken report: " + "; ".join(f"line {v.line}: {v.message}" for v in rep.violations[:3]))
+        failures.append(
+            "broken report: " + "; ".join(f"line {v.line}: {v.message}" for v in rep.violations[:3])
+        )
     val_ok = val is not None and val.ok
     if not val_ok:
         failures.append(_validator_failure(val, gate))
     unsupported = rep.ok and not val_ok and claims_success(rep)
-    meta.update({
-        "ended": now_iso(), "exit_code": res.exit_code, "timed_out": res.timed_out,
-        "duration_s": round(res.duration_s, 3), "notes": res.notes,
-        "input_tokens": outcome.input_tokens, "output_tokens": outcome.output_tokens,
-        "cost_usd": outcome.cost_usd, "agent_ok": outcome.ok, "agent_error": outcome.error,
-        "report": {"ok": rep.ok, "decision": rep.decision,
-                   "violations": [[v.line, v.message] for v in rep.violations]},
-        "validator": _validator_meta(val),
-        "verdict": "pass" if not failures else "fail", "failures": failures,
-        "unsupported_claim": unsupported,
-    })  # fmt: skip
+    meta.update(
+        {
+            "ended": now_iso(),
+            "exit_code": res.exit_code,
+            "timed_out": res.timed_out,
+            "duration_s": round(res.duration_s, 3),
+            "notes": res.notes,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "cost_usd": outcome.cost_usd,
+            "agent_ok": outcome.ok,
+            "agent_error": outcome.error,
+            "report": {
+                "ok": rep.ok,
+                "decision": rep.decision,
+                "violations": [[v.line, v.message] for v in rep.violations],
+            },
+            "validator": _validator_meta(val),
+            "verdict": "pass" if not failures else "fail",
+            "failures": failures,
+            "unsupported_claim": unsupported,
+        }
+    )
     atomic_write(results / "meta.json", json.dumps(meta, indent=2) + "\n")
     cost = outcome.cost_usd or 0.0
-    tokens = f", tokens {outcome.input_tokens or 0}/{outcome.output_tokens or 0}" if outcome.input_tokens else ""
-    summary = (f"round {round_no}; agent exit {res.exit_code} in {res.duration_s:.1f}s{tokens}; "
-               f"report {'ok' if rep.ok else 'broken'}; validator {_validator_word(val)}; "
-               f"prompt {meta['prompt_bytes']} B ~{meta['prompt_tokens_est']} tokens "
-               f"({meta['context_pressure']:.1%} of context)")  # fmt: skip
+    tokens = (
+        f", tokens {outcome.input_tokens or 0}/{outcome.output_tokens or 0}" if outcome.input_tokens else ""
+    )
+    summary = (
+        f"round {round_no}; agent exit {res.exit_code} in {res.duration_s:.1f}s{tokens}; "
+        f"report {'ok' if rep.ok else 'broken'}; validator {_validator_word(val)}; "
+        f"prompt {meta['prompt_bytes']} B ~{meta['prompt_tokens_est']} tokens "
+        f"({meta['context_pressure']:.1%} of context)"
+    )
     if cost > float(task["max_cost_usd"]):
-        ledger.append(room.ledger, "cost-overrun", task=tid, route=task.get("route", ""), adapter=adapter.name,
-                      outcome="over", detail=f"spent ${cost:.4f}, above the task's max_cost_usd "
-                      f"${task['max_cost_usd']}")  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "cost-overrun",
+            task=tid,
+            route=task.get("route", ""),
+            adapter=adapter.name,
+            outcome="over",
+            detail=f"spent ${cost:.4f}, above the task's max_cost_usd ${task['max_cost_usd']}",
+        )
     if unsupported:
-        ledger.append(room.ledger, "unsupported-claim", task=tid, route=task.get("route", ""),
-                      adapter=adapter.name, outcome="unsupported",
-                      detail=f"report says CONFIRMED success; validator {_validator_word(val)}")  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "unsupported-claim",
+            task=tid,
+            route=task.get("route", ""),
+            adapter=adapter.name,
+            outcome="unsupported",
+            detail=f"report says CONFIRMED success; validator {_validator_word(val)}",
+        )
     if not failures:
-        ledger.append(room.ledger, "result", task=tid, route=task.get("route", ""), adapter=adapter.name,
-                      outcome="pass", cost_usd=cost, detail=result.detail(summary, rep.decision))  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "result",
+            task=tid,
+            route=task.get("route", ""),
+            adapter=adapter.name,
+            outcome="pass",
+            cost_usd=cost,
+            detail=result.detail(summary, rep.decision),
+        )
         swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
         claims.release(room, tid)
         if picked.role_settings.get("writes_tasks") is True:
@@ -161,17 +234,31 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
             proposals.accept(room, gate, tid, str(outcome.extra.get("answer", outcome.final_message)))
         _after(room, task, "pass", cost)
         return CycleResult(errors.PASSED, f"passed: {tid} ({summary})", tid)
-    return _finish_fail(room, gate, task, picked, "; ".join(failures),
-                        {"cost": cost, "summary": summary, "decision": rep.decision})  # fmt: skip
+    return _finish_fail(
+        room,
+        gate,
+        task,
+        picked,
+        "; ".join(failures),
+        {"cost": cost, "summary": summary, "decision": rep.decision},
+    )
 
 
-def _finish_fail(room: Room, gate: dict[str, Any], task: dict[str, Any], picked: Pick, why: str,
-                 info: dict[str, Any]) -> CycleResult:  # fmt: skip
+def _finish_fail(
+    room: Room, gate: dict[str, Any], task: dict[str, Any], picked: Pick, why: str, info: dict[str, Any]
+) -> CycleResult:
     tid = task["id"]
     cost = float(info.get("cost", 0.0))
-    ledger.append(room.ledger, "result", task=tid, route=task.get("route", ""), adapter=picked.adapter_name,
-                  outcome="fail", cost_usd=cost,
-                  detail=result.detail(info.get("summary", ""), info.get("decision", ""), why))  # fmt: skip
+    ledger.append(
+        room.ledger,
+        "result",
+        task=tid,
+        route=task.get("route", ""),
+        adapter=picked.adapter_name,
+        outcome="fail",
+        cost_usd=cost,
+        detail=result.detail(info.get("summary", ""), info.get("decision", ""), why),
+    )
     where = fail_round(room, gate, task, why, src="running")
     _after(room, task, "fail", cost)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
@@ -184,13 +271,21 @@ def fail_round(room: Room, gate: dict[str, Any], task: dict[str, Any], why: str,
     updated = {**task, "rounds": rounds, "last_failure": why}
     max_rounds = int(gate["max_rounds"])
     if rounds >= max_rounds:
-        reason = (f"Parked at {now_iso()} after {rounds} failed round{'s' if rounds != 1 else ''} "
-                  f"(CONTROL.md max_rounds {max_rounds}).\n\nLast failure:\n{why}\n\n"
-                  f"Results: swarm/results/{tid}/\nA person decides: `control-room task retry {tid}`, "
-                  f"`control-room task cancel {tid}`, or kill its route.\n")  # fmt: skip
+        reason = (
+            f"Parked at {now_iso()} after {rounds} failed round{'s' if rounds != 1 else ''} "
+            f"(CONTROL.md max_rounds {max_rounds}).\n\nLast failure:\n{why}\n\n"
+            f"Results: swarm/results/{tid}/\nA person decides: `control-room task retry {tid}`, "
+            f"`control-room task cancel {tid}`, or kill its route.\n"
+        )
         swarm.move(room, tid, src, "parked", task=updated, reason=reason)
-        ledger.append(room.ledger, "park", task=tid, route=task.get("route", ""), outcome="parked",
-                      detail=f"after {rounds} failed round{'s' if rounds != 1 else ''}: {why}")  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "park",
+            task=tid,
+            route=task.get("route", ""),
+            outcome="parked",
+            detail=f"after {rounds} failed round{'s' if rounds != 1 else ''}: {why}",
+        )
         where = "parked for a person (swarm/parked/)"
     else:
         swarm.move(room, tid, src, "queue", task=updated)
@@ -205,23 +300,36 @@ def _stopped(room: Room, task: dict[str, Any], picked: Pick, brief: Path | None,
         brief.unlink(missing_ok=True)
     swarm.move(room, tid, "running", "queue")
     claims.release(room, tid)
-    ledger.append(room.ledger, "stopped", task=tid, route=task.get("route", ""),
-                  adapter=picked.adapter_name, outcome="requeued",
-                  detail=f"STOP appeared {when}; process group killed; task back in the queue")  # fmt: skip
+    ledger.append(
+        room.ledger,
+        "stopped",
+        task=tid,
+        route=task.get("route", ""),
+        adapter=picked.adapter_name,
+        outcome="requeued",
+        detail=f"STOP appeared {when}; process group killed; task back in the queue",
+    )
     _refresh(room)
     return CycleResult(errors.STOPPED, f"stopped: STOP appeared {when}; {tid} is back in the queue", tid)
 
 
-def _run_validator(room: Room, gate: dict[str, Any], task: dict[str, Any], workdir: Path,
-                   env: dict[str, str], results: Path) -> proc.Result | None:  # fmt: skip
+def _run_validator(
+    room: Room, gate: dict[str, Any], task: dict[str, Any], workdir: Path, env: dict[str, str], results: Path
+) -> proc.Result | None:
     from control_room.adapters.probe import argv_of
 
     try:
         argv = argv_of(task["validator"], "the validator")
-        return proc.run(argv, cwd=workdir, env=env, timeout_s=float(gate["validator_timeout_s"]),
-                        stdout_path=results / "validator.stdout.txt",
-                        stderr_path=results / "validator.stderr.txt",
-                        cap_bytes=int(gate["capture_max_bytes"]), stop_file=room.stop)  # fmt: skip
+        return proc.run(
+            argv,
+            cwd=workdir,
+            env=env,
+            timeout_s=float(gate["validator_timeout_s"]),
+            stdout_path=results / "validator.stdout.txt",
+            stderr_path=results / "validator.stderr.txt",
+            cap_bytes=int(gate["capture_max_bytes"]),
+            stop_file=room.stop,
+        )
     except errors.ControlRoomError as exc:
         atomic_write(results / "validator.stderr.txt", f"{exc}\n")
         return None
@@ -247,8 +355,14 @@ def _validator_failure(val: proc.Result | None, gate: dict[str, Any]) -> str:
 def _validator_meta(val: proc.Result | None) -> dict[str, Any] | None:
     if val is None:
         return None
-    return {"argv": val.argv, "exit_code": val.exit_code, "duration_s": round(val.duration_s, 3),
-            "timed_out": val.timed_out, "tail": val.stdout.tail(10), "stderr_tail": val.stderr.tail(10)}  # fmt: skip
+    return {
+        "argv": val.argv,
+        "exit_code": val.exit_code,
+        "duration_s": round(val.duration_s, 3),
+        "timed_out": val.timed_out,
+        "tail": val.stdout.tail(10),
+        "stderr_tail": val.stderr.tail(10),
+    }
 
 
 def _read_capped(path: Path, limit: int = 20_000_000) -> str:
@@ -282,9 +396,15 @@ def _after(room: Room, task: dict[str, Any], verdict: str, cost: float) -> None:
     for key, loop in digest.held(room, gate).items():
         if not loop["announced"]:
             route = key if not key.startswith("task:") else ""
-            ledger.append(room.ledger, "death-loop", task=key[5:] if not route else "", route=route,
-                          outcome="held", detail=f"{loop['n']} failures in a row with the same {loop['same']}: "
-                          f"{loop['cause']}; held until `control-room route resume {key} --because ...`")  # fmt: skip
+            ledger.append(
+                room.ledger,
+                "death-loop",
+                task=key[5:] if not route else "",
+                route=route,
+                outcome="held",
+                detail=f"{loop['n']} failures in a row with the same {loop['same']}: "
+                f"{loop['cause']}; held until `control-room route resume {key} --because ...`",
+            )
     digest.refresh(room, gate)
     _refresh(room)
 

@@ -9,9 +9,15 @@ from control_room.room import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, tem
 
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
-_GITIGNORE = "# derived caches, lock files and the scheduler's log: never state\n.cache/\n.*.lock\n.tmp-*\ncycle.log\n"
-_FOLDER_GITIGNORE = "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
-_GITATTRIBUTES = "# ledgers merged from several machines keep every line of both sides\nLEDGER.md merge=union\n"
+_GITIGNORE = (
+    "# derived caches, lock files and the scheduler's log: never state\n.cache/\n.*.lock\n.tmp-*\ncycle.log\n"
+)
+_FOLDER_GITIGNORE = (
+    "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
+)
+_GITATTRIBUTES = (
+    "# ledgers merged from several machines keep every line of both sides\nLEDGER.md merge=union\n"
+)
 
 
 @dataclass(frozen=True)
@@ -68,9 +74,7 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
                 path.mkdir(parents=True, exist_ok=True)
         elif path.exists() or path.is_symlink():
             kept.append(item.rel)
-        elif dry_run:
-            created.append(item.rel)
-        elif create_exclusive(path, item.text or ""):
+        elif dry_run or create_exclusive(path, item.text or ""):
             created.append(item.rel)
         else:
             kept.append(item.rel)
@@ -79,7 +83,11 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
 
         room = Room(root)
         files = [c for c in created if not c.endswith("/")]
-        ledger.append(room.ledger, "init", outcome="ok",
-                      detail=f"created {len(files)} files, {len(created) - len(files)} folders")  # fmt: skip
+        ledger.append(
+            room.ledger,
+            "init",
+            outcome="ok",
+            detail=f"created {len(files)} files, {len(created) - len(files)} folders",
+        )
         context.refresh(room)
     return created, kept

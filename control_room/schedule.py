@@ -43,15 +43,19 @@ def cron_spec(seconds: float) -> str:
     if minutes % 60 == 0 and 24 % (minutes // 60) == 0:
         hours = minutes // 60
         return {1: "0 * * * *", 24: "0 0 * * *"}.get(hours, f"0 */{hours} * * *")
-    raise InvalidError(f"cron cannot fire every {minutes} minutes evenly: pick a divisor of 60 "
-                       "minutes or of 24 hours (5m, 10m, 15m, 20m, 30m, 1h, 2h, ...)")  # fmt: skip
+    raise InvalidError(
+        f"cron cannot fire every {minutes} minutes evenly: pick a divisor of 60 "
+        "minutes or of 24 hours (5m, 10m, 15m, 20m, 30m, 1h, 2h, ...)"
+    )
 
 
 def cron_entry(room: Room, seconds: float) -> str:
     argv = [*command_argv(), "--room", str(room.root), "cycle"]
     path = os.environ.get("PATH", os.defpath)
-    command = (f"cd {shlex.quote(str(room.root))} && PATH={shlex.quote(path)} "
-               f"{shlex.join(argv)} >> {shlex.quote(str(log_path(room)))} 2>&1")  # fmt: skip
+    command = (
+        f"cd {shlex.quote(str(room.root))} && PATH={shlex.quote(path)} "
+        f"{shlex.join(argv)} >> {shlex.quote(str(log_path(room)))} 2>&1"
+    )
     # cron turns an unescaped % into a newline (crontab(5)); \% reaches the shell as %.
     return f"# control-room: one cycle of {room.root}\n{cron_spec(seconds)} {command.replace('%', chr(92) + '%')}\n"
 

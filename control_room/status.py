@@ -12,6 +12,7 @@ from control_room.errors import ControlRoomError
 from control_room.room import Room
 from control_room.timeutil import today
 
+
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     from control_room import control, routes
     from control_room.ledger.line import parse
@@ -83,7 +84,9 @@ def render(s: dict[str, Any]) -> str:
         lines.append(f"gate      BROKEN: {s['control_error']}")
     lines.append(f"findings  {s['findings']}" + ("  (control-room findings)" if s["findings"] else ""))
     if s["held"]:
-        lines.append("held      " + ", ".join(s["held"]) + "  (death loops: fed no tasks until a person acts)")
+        lines.append(
+            "held      " + ", ".join(s["held"]) + "  (death loops: fed no tasks until a person acts)"
+        )
     lines.append(f"ledger    {s['ledger_lines']:,} lines" + ("; last:" if s["last"] else ""))
     for e in s["last"]:
         lines.append("  " + format_entry(e))

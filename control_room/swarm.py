@@ -20,6 +20,8 @@ from control_room.timeutil import now_iso
 
 MAX_TASK_BYTES = 1 << 20
 REASON = ".reason"
+
+
 def task_file(room: Room, state: str, task_id: str) -> Path:
     """The path of a task file; the id is checked, never joined into a path unchecked."""
     if not tasks.is_id(task_id):
@@ -68,8 +70,10 @@ def read_queued(room: Room, path: Path) -> tuple[dict[str, Any], list[str]]:
     if not problems:
         elsewhere = [s for s in STATES if s != "queue" and task_file(room, s, task["id"]).exists()]
         if elsewhere:
-            problems = [f"task {task['id']} exists already in swarm/{elsewhere[0]}/: ids are unique; "
-                        "give this one a new id (and file name)"]  # fmt: skip
+            problems = [
+                f"task {task['id']} exists already in swarm/{elsewhere[0]}/: ids are unique; "
+                "give this one a new id (and file name)"
+            ]
     return task, problems
 
 
@@ -81,7 +85,9 @@ def _free_name(folder: Path, name: str) -> Path:
     return candidate
 
 
-def reject(room: Room, name: str, problems: list[str], *, task_id: str = "", state: str = "queue") -> Path | None:
+def reject(
+    room: Room, name: str, problems: list[str], *, task_id: str = "", state: str = "queue"
+) -> Path | None:
     """Move ``swarm/<state>/<name>`` to ``swarm/rejected/`` with a reason; None if it is gone."""
     from control_room import ledger
     from control_room.store.files import atomic_write
@@ -99,8 +105,13 @@ def reject(room: Room, name: str, problems: list[str], *, task_id: str = "", sta
         + "".join(f"- {p}\n" for p in problems)
         + "\nFix the file and move it back into swarm/queue/, or delete it.\n",
     )
-    ledger.append(room.ledger, "reject", task=task_id, outcome="rejected",
-                  detail=f"swarm/{state}/{name} -> swarm/rejected/{dst.name}: {why}")  # fmt: skip
+    ledger.append(
+        room.ledger,
+        "reject",
+        task=task_id,
+        outcome="rejected",
+        detail=f"swarm/{state}/{name} -> swarm/rejected/{dst.name}: {why}",
+    )
     return dst
 
 
@@ -133,9 +144,15 @@ def add(room: Room, data: dict[str, Any], *, source: str = "") -> dict[str, Any]
             f"{gate['max_queued']}); nothing was written"
         )
     write_new(room, task)
-    ledger.append(room.ledger, "task-add", task=task["id"], route=task.get("route", ""),
-                  adapter=task.get("adapter", ""), outcome="queued",
-                  detail=(f"proposed by {source}: " if source else "") + str(task["objective"]))  # fmt: skip
+    ledger.append(
+        room.ledger,
+        "task-add",
+        task=task["id"],
+        route=task.get("route", ""),
+        adapter=task.get("adapter", ""),
+        outcome="queued",
+        detail=(f"proposed by {source}: " if source else "") + str(task["objective"]),
+    )
     context.refresh(room)
     return task
 
@@ -201,8 +218,15 @@ def reason_path(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(".json") + REASON)
 
 
-def move(room: Room, task_id: str, src: str, dst: str, *, task: dict[str, Any] | None = None,
-         reason: str | None = None) -> Path:  # fmt: skip
+def move(
+    room: Room,
+    task_id: str,
+    src: str,
+    dst: str,
+    *,
+    task: dict[str, Any] | None = None,
+    reason: str | None = None,
+) -> Path:
     """Move a task between state folders (one rename), rewriting it first if ``task`` is given.
 
     A reason file beside the source goes away; ``reason`` writes one beside the destination.

@@ -98,8 +98,9 @@ def validate(data: object, *, expected_id: str | None = None) -> tuple[dict[str,
     problems: list[str] = []
     missing = missing_fields(data)
     if missing:
-        problems.append("missing required field" + ("s" if len(missing) > 1 else "") + ": "
-                        + ", ".join(missing))  # fmt: skip
+        problems.append(
+            "missing required field" + ("s" if len(missing) > 1 else "") + ": " + ", ".join(missing)
+        )
     unknown = sorted(str(k) for k in data if k not in BY_NAME)
     if unknown:
         problems.append(f"unknown field{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")

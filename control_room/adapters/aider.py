@@ -38,11 +38,21 @@ class Aider(Adapter):
 
     def command(self, inv: Invocation) -> list[str]:
         return [
-            "aider", "--message-file", str(inv.brief), "--yes-always", "--no-auto-commits",
-            "--no-check-update", "--analytics-disable", "--no-show-model-warnings",
-            "--no-show-release-notes", "--no-gitignore", "--no-pretty", "--no-fancy-input",
-            *self.with_model("--model", inv), *inv.extra_args,
-        ]  # fmt: skip
+            "aider",
+            "--message-file",
+            str(inv.brief),
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-check-update",
+            "--analytics-disable",
+            "--no-show-model-warnings",
+            "--no-show-release-notes",
+            "--no-gitignore",
+            "--no-pretty",
+            "--no-fancy-input",
+            *self.with_model("--model", inv),
+            *inv.extra_args,
+        ]
 
     def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
         sent = received = None
@@ -60,13 +70,23 @@ class Aider(Adapter):
             if m:
                 cost = _number(m.group(1))
         if result.exit_code != 0:
-            return Outcome(ok=False, final_message=stdout, error=self.explain(result, stderr or stdout),
-                           input_tokens=sent, output_tokens=received, cost_usd=cost)  # fmt: skip
+            return Outcome(
+                ok=False,
+                final_message=stdout,
+                error=self.explain(result, stderr or stdout),
+                input_tokens=sent,
+                output_tokens=received,
+                cost_usd=cost,
+            )
         if not seen:
             found = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines() if _ERRORISH.search(ln)]
             why = found[-1][:200] if found else "the model never answered"
-            return Outcome(ok=False, final_message=stdout, error=f"aider exited 0 without a Tokens: line: {why}")
-        return Outcome(ok=True, final_message=stdout, input_tokens=sent, output_tokens=received, cost_usd=cost)
+            return Outcome(
+                ok=False, final_message=stdout, error=f"aider exited 0 without a Tokens: line: {why}"
+            )
+        return Outcome(
+            ok=True, final_message=stdout, input_tokens=sent, output_tokens=received, cost_usd=cost
+        )
 
 
 def _number(text: str) -> float | None:

@@ -72,8 +72,11 @@ class Adapter:
 
     def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
         """Default: the final message is stdout; the exit code says whether it worked."""
-        return Outcome(ok=result.exit_code == 0, final_message=stdout,
-                       error=None if result.exit_code == 0 else self.explain(result, stderr))  # fmt: skip
+        return Outcome(
+            ok=result.exit_code == 0,
+            final_message=stdout,
+            error=None if result.exit_code == 0 else self.explain(result, stderr),
+        )
 
     def explain(self, result: Result, stderr: str) -> str:
         code = result.exit_code

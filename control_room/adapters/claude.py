@@ -51,8 +51,9 @@ def read_result(adapter: Adapter, result: Result, stdout: str, stderr: str) -> O
     if event is None:
         if result.exit_code != 0:
             return Outcome(ok=False, final_message=stdout, error=adapter.explain(result, stderr))
-        return Outcome(ok=False, final_message=stdout,
-                       error=f"{adapter.name} exited 0 but printed no JSON result")  # fmt: skip
+        return Outcome(
+            ok=False, final_message=stdout, error=f"{adapter.name} exited 0 but printed no JSON result"
+        )
     text = event.get("result")
     text = text if isinstance(text, str) else ""
     usage = event.get("usage")

@@ -33,9 +33,16 @@ class Codex(Adapter):
 
     def command(self, inv: Invocation) -> list[str]:
         return [
-            "codex", "exec", "--skip-git-repo-check", "--json", "-C", str(inv.workdir),
-            *self.with_model("-m", inv), "-", *inv.extra_args,
-        ]  # fmt: skip
+            "codex",
+            "exec",
+            "--skip-git-repo-check",
+            "--json",
+            "-C",
+            str(inv.workdir),
+            *self.with_model("-m", inv),
+            "-",
+            *inv.extra_args,
+        ]
 
     def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
         final = ""
@@ -53,12 +60,18 @@ class Codex(Adapter):
                 turns += 1
                 usage = event.get("usage")
                 if isinstance(usage, dict):
-                    for key in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens"):
+                    for key in (
+                        "input_tokens",
+                        "cached_input_tokens",
+                        "output_tokens",
+                        "reasoning_output_tokens",
+                    ):
                         tokens[key] = _add(tokens.get(key), as_int(usage.get(key)))
             elif kind in ("turn.failed", "error"):
                 failure = _message(event) or str(kind)
-        extra: dict[str, Any] = {k: v for k, v in tokens.items()
-                                 if k.startswith(("cached", "reasoning")) and v is not None}  # fmt: skip
+        extra: dict[str, Any] = {
+            k: v for k, v in tokens.items() if k.startswith(("cached", "reasoning")) and v is not None
+        }
         error = None
         if result.exit_code != 0:
             error = self.explain(result, failure or stderr)
@@ -66,9 +79,14 @@ class Codex(Adapter):
             error = f"codex exited 0 but the turn failed: {failure[:200]}"
         elif turns == 0:
             error = "codex exited 0 but printed no turn.completed event"
-        return Outcome(ok=error is None, final_message=final, error=error,
-                       input_tokens=tokens.get("input_tokens"), output_tokens=tokens.get("output_tokens"),
-                       extra=extra)  # fmt: skip
+        return Outcome(
+            ok=error is None,
+            final_message=final,
+            error=error,
+            input_tokens=tokens.get("input_tokens"),
+            output_tokens=tokens.get("output_tokens"),
+            extra=extra,
+        )
 
 
 def _add(a: int | None, b: int | None) -> int | None:

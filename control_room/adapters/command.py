@@ -25,7 +25,9 @@ class Command(Adapter):
         try:
             return [a.format(**values) for a in template]
         except (KeyError, IndexError, ValueError) as exc:
-            raise InvalidError(f"command_argv: bad placeholder {exc} (use {{brief}}, {{workdir}}, {{model}})") from None
+            raise InvalidError(
+                f"command_argv: bad placeholder {exc} (use {{brief}}, {{workdir}}, {{model}})"
+            ) from None
 
     def executable(self, inv: Invocation) -> str | None:
         return self.command(inv)[0]

@@ -29,9 +29,16 @@ class Copilot(Adapter):
 
     def command(self, inv: Invocation) -> list[str]:
         return [
-            "copilot", "-C", str(inv.workdir), "--output-format", "json", "-p", self.pointer(inv),
-            *self.with_model("--model", inv), *inv.extra_args,
-        ]  # fmt: skip
+            "copilot",
+            "-C",
+            str(inv.workdir),
+            "--output-format",
+            "json",
+            "-p",
+            self.pointer(inv),
+            *self.with_model("--model", inv),
+            *inv.extra_args,
+        ]
 
     def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
         final = ""
@@ -64,5 +71,7 @@ class Copilot(Adapter):
         elif end is None:
             error = "copilot exited 0 but printed no result event"
         elif reported not in (0, None):
-            error = f"copilot exited 0 but its result says exitCode {reported}" + (f": {failure}" if failure else "")
+            error = f"copilot exited 0 but its result says exitCode {reported}" + (
+                f": {failure}" if failure else ""
+            )
         return Outcome(ok=error is None, final_message=final, error=error, extra=extra)

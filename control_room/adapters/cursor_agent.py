@@ -28,10 +28,17 @@ class CursorAgent(Adapter):
 
     def command(self, inv: Invocation) -> list[str]:
         return [
-            "cursor-agent", "--print", "--output-format", "json", "--trust",
-            "--workspace", str(inv.workdir), *self.with_model("--model", inv),
-            self.pointer(inv), *inv.extra_args,
-        ]  # fmt: skip
+            "cursor-agent",
+            "--print",
+            "--output-format",
+            "json",
+            "--trust",
+            "--workspace",
+            str(inv.workdir),
+            *self.with_model("--model", inv),
+            self.pointer(inv),
+            *inv.extra_args,
+        ]
 
     def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
         return read_result(self, result, stdout, stderr)

@@ -74,8 +74,14 @@ class Gemini(Adapter):
         session = payload.get("session_id")
         if isinstance(session, str):
             extra["session_id"] = session
-        return Outcome(ok=error is None, final_message=final, error=error,
-                       input_tokens=input_tokens, output_tokens=output_tokens, extra=extra)  # fmt: skip
+        return Outcome(
+            ok=error is None,
+            final_message=final,
+            error=error,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            extra=extra,
+        )
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

@@ -27,9 +27,15 @@ class Opencode(Adapter):
 
     def command(self, inv: Invocation) -> list[str]:
         return [
-            "opencode", "run", "--dir", str(inv.workdir), "--format", "json",
-            *self.with_model("-m", inv), *inv.extra_args,
-        ]  # fmt: skip
+            "opencode",
+            "run",
+            "--dir",
+            str(inv.workdir),
+            "--format",
+            "json",
+            *self.with_model("-m", inv),
+            *inv.extra_args,
+        ]
 
     def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
         texts: list[str] = []
@@ -67,9 +73,15 @@ class Opencode(Adapter):
             error = f"opencode exited 0 but reported an error: {failure}"
         elif steps == 0 and not texts:
             error = "opencode exited 0 but printed no JSON events"
-        return Outcome(ok=error is None, final_message="\n".join(texts), error=error,
-                       input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost,
-                       extra=extra)  # fmt: skip
+        return Outcome(
+            ok=error is None,
+            final_message="\n".join(texts),
+            error=error,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            extra=extra,
+        )
 
 
 def _describe(err: object) -> str:

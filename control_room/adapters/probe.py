@@ -50,8 +50,10 @@ class Probe(Adapter):
             what = "was killed at its time limit"
         else:
             what = f"exited {result.exit_code}"
-        evidence = [f"- CONFIRMED: `{cmd}` {what} after {result.duration_s:.2f}s "
-                    f"(swarm/results/<task>/stdout.txt, stderr.txt)"]  # fmt: skip
+        evidence = [
+            f"- CONFIRMED: `{cmd}` {what} after {result.duration_s:.2f}s "
+            f"(swarm/results/<task>/stdout.txt, stderr.txt)"
+        ]
         for name, text in (("stdout", stdout), ("stderr", stderr)):
             lines = [ln for ln in text.strip().splitlines() if ln.strip()]
             for ln in lines[-3:]:
@@ -59,18 +61,24 @@ class Probe(Adapter):
             if not lines:
                 evidence.append(f"- CONFIRMED: {name} was empty")
         evidence.append("- UNKNOWN: whether the objective is met; the dispatcher's validator decides")
-        report = "\n".join([
-            f"DECISION: the command {what}",
-            "WHY: the probe adapter ran the task's command itself and reports only what it saw.",
-            "EVIDENCE:",
-            *evidence,
-            "MISSING: judgement about the objective: the probe runs a command, it does not reason.",
-            "NEXT COMMAND: control-room status",
-            "STOP RULE: stop when the validator passes, or when the task is parked after max_rounds.",
-        ])  # fmt: skip
+        report = "\n".join(
+            [
+                f"DECISION: the command {what}",
+                "WHY: the probe adapter ran the task's command itself and reports only what it saw.",
+                "EVIDENCE:",
+                *evidence,
+                "MISSING: judgement about the objective: the probe runs a command, it does not reason.",
+                "NEXT COMMAND: control-room status",
+                "STOP RULE: stop when the validator passes, or when the task is parked after max_rounds.",
+            ]
+        )
         ok = result.exit_code == 0
-        return Outcome(ok=ok, final_message=report + "\n", error=None if ok else f"command {what}",
-                       extra={"answer": stdout})  # fmt: skip
+        return Outcome(
+            ok=ok,
+            final_message=report + "\n",
+            error=None if ok else f"command {what}",
+            extra={"answer": stdout},
+        )
 
 
 def _one_line(text: str) -> str:

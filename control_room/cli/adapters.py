@@ -22,8 +22,16 @@ def adapters(as_json: bool) -> None:
             rows.append({"name": name, "binary": None, "installed": False, "path": None, "note": str(exc)})
             continue
         path = which(a.binary) if a.binary else None
-        rows.append({"name": name, "binary": a.binary, "installed": a.binary is None or path is not None,
-                     "path": path, "prompt_via": a.prompt_via, "note": a.install})  # fmt: skip
+        rows.append(
+            {
+                "name": name,
+                "binary": a.binary,
+                "installed": a.binary is None or path is not None,
+                "path": path,
+                "prompt_via": a.prompt_via,
+                "note": a.install,
+            }
+        )
     if as_json:
         echo_json(rows)
         return

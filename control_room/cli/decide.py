@@ -35,7 +35,9 @@ def done(task_id: str, by: str | None) -> None:
 @click.command()
 @room_option
 @click.argument("task_id", metavar="ID")
-@click.option("--gate", "gates", multiple=True, help="Approve only this gate (default: all the task's gates).")
+@click.option(
+    "--gate", "gates", multiple=True, help="Approve only this gate (default: all the task's gates)."
+)
 @click.option("--by", help="Who approves (default: user@host).")
 def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
     """Approve a gated task (gpu, submit, merge, ...): writes CONTROL.md and the ledger."""

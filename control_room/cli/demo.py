@@ -8,8 +8,7 @@ import click
 
 
 @click.command()
-@click.argument("directory", default="control-room-demo",
-                type=click.Path(file_okay=False, path_type=Path))  # fmt: skip
+@click.argument("directory", default="control-room-demo", type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path) -> None:
     """Build a demo room in DIRECTORY (default ./control-room-demo) and run it to the end.
 

@@ -9,7 +9,10 @@ import click
 from control_room import intelligence
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 
-_SHORT = {"lever": "Levers: knobs that could move the objective", "branch": "Branches: concrete lines of attack"}
+_SHORT = {
+    "lever": "Levers: knobs that could move the objective",
+    "branch": "Branches: concrete lines of attack",
+}
 _ABOUT = {
     "lever": "a knob or technique that could move the objective",
     "branch": "a concrete line of attack: a specific way of turning one or more levers",
@@ -31,25 +34,32 @@ def make_group(kind: str) -> click.Group:
     plural = page.removeprefix("intelligence/").removesuffix(".md")
     ex_id, ex_title, ex_because = _EXAMPLE[kind]
 
-    @click.group(name=kind, invoke_without_command=True, help=(
-        f"{_SHORT[kind]} (default: list).\n\n"
-        f"A {kind} is {_ABOUT[kind]}. They live in {page}, one table row each, in one of three "
-        f"states: untested, pending or killed; a killed {kind} stays on the page with the reason "
-        "it was ruled out."
-    ))  # fmt: skip
+    @click.group(
+        name=kind,
+        invoke_without_command=True,
+        help=(
+            f"{_SHORT[kind]} (default: list).\n\n"
+            f"A {kind} is {_ABOUT[kind]}. They live in {page}, one table row each, in one of three "
+            f"states: untested, pending or killed; a killed {kind} stays on the page with the reason "
+            "it was ruled out."
+        ),
+    )
     @room_option
     @click.pass_context
     def group(ctx: click.Context) -> None:
         if ctx.invoked_subcommand is None:
             ctx.invoke(list_cmd)
 
-    @group.command("add", help=(
-        f"Add a {kind}, as untested.\n\nThe row goes after the last row of the table in {page}. "
-        "Refuses an id that is already there.\n\n"
-        "\b\nExample:\n"
-        f"  control-room {kind} add {ex_id} --title \"{ex_title}\" \\\n"
-        f"    --because \"{ex_because}\""
-    ))  # fmt: skip
+    @group.command(
+        "add",
+        help=(
+            f"Add a {kind}, as untested.\n\nThe row goes after the last row of the table in {page}. "
+            "Refuses an id that is already there.\n\n"
+            "\b\nExample:\n"
+            f'  control-room {kind} add {ex_id} --title "{ex_title}" \\\n'
+            f'    --because "{ex_because}"'
+        ),
+    )
     @room_option
     @click.argument("item_id", metavar="ID")
     @click.option("--title", required=True, help=f"What the {kind} is, in one line.")
@@ -58,13 +68,16 @@ def make_group(kind: str) -> click.Group:
         item = intelligence.add(current_room(), kind, item_id, title, because)
         click.echo(f"added {kind} {item['id']} (untested)  {page}:{item['line']}")
 
-    @group.command("set", help=(
-        f"Set the state of a {kind}: untested, pending or killed.\n\n--because replaces its "
-        "because cell; a kill needs one. Only that row of the page is rewritten.\n\n"
-        "\b\nExamples:\n"
-        f"  control-room {kind} set {ex_id} pending --because \"task {ex_id}-1 is testing it\"\n"
-        f"  control-room {kind} set {ex_id} killed --because \"no gain over 5 runs (task {ex_id}-1)\""
-    ))  # fmt: skip
+    @group.command(
+        "set",
+        help=(
+            f"Set the state of a {kind}: untested, pending or killed.\n\n--because replaces its "
+            "because cell; a kill needs one. Only that row of the page is rewritten.\n\n"
+            "\b\nExamples:\n"
+            f'  control-room {kind} set {ex_id} pending --because "task {ex_id}-1 is testing it"\n'
+            f'  control-room {kind} set {ex_id} killed --because "no gain over 5 runs (task {ex_id}-1)"'
+        ),
+    )
     @room_option
     @click.argument("item_id", metavar="ID")
     @click.argument("state", metavar="STATE")
@@ -74,10 +87,10 @@ def make_group(kind: str) -> click.Group:
         change = f"still {state}" if item["was"] == state else f"{item['was']} -> {state}"
         click.echo(f"{kind} {item['id']}: {change}  {page}:{item['line']}")
 
-    @group.command("list", help=(
-        f"List the {plural}, in page order.\n\nA broken row in {page} is an error naming its "
-        "line."
-    ))  # fmt: skip
+    @group.command(
+        "list",
+        help=(f"List the {plural}, in page order.\n\nA broken row in {page} is an error naming its line."),
+    )
     @room_option
     @click.option("--state", type=click.Choice(intelligence.STATES), help=f"Only {plural} in this state.")
     @json_option

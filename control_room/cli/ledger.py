@@ -19,8 +19,9 @@ def ledger(ctx: click.Context) -> None:
 
 @ledger.command()
 @room_option
-@click.option("-n", "count", default=10, show_default=True, type=click.IntRange(min=0),
-              help="How many lines.")
+@click.option(
+    "-n", "count", default=10, show_default=True, type=click.IntRange(min=0), help="How many lines."
+)
 @click.option("--raw", is_flag=True, help="Print the lines as they are in LEDGER.md.")
 @json_option
 def tail(count: int, raw: bool, as_json: bool) -> None:
@@ -56,14 +57,22 @@ def verify(as_json: bool) -> None:
     report = do_verify(room.ledger)
     rel = "control-room/LEDGER.md"
     if as_json:
-        echo_json({"ok": report.ok, "lines": report.lines, "writers": sorted(report.writers),
-                   "header_found": report.header_found,
-                   "problems": [p.__dict__ for p in report.problems]})  # fmt: skip
+        echo_json(
+            {
+                "ok": report.ok,
+                "lines": report.lines,
+                "writers": sorted(report.writers),
+                "header_found": report.header_found,
+                "problems": [p.__dict__ for p in report.problems],
+            }
+        )
     elif not report.header_found:
         click.echo(f"{rel}: no ledger table header found; the file is not a ledger", err=True)
     elif report.ok:
-        click.echo(f"ledger ok: {report.lines:,} lines from {len(report.writers)} "
-                   f"writer{'s' if len(report.writers) != 1 else ''}, every chain intact")  # fmt: skip
+        click.echo(
+            f"ledger ok: {report.lines:,} lines from {len(report.writers)} "
+            f"writer{'s' if len(report.writers) != 1 else ''}, every chain intact"
+        )
     else:
         first = report.problems[0]
         click.echo(f"{rel}:{first.line}: {first.kind}: {first.why}", err=True)

@@ -49,9 +49,11 @@ def list_routes(as_json: bool) -> None:
     if not rows:
         click.echo("no routes yet (control-room route add ID --title ...)")
     for r in rows:
-        click.echo(f"{r.get('route', ''):<24} {r.get('verdict', '') or 'untested':<10} "
-                   f"{r.get('attempts', '') or '0':>4} runs  ${r.get('spend_usd', '') or '0':<8} "
-                   f"{r.get('last_result', '') or '-':<32} {r.get('title', '')}")  # fmt: skip
+        click.echo(
+            f"{r.get('route', ''):<24} {r.get('verdict', '') or 'untested':<10} "
+            f"{r.get('attempts', '') or '0':>4} runs  ${r.get('spend_usd', '') or '0':<8} "
+            f"{r.get('last_result', '') or '-':<32} {r.get('title', '')}"
+        )
 
 
 @route.command("show")
@@ -71,16 +73,29 @@ def show_route(route_id: str, as_json: bool) -> None:
         from control_room.errors import NotFoundError
 
         raise NotFoundError(f"no route {route_id} in control-room/ROUTES.md or graveyard/")
-    tasks = [(t.state, t.id) for state in STATES for t in index.scan(room, state)
-             if t.summary.get("route") == route_id]  # fmt: skip
+    tasks = [
+        (t.state, t.id)
+        for state in STATES
+        for t in index.scan(room, state)
+        if t.summary.get("route") == route_id
+    ]
     history = digest.route_history(room, route_id)
     if as_json:
-        echo_json({"route": row, "tasks": tasks, "history": history, "tombstone": str(tomb) if tomb.exists() else None})
+        echo_json(
+            {
+                "route": row,
+                "tasks": tasks,
+                "history": history,
+                "tombstone": str(tomb) if tomb.exists() else None,
+            }
+        )
         return
     if row:
         click.echo(f"{route_id}: {row.get('verdict') or 'untested'}  {row.get('title', '')}")
-        click.echo(f"  attempts {row.get('attempts') or 0}, spend ${row.get('spend_usd') or 0}, "
-                   f"last {row.get('last_result') or '-'}")  # fmt: skip
+        click.echo(
+            f"  attempts {row.get('attempts') or 0}, spend ${row.get('spend_usd') or 0}, "
+            f"last {row.get('last_result') or '-'}"
+        )
         if row.get("falsifier"):
             click.echo(f"  falsifier: {row['falsifier']}")
     click.echo("tasks: " + (", ".join(f"{i} ({s})" for s, i in tasks) or "none"))
@@ -150,8 +165,10 @@ def list_graves(as_json: bool) -> None:
     if not stones:
         click.echo("the graveyard is empty")
     for t in stones:
-        click.echo(f"{t['candidate']:<24} {t.get('state', '?'):<9} {str(t.get('killed_at', ''))[:10]}  "
-                   f"{t.get('verdict', t.get('problem', ''))}")  # fmt: skip
+        click.echo(
+            f"{t['candidate']:<24} {t.get('state', '?'):<9} {str(t.get('killed_at', ''))[:10]}  "
+            f"{t.get('verdict', t.get('problem', ''))}"
+        )
 
 
 @graveyard.command("show")
@@ -177,7 +194,9 @@ def digest() -> None:
 
     room = current_room()
     path, read = d.refresh(room)
-    click.echo(f"{path.relative_to(room.root)}: {path.stat().st_size:,} bytes (read {read:,} new ledger bytes)")
+    click.echo(
+        f"{path.relative_to(room.root)}: {path.stat().st_size:,} bytes (read {read:,} new ledger bytes)"
+    )
 
 
 @click.command()
@@ -198,8 +217,10 @@ def findings(as_json: bool) -> None:
         click.echo("no findings")
         return
     for lp in data["death_loops"]:
-        click.echo(f"death loop: {lp['key']} failed {lp['n']} times in a row with the same {lp['same']}: "
-                   f"{lp['cause']}  (held; release: control-room route resume {lp['key']} --because ...)")  # fmt: skip
+        click.echo(
+            f"death loop: {lp['key']} failed {lp['n']} times in a row with the same {lp['same']}: "
+            f"{lp['cause']}  (held; release: control-room route resume {lp['key']} --because ...)"
+        )
         for time, eid, task, what in lp["lines"]:
             click.echo(f"  {time}  {eid}  {task}  {what}")
     if data["unsupported_claims"]:

@@ -36,5 +36,8 @@ def schedule(kind: str | None, every: str) -> None:
     else:
         click.echo(sched.launchd_plist(room, seconds).decode("utf-8"), nl=False)
         label = sched.launchd_label(room)
-        click.echo(f"# save as ~/Library/LaunchAgents/{label}.plist, then: "
-                   f"launchctl load ~/Library/LaunchAgents/{label}.plist", err=True)  # fmt: skip
+        click.echo(
+            f"# save as ~/Library/LaunchAgents/{label}.plist, then: "
+            f"launchctl load ~/Library/LaunchAgents/{label}.plist",
+            err=True,
+        )

@@ -34,15 +34,23 @@ def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> fl
 
 @task.command("add")
 @room_option
-@click.option("--file", "file", type=click.File("r", encoding="utf-8"),
-              help="Read the task from a JSON file ('-' for stdin); flags override its fields.")
+@click.option(
+    "--file",
+    "file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read the task from a JSON file ('-' for stdin); flags override its fields.",
+)
 @click.option("--id", help="The task id (default: made from the objective).")
 @click.option("--objective", help="What to do, in words.")
 @click.option("--falsifier", help="The result that would prove this route wrong.")
 @click.option("--validator", help="Command run after the agent, in the work dir; exit 0 = pass.")
 @click.option("--max-cost", "max_cost_usd", type=float, help="Cost ceiling for this run, USD.")
-@click.option("--wall-clock", "wall_clock_s", callback=_duration,
-              help="Hard time limit for the agent: 90, 90s, 30m, 1h.")
+@click.option(
+    "--wall-clock",
+    "wall_clock_s",
+    callback=_duration,
+    help="Hard time limit for the agent: 90, 90s, 30m, 1h.",
+)
 @click.option("--kill-condition", help="When the route should be killed rather than retried.")
 @click.option("--role", help="agents/<role>.md (default engineer).")
 @click.option("--route", help="The route in ROUTES.md this task serves.")
@@ -52,8 +60,12 @@ def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> fl
 @click.option("--owns", multiple=True, help="A path this task may edit (repeatable).")
 @click.option("--gate", multiple=True, help="A gate needing approval: gpu, submit, ... (repeatable).")
 @click.option("--priority", type=int, help="Higher runs first (default 0).")
-@click.option("--extra-arg", "extra_args", multiple=True,
-              help="An extra CLI flag for the agent (repeatable; CONTROL.md must allow it).")
+@click.option(
+    "--extra-arg",
+    "extra_args",
+    multiple=True,
+    help="An extra CLI flag for the agent (repeatable; CONTROL.md must allow it).",
+)
 @click.option("--command", help="The command the probe adapter runs.")
 @json_option
 def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
@@ -77,8 +89,9 @@ def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
         if not isinstance(loaded, dict):
             raise InvalidError(f"{file.name}: a task must be a JSON object")
         data.update(loaded)
-    data.update({k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items()
-                 if v not in (None, ())})  # fmt: skip
+    data.update(
+        {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if v not in (None, ())}
+    )
     room = current_room()
     t = swarm.add(room, data)
     if as_json:
@@ -89,8 +102,13 @@ def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
 
 @task.command("list")
 @room_option
-@click.option("--state", "states", multiple=True, type=click.Choice(STATES),
-              help="Only tasks in this state (repeatable; default all).")
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    type=click.Choice(STATES),
+    help="Only tasks in this state (repeatable; default all).",
+)
 @json_option
 def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
     """List tasks by state: queue (in run order), running, done, parked, rejected, cancelled.
@@ -114,8 +132,9 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
     for t in rows:
         s = t.summary
         what = f"PROBLEM: {s['problem']}" if "problem" in s else s.get("objective", "")
-        out.append(f"{t.state:<9} {t.id:<32} {s.get('priority', ''):>4}  "
-                   f"{s.get('route', '') or '-':<16} {what}")  # fmt: skip
+        out.append(
+            f"{t.state:<9} {t.id:<32} {s.get('priority', ''):>4}  {s.get('route', '') or '-':<16} {what}"
+        )
     click.echo("\n".join(out))
 
 

@@ -10,9 +10,12 @@ from control_room.errors import INVALID, NotFoundError
 
 @click.command()
 @click.argument("file", metavar="FILE|-")
-@click.option("--proposals", is_flag=True,
-              help="Check instead the tasks FILE proposes (```json blocks): fails when there are "
-                   "some and none is valid, as the orchestrator's validator does; needs a room.")  # fmt: skip
+@click.option(
+    "--proposals",
+    is_flag=True,
+    help="Check instead the tasks FILE proposes (```json blocks): fails when there are "
+    "some and none is valid, as the orchestrator's validator does; needs a room.",
+)
 @json_option
 @click.pass_context
 def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> None:

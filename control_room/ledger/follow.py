@@ -28,8 +28,9 @@ def _boundary(fd: int, size: int) -> str:
     return os.pread(fd, size - start, start).hex()
 
 
-def follow(path: Path, checkpoint: Path, kind: str, init: Callable[[], dict[str, Any]],
-           fold: Fold) -> tuple[dict[str, Any], int]:  # fmt: skip
+def follow(
+    path: Path, checkpoint: Path, kind: str, init: Callable[[], dict[str, Any]], fold: Fold
+) -> tuple[dict[str, Any], int]:
     """Return (the state brought up to date, the number of ledger bytes read to do it).
 
     ``kind`` names the state's format: a checkpoint of another kind is rebuilt. ``fold`` is

@@ -19,9 +19,19 @@ import re
 from typing import NamedTuple
 
 COLUMNS = (
-    "time", "id", "writer", "event", "task", "route",
-    "adapter", "outcome", "cost_usd", "detail", "prev", "hash",
-)  # fmt: skip
+    "time",
+    "id",
+    "writer",
+    "event",
+    "task",
+    "route",
+    "adapter",
+    "outcome",
+    "cost_usd",
+    "detail",
+    "prev",
+    "hash",
+)
 HEADER = "| " + " | ".join(COLUMNS) + " |"
 SEPARATOR = "|" + "---|" * len(COLUMNS)
 GENESIS = "-"

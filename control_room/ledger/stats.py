@@ -17,8 +17,10 @@ def stats(path: Path) -> dict[str, Any]:
         return {"events": 0, "outcomes": Counter(), "spend_usd": 0.0}
 
     groups: dict[str, dict[str, dict[str, Any]]] = {
-        "day": defaultdict(bucket), "adapter": defaultdict(bucket), "route": defaultdict(bucket),
-    }  # fmt: skip
+        "day": defaultdict(bucket),
+        "adapter": defaultdict(bucket),
+        "route": defaultdict(bucket),
+    }
     total = bucket()
     for e in entries(path):
         cost = e.cost
@@ -30,8 +32,7 @@ def stats(path: Path) -> dict[str, Any]:
                 b["outcomes"][e.outcome] += 1
 
     def plain(b: dict[str, Any]) -> dict[str, Any]:
-        return {"events": b["events"], "outcomes": dict(b["outcomes"]),
-                "spend_usd": round(b["spend_usd"], 6)}  # fmt: skip
+        return {"events": b["events"], "outcomes": dict(b["outcomes"]), "spend_usd": round(b["spend_usd"], 6)}
 
     out: dict[str, Any] = {"total": plain(total)}
     for name, g in groups.items():

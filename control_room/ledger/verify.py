@@ -64,9 +64,7 @@ def verify(path: Path) -> Report:
         report.writers.add(entry.writer)
         body, stored = split
         if line_hash(body) != stored:
-            report.problems.append(
-                Problem(number, "edited", f"its content does not match its hash {stored}")
-            )
+            report.problems.append(Problem(number, "edited", f"its content does not match its hash {stored}"))
         head, head_line = heads.get(entry.writer, (GENESIS, 0))
         if entry.prev != head:
             links.append(_Link(number, entry.writer, entry.prev, head, head_line))
@@ -88,17 +86,33 @@ def _explain(path: Path, links: list[_Link]) -> list[Problem]:
     for k in links:
         between = f"line {k.head_line}" if k.head_line else "nothing"
         if k.prev == GENESIS:
-            out.append(Problem(k.line, "reordered", f"it claims to be the first line of writer "
-                               f"{k.writer}, but line {k.head_line} of that writer comes before it"))
+            out.append(
+                Problem(
+                    k.line,
+                    "reordered",
+                    f"it claims to be the first line of writer "
+                    f"{k.writer}, but line {k.head_line} of that writer comes before it",
+                )
+            )
             continue
         found = where.get((k.writer, k.prev))
         if found is None:
-            out.append(Problem(k.line, "deleted", f"the line of writer {k.writer} it follows "
-                               f"(hash {k.prev}) is missing from the ledger"))
+            out.append(
+                Problem(
+                    k.line,
+                    "deleted",
+                    f"the line of writer {k.writer} it follows (hash {k.prev}) is missing from the ledger",
+                )
+            )
         elif found > k.line:
-            out.append(Problem(k.line, "reordered", f"it follows line {found}, which comes "
-                               "after it"))
+            out.append(Problem(k.line, "reordered", f"it follows line {found}, which comes after it"))
         else:
-            out.append(Problem(k.line, "reordered", f"it follows line {found}, but {between} "
-                               f"of writer {k.writer} came between (moved or duplicated)"))
+            out.append(
+                Problem(
+                    k.line,
+                    "reordered",
+                    f"it follows line {found}, but {between} "
+                    f"of writer {k.writer} came between (moved or duplicated)",
+                )
+            )
     return out

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-
 from pathlib import Path
 
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
@@ -58,8 +57,7 @@ def append(
             fd = os.open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise NoRoomError(
-                f"{path} is missing; restore it (git checkout) or run `control-room init` "
-                "to start a new one"
+                f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
             ) from None
         try:
             _lock(fd, path)

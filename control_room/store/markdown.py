@@ -120,7 +120,9 @@ def table_with(text: str, first_column: str) -> Table | None:
     return None
 
 
-_SPACE = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+_SPACE = (
+    "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def row_cells(line: str) -> list[str]:
@@ -144,7 +146,6 @@ def row_cells(line: str) -> list[str]:
     if cells and cells[-1] == "":
         cells.pop()
     return [c.strip(_SPACE) for c in cells]
-
 
 
 def table_cell(value: object) -> str:
