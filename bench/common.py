@@ -36,8 +36,8 @@ def control_room_cmd() -> list[str]:
 def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) -> Path:
     """A room whose ledger holds ``ledger_lines`` chained lines over ``days`` days (the last
     of them today) and whose queue holds ``queued`` valid tasks."""
-    from control_room.ledger.line import PREAMBLE, Entry, GENESIS, render
-    from control_room.scaffold import init
+    from control_room.ledger.line import GENESIS, PREAMBLE, Entry, render
+    from control_room.room.scaffold import init
 
     init(path)
     now = time.time()

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from common import append_results
 
-from control_room import control, digest, prompt
-from control_room.room import Room
-from control_room.scaffold import init
+from control_room.dispatch import prompt
+from control_room.knowledge import digest
+from control_room.room import settings as control
+from control_room.room.layout import Room
+from control_room.room.scaffold import init
 
 TASK = {"id": "bench-task", "objective": "make the hot loop faster", "falsifier": "no gain",
         "validator": "python bench.py", "max_cost_usd": 1, "wall_clock_s": 600,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from common import ROOT, bench_env, control_room_cmd
 
-from control_room.scaffold import init
+from control_room.room.scaffold import init
 
 SLEEPER = ROOT / "tests" / "fakes" / "sleeper.py"
 

@@ -3,19 +3,18 @@ CONTROL_ROOM in the environment."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import os
 import shutil
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
-from control_room import scaffold
 from control_room.cli import cli
-from control_room.room import Room
+from control_room.room import scaffold
+from control_room.room.layout import Room
 
 WRITER = "tester"
 

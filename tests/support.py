@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.ledger.line import HEADER
-from control_room.room import STATES, Room
+from control_room.room.layout import STATES, Room
 
 VALID_TASK: dict[str, Any] = {
     "objective": "make parse() twice as fast",

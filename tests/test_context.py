@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from control_room import context, ledger
-from control_room.room import Room
+from control_room import ledger
+from control_room.room.layout import Room
 from control_room.store.markdown import AUTO_BEGIN, AUTO_END
+from control_room.views import context
 
 HUMAN_TOP = (
     "# CURRENT CONTEXT\r\n\n## Objective\n\nBeat 1.2 ms per parse; the number to beat is 1.31.  \n"

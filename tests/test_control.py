@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from control_room import control
 from control_room.errors import InvalidError
-from control_room.room import Room
+from control_room.room import settings as control
+from control_room.room.layout import Room
 
 
 def write_gate(room: Room, front: str) -> None:

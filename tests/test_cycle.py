@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 from support import events, queue
 
-from control_room import claims, cycle, errors, index, swarm
+from control_room import errors
+from control_room.dispatch import claims, cycle, index
 from control_room.errors import InvalidError
-from control_room.room import Room
+from control_room.room import swarm
+from control_room.room.layout import Room
 
 PY = sys.executable
 FAKES = Path(__file__).parent / "fakes"

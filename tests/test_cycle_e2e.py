@@ -17,7 +17,7 @@ import pytest
 from support import events, queue, task_json, where
 
 from control_room import errors
-from control_room.room import Room
+from control_room.room.layout import Room
 
 FAKES = Path(__file__).parent / "fakes"
 PY = sys.executable

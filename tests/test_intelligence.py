@@ -14,11 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import data_lines, events
 
-from control_room import intelligence
 from control_room.errors import INVALID, NOT_FOUND, InvalidError, NotFoundError
-from control_room.intelligence import add, items, set_state
+from control_room.knowledge import intelligence
+from control_room.knowledge.intelligence import add, items, set_state
 from control_room.ledger.line import parse
-from control_room.room import Room
+from control_room.room.layout import Room
 
 HEAD = "# Levers\n\nProse a person wrote.\n\n| id | state | title | because |\n|---|---|---|---|\n"
 CACHE = "| cache-input | untested | Cache the parsed input | parsing is 30% of wall time |\n"

@@ -12,10 +12,14 @@ import pytest
 from support import events
 from support import probe_task as task
 
-from control_room import control, cycle, digest, errors, findings, graveyard, index, routes, swarm
+from control_room import errors
+from control_room.dispatch import cycle, index
 from control_room.errors import ConflictError, InvalidError
+from control_room.knowledge import digest, findings, graveyard, routes
 from control_room.ledger.line import HEADER
-from control_room.room import Room
+from control_room.room import settings as control
+from control_room.room import swarm
+from control_room.room.layout import Room
 
 PY = sys.executable
 

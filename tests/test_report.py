@@ -1,4 +1,4 @@
-"""control_room.report: golden fixtures (tests/fixtures/reports/NAME.md + NAME.expected.json),
+"""control_room.dispatch.report: golden fixtures (tests/fixtures/reports/NAME.md + NAME.expected.json),
 properties (never raises; a generated valid report is ok and round-trips) and a few API checks.
 
 To add a case, write NAME.md and NAME.expected.json side by side:
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from control_room.report import HEADERS, LABELS, Evidence, Report, Violation, validate
+from control_room.dispatch.report import HEADERS, LABELS, Evidence, Report, Violation, validate
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reports"
 CASES = sorted(FIXTURES.glob("*.md"))

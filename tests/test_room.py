@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from support import events
 
-from control_room import scaffold, tasks
 from control_room.errors import InvalidError, NoRoomError
-from control_room.room import STATES, Room, find_room
+from control_room.room import scaffold, tasks
+from control_room.room.layout import STATES, Room, find_room
 
 # find_room ------------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from control_room.report import validate
-from control_room.runner import claims_success
+from control_room.dispatch.report import validate
+from control_room.dispatch.runner import claims_success
 
 
 def report_with(*items: str) -> str:

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from support import data_lines, drop, events, task
 
-from control_room import index, swarm
+from control_room.dispatch import index
 from control_room.errors import InvalidError, NotFoundError, QueueFullError
 from control_room.ledger.line import parse
-from control_room.room import Room
+from control_room.room import swarm
+from control_room.room.layout import Room
 
 BAD_FILES = {
     # file name: (content, the problem written to its .reason file)

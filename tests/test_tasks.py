@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import VALID_TASK, task
 
-from control_room import swarm, tasks
 from control_room.errors import InvalidError
-from control_room.room import Room
+from control_room.room import swarm, tasks
+from control_room.room.layout import Room
 
 json_scalars = st.one_of(
     st.none(),

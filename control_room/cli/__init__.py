@@ -108,7 +108,7 @@ def cli(ctx: click.Context, room: str | None) -> None:
       control-room status           the room on one screen
       control-room task add ...     queue a task
     """
-    ctx.meta["control_room.room"] = room
+    ctx.meta["control_room.room.layout"] = room
 
 
 def main() -> None:

@@ -7,10 +7,10 @@ from typing import Any, TypeVar
 
 import click
 
-from control_room.room import Room, find_room
+from control_room.room.layout import Room, find_room
 
 F = TypeVar("F", bound=Callable[..., Any])
-_KEY = "control_room.room"
+_KEY = "control_room.room.layout"
 
 
 def _remember_room(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:

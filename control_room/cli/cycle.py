@@ -19,7 +19,7 @@ def cycle() -> None:
     Exit codes: 0 nothing to do, 10 passed, 11 failed, 12 stopped, 13 busy,
     3 no room, 4 invalid, 14 adapter unavailable (docs/exit-codes.md).
     """
-    from control_room.cycle import cycle as run_cycle
+    from control_room.dispatch.cycle import cycle as run_cycle
 
     result = run_cycle(current_room())
     click.echo(result.message)
@@ -37,7 +37,7 @@ def run(every: str, cycles: int | None) -> None:
     see `control-room schedule` for cron and launchd entries.
     """
     from control_room import errors
-    from control_room.cycle import cycle as run_cycle
+    from control_room.dispatch.cycle import cycle as run_cycle
     from control_room.timeutil import now_iso, parse_duration
 
     try:

@@ -26,7 +26,7 @@ def _who(by: str | None) -> str:
 @click.option("--by", help="Who marks it Done (default: user@host).")
 def done(task_id: str, by: str | None) -> None:
     """Mark a passed task Done. Only a person does this: passing is not Done."""
-    from control_room.decisions import mark_done
+    from control_room.dispatch.decisions import mark_done
 
     mark_done(current_room(), task_id, _who(by))
     click.echo(f"{task_id} marked Done")
@@ -41,7 +41,7 @@ def done(task_id: str, by: str | None) -> None:
 @click.option("--by", help="Who approves (default: user@host).")
 def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
     """Approve a gated task (gpu, submit, merge, ...): writes CONTROL.md and the ledger."""
-    from control_room.control import approve as do_approve
+    from control_room.room.settings import approve as do_approve
 
     added = do_approve(current_room(), task_id, list(gates), _who(by))
     if added:

@@ -15,8 +15,8 @@ def demo(directory: Path) -> None:
     Needs no login and no network: every agent is the built-in probe adapter, every validator
     a real benchmark. At the end it prints the status and the files worth reading.
     """
-    from control_room.demo import run
-    from control_room.status import gather, render
+    from control_room.cli.demo_room import run
+    from control_room.views.status import gather, render
 
     room = run(directory.absolute(), click.echo)
     click.echo("")

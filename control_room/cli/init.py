@@ -19,7 +19,7 @@ def init(directory: Path, dry_run: bool) -> None:
     Example:
       control-room init myroom && cd myroom && control-room status
     """
-    from control_room.scaffold import init as do_init
+    from control_room.room.scaffold import init as do_init
 
     root = directory.absolute()
     created, kept = do_init(root, dry_run=dry_run)

@@ -6,8 +6,8 @@ from typing import Any
 
 import click
 
-from control_room import intelligence
 from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.knowledge import intelligence
 
 _SHORT = {
     "lever": "Levers: knobs that could move the objective",

@@ -28,7 +28,7 @@ def tail(count: int, raw: bool, as_json: bool) -> None:
     """The last lines of the ledger, read from its end."""
     from control_room.ledger.line import parse
     from control_room.ledger.read import tail as read_tail
-    from control_room.status import format_entry
+    from control_room.views.status import format_entry
 
     lines = read_tail(current_room().ledger, count)
     if raw:

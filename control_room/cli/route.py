@@ -25,7 +25,7 @@ def route(ctx: click.Context) -> None:
 @click.option("--falsifier", default="", help="The result that would prove this route wrong.")
 def add_route(route_id: str, title: str, falsifier: str) -> None:
     """Put a new route on the board, untested."""
-    from control_room import routes
+    from control_room.knowledge import routes
 
     routes.add(current_room(), route_id, title, falsifier)
     click.echo(f"route {route_id} added (untested)")
@@ -36,7 +36,7 @@ def add_route(route_id: str, title: str, falsifier: str) -> None:
 @json_option
 def list_routes(as_json: bool) -> None:
     """The routes in ROUTES.md; a hand edit that broke a row is named by its line on stderr."""
-    from control_room import routes
+    from control_room.knowledge import routes
 
     room = current_room()
     rows = routes.rows(room)
@@ -62,8 +62,9 @@ def list_routes(as_json: bool) -> None:
 @json_option
 def show_route(route_id: str, as_json: bool) -> None:
     """One route: its row, its tasks, what it learned, its tombstone if any."""
-    from control_room import digest, graveyard, index, routes
-    from control_room.room import STATES
+    from control_room.dispatch import index
+    from control_room.knowledge import digest, graveyard, routes
+    from control_room.room.layout import STATES
 
     room = current_room()
     graveyard.path(room, route_id)  # validates the id
@@ -112,7 +113,7 @@ def show_route(route_id: str, as_json: bool) -> None:
 @click.option("--what", default="", help="What the route was (default: its title in ROUTES.md).")
 def kill_route(route_id: str, verdict: str, reopen_if: str, evidence: tuple[str, ...], what: str) -> None:
     """Kill a route: write its tombstone in graveyard/; cycles then refuse its tasks."""
-    from control_room import graveyard
+    from control_room.knowledge import graveyard
 
     path = graveyard.kill(current_room(), route_id, verdict, reopen_if, list(evidence), what)
     click.echo(f"route {route_id} killed: graveyard/{path.name}")
@@ -124,7 +125,7 @@ def kill_route(route_id: str, verdict: str, reopen_if: str, evidence: tuple[str,
 @click.option("--because", required=True, help="Which reopen_if condition now holds.")
 def reopen_route(route_id: str, because: str) -> None:
     """Reopen a killed route: the tombstone stays, with a Reopened section."""
-    from control_room import graveyard
+    from control_room.knowledge import graveyard
 
     graveyard.reopen(current_room(), route_id, because)
     click.echo(f"route {route_id} reopened; its tasks run again")
@@ -136,7 +137,7 @@ def reopen_route(route_id: str, because: str) -> None:
 @click.option("--because", required=True, help="What changed since the identical failures.")
 def resume_route(route_id: str, because: str) -> None:
     """Release a route held by a death loop (see `control-room findings`)."""
-    from control_room.findings import resume
+    from control_room.knowledge.findings import resume
 
     resume(current_room(), route_id, because)
     click.echo(f"{route_id} released; its tasks run again")
@@ -156,7 +157,7 @@ def graveyard(ctx: click.Context) -> None:
 @json_option
 def list_graves(as_json: bool) -> None:
     """Every tombstone: route, state, when it was killed, the verdict."""
-    from control_room import graveyard as g
+    from control_room.knowledge import graveyard as g
 
     stones = g.tombstones(current_room())
     if as_json:
@@ -176,8 +177,8 @@ def list_graves(as_json: bool) -> None:
 @click.argument("route_id", metavar="ID")
 def show_grave(route_id: str) -> None:
     """Print a tombstone."""
-    from control_room import graveyard as g
     from control_room.errors import NotFoundError
+    from control_room.knowledge import graveyard as g
     from control_room.store.files import read_text
 
     p = g.path(current_room(), route_id)
@@ -190,7 +191,7 @@ def show_grave(route_id: str) -> None:
 @room_option
 def digest() -> None:
     """Rewrite control-room/DIGEST.md from the ledger and the graveyard (incremental, bounded)."""
-    from control_room import digest as d
+    from control_room.knowledge import digest as d
 
     room = current_room()
     path, read = d.refresh(room)
@@ -205,8 +206,8 @@ def digest() -> None:
 def findings(as_json: bool) -> None:
     """Death loops (a route failing the same way again and again: held until a person acts)
     and unsupported CONFIRMED claims, each with the ledger lines that show it."""
-    from control_room import control
-    from control_room.findings import gather
+    from control_room.knowledge.findings import gather
+    from control_room.room import settings as control
 
     room = current_room()
     data = gather(room, control.load(room))

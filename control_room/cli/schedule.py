@@ -21,7 +21,7 @@ def schedule(kind: str | None, every: str) -> None:
               then `launchctl load ~/Library/LaunchAgents/NAME.plist`
     Output goes to control-room/cycle.log in the room.
     """
-    from control_room import schedule as sched
+    from control_room.dispatch import schedule as sched
     from control_room.timeutil import parse_duration
 
     if kind is None:

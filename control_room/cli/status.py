@@ -12,7 +12,7 @@ from control_room.cli.common import current_room, echo_json, json_option, room_o
 @json_option
 def status(as_json: bool) -> None:
     """The room on one screen: STOP, tasks, routes, spend, findings, latest events."""
-    from control_room.status import gather, render
+    from control_room.views.status import gather, render
 
     data = gather(current_room())
     if as_json:

@@ -16,7 +16,7 @@ def stop(reason: str) -> None:
     STOP is checked before anything else, by its mere existence. Remove it with
     `control-room resume` (or `rm STOP`).
     """
-    from control_room.brake import stop as do_stop
+    from control_room.dispatch.brake import stop as do_stop
 
     room = current_room()
     if do_stop(room, reason):
@@ -29,7 +29,7 @@ def stop(reason: str) -> None:
 @room_option
 def resume() -> None:
     """Remove the STOP file so cycles run again."""
-    from control_room.brake import resume as do_resume
+    from control_room.dispatch.brake import resume as do_resume
 
     room = current_room()
     if do_resume(room):

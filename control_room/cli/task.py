@@ -9,7 +9,7 @@ import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 from control_room.errors import InvalidError
-from control_room.room import STATES
+from control_room.room.layout import STATES
 
 
 @click.group(invoke_without_command=True)
@@ -78,7 +78,7 @@ def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
         --falsifier "no gain over 3 runs" --validator "python bench.py --check" \\
         --max-cost 1 --wall-clock 20m --kill-condition "two rounds without gain"
     """
-    from control_room import swarm
+    from control_room.room import swarm
 
     data: dict[str, Any] = {}
     if file is not None:
@@ -115,7 +115,7 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
 
     Listing the queue also rejects any file in it that is not a valid task.
     """
-    from control_room import index
+    from control_room.dispatch import index
 
     room = current_room()
     rows = []
@@ -144,7 +144,7 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
 @json_option
 def show_task(task_id: str, as_json: bool) -> None:
     """Show one task: where it is, its fields, and why it was parked or rejected."""
-    from control_room import swarm
+    from control_room.room import swarm
     from control_room.store.files import read_text
 
     room = current_room()
@@ -170,7 +170,7 @@ def show_task(task_id: str, as_json: bool) -> None:
 @click.argument("task_id", metavar="ID")
 def retry_task(task_id: str) -> None:
     """Send a parked, rejected, cancelled or done task back to the queue, rounds reset."""
-    from control_room.decisions import retry
+    from control_room.dispatch.decisions import retry
 
     state = retry(current_room(), task_id)
     click.echo(f"queued {task_id} again (was in swarm/{state}/)")
@@ -182,7 +182,7 @@ def retry_task(task_id: str) -> None:
 @click.option("--reason", default="", help="Why, written beside the task.")
 def park_task(task_id: str, reason: str) -> None:
     """Take a queued task out of the queue and park it for a person."""
-    from control_room.decisions import park
+    from control_room.dispatch.decisions import park
 
     park(current_room(), task_id, reason)
     click.echo(f"parked {task_id} (swarm/parked/{task_id}.json)")
@@ -194,7 +194,7 @@ def park_task(task_id: str, reason: str) -> None:
 @click.option("--reason", default="", help="Why, written beside the task.")
 def cancel_task(task_id: str, reason: str) -> None:
     """Cancel a queued, parked or rejected task (it moves to swarm/cancelled/)."""
-    from control_room.decisions import cancel
+    from control_room.dispatch.decisions import cancel
 
     state = cancel(current_room(), task_id, reason)
     click.echo(f"cancelled {task_id} (was in swarm/{state}/)")

@@ -30,8 +30,8 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
       control-room validate results/fix-parser-1/report.md
       my-agent ... | control-room validate -
     """
-    from control_room.report import LABELS
-    from control_room.report import validate as check
+    from control_room.dispatch.report import LABELS
+    from control_room.dispatch.report import validate as check
 
     name = "<stdin>" if file == "-" else file
     try:
@@ -60,10 +60,11 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
 
 
 def _proposals(ctx: click.Context, name: str, text: str) -> None:
-    from control_room import control, swarm
     from control_room.cli.common import current_room
+    from control_room.dispatch.proposals import extract
     from control_room.errors import ControlRoomError
-    from control_room.proposals import extract
+    from control_room.room import settings as control
+    from control_room.room import swarm
 
     room = current_room()
     gate = control.load(room)

@@ -13,7 +13,7 @@ from click.testing import Result
 from support import events, queue, where
 
 from control_room import errors
-from control_room.room import Room
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable

@@ -13,9 +13,10 @@ import pytest
 from click.testing import Result
 from support import data_lines, events, queue, where
 
-from control_room import control, errors
+from control_room import errors
 from control_room.ledger.line import parse
-from control_room.room import Room
+from control_room.room import settings as control
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable

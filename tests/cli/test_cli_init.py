@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import Result
 
-from control_room import scaffold
+from control_room.room import scaffold
 
 Run = Callable[..., Result]
 

@@ -13,7 +13,7 @@ from click.testing import Result
 from support import events, no_room_error
 
 from control_room.cli.intel import branch, lever
-from control_room.room import Room
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 

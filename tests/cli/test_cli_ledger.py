@@ -13,7 +13,7 @@ from support import data_lines, no_room_error
 
 from control_room import ledger
 from control_room.ledger.line import PREAMBLE, parse
-from control_room.room import Room
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 REL = "control-room/LEDGER.md"

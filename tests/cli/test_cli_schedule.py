@@ -16,8 +16,9 @@ import pytest
 from click.testing import Result
 from support import events, queue
 
-from control_room import errors, scaffold
-from control_room.room import Room
+from control_room import errors
+from control_room.room import scaffold
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable

@@ -11,8 +11,8 @@ import pytest
 from click.testing import Result
 from support import ADD_ARGS, no_room_error
 
-from control_room import scaffold
-from control_room.room import Room
+from control_room.room import scaffold
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 

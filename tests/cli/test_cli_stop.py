@@ -11,7 +11,7 @@ from click.testing import Result
 from support import data_lines, events, no_room_error
 
 from control_room.ledger.line import parse
-from control_room.room import Room
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 

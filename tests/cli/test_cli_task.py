@@ -11,7 +11,7 @@ import pytest
 from click.testing import Result
 from support import ADD_ARGS, data_lines, drop, events, no_room_error, task
 
-from control_room.room import Room
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 

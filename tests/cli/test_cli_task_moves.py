@@ -17,7 +17,7 @@ from support import data_lines, events, queue, task_json, where
 
 from control_room import errors
 from control_room.ledger.line import parse
-from control_room.room import Room
+from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable

@@ -16,7 +16,7 @@ from typing import Any
 
 from control_room.ledger import result
 from control_room.ledger.line import unescape
-from control_room.room import Room
+from control_room.room.layout import Room
 
 KIND = "digest-2"
 LAST = 5  # decisions kept per route
@@ -137,7 +137,7 @@ TOMB_MAX = 3000  # characters of a tombstone's body in a prompt
 def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> str:
     """What the prompt says about one route: its tombstone if it has one (bounded), and what it
     learned."""
-    from control_room import graveyard
+    from control_room.knowledge import graveyard
 
     out = []
     try:
@@ -170,7 +170,7 @@ def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> s
 
 def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
     """DIGEST.md from the state and the tombstones, within ``digest_max_bytes``."""
-    from control_room import graveyard
+    from control_room.knowledge import graveyard
 
     cap = int(gate["digest_max_bytes"])
     loops = death_loops(st, int(gate["death_loop_n"]))
@@ -259,7 +259,7 @@ def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
 
 def refresh(room: Room, gate: dict[str, Any] | None = None) -> tuple[Path, int]:
     """Bring DIGEST.md up to date; return its path and the ledger bytes this read."""
-    from control_room import control
+    from control_room.room import settings as control
     from control_room.store.files import atomic_write, read_text
 
     gate = gate or control.load(room)

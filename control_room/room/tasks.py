@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from control_room.values import ID_RE as ID_RE  # re-exported: the id pattern lives with the schema
-from control_room.values import is_id, is_number
+from control_room.room.values import ID_RE as ID_RE  # re-exported: the id pattern lives with the schema
+from control_room.room.values import is_id, is_number
 
 
 @dataclass(frozen=True)

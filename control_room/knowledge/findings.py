@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_room.room import Room
+from control_room.room.layout import Room
 
 
 def gather(room: Room, gate: dict[str, Any]) -> dict[str, Any]:
-    from control_room import digest
+    from control_room.knowledge import digest
 
     st, _ = digest.state(room)
     loops = digest.death_loops(st, int(gate["death_loop_n"]))
@@ -25,8 +25,11 @@ def gather(room: Room, gate: dict[str, Any]) -> dict[str, Any]:
 
 def resume(room: Room, key: str, because: str) -> None:
     """A person (or the orchestrator) releases a route held by a death loop."""
-    from control_room import context, control, digest, ledger
+    from control_room import ledger
     from control_room.errors import ConflictError, InvalidError
+    from control_room.knowledge import digest
+    from control_room.room import settings as control
+    from control_room.views import context
 
     if not because.strip():
         raise InvalidError("releasing a held route needs --because: what changed")

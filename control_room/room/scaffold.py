@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from control_room.room import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
+from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
 
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
@@ -79,7 +79,8 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
         else:
             kept.append(item.rel)
     if created and not dry_run:
-        from control_room import context, ledger
+        from control_room import ledger
+        from control_room.views import context
 
         room = Room(root)
         files = [c for c in created if not c.endswith("/")]

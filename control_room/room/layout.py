@@ -13,6 +13,7 @@ STATES = ("queue", "running", "done", "parked", "rejected", "cancelled")
 SWARM_DIRS = (*STATES, "outbox", "results")
 DEFAULT_DIRS = ("agents", "skills", "intelligence", "graveyard", "swarm")
 ENV_VAR = "CONTROL_ROOM"
+PACKAGE = Path(__file__).resolve().parent.parent  # control_room/
 
 
 @dataclass(frozen=True)
@@ -140,11 +141,11 @@ def find_room(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
 
 def defaults_root() -> Path:
     """Where the default room content is: inside the installed package, or the source tree."""
-    packaged = Path(__file__).parent / "defaults"
+    packaged = PACKAGE / "defaults"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).parent.parent  # a source checkout (editable install, tests)
+    return PACKAGE.parent  # a source checkout (editable install, tests)
 
 
 def templates_root() -> Path:
-    return Path(__file__).parent / "templates"
+    return PACKAGE / "templates"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.errors import InvalidError
-from control_room.room import Room
-from control_room.values import is_number as num
+from control_room.room.layout import Room
+from control_room.room.values import is_number as num
 
 DEFAULTS: dict[str, Any] = {
     "max_parallel": 1,
@@ -144,10 +144,12 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
     """
     import yaml
 
-    from control_room import context, ledger, swarm
+    from control_room import ledger
     from control_room.errors import InvalidError
+    from control_room.room import swarm
     from control_room.store.files import update
     from control_room.timeutil import now_iso
+    from control_room.views import context
 
     _, path = swarm.locate(room, task_id)
     task, _ = swarm.read_task(path)

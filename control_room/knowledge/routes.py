@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from control_room.room import Room
+from control_room.room.layout import Room
 
 COLUMNS = ("route", "verdict", "title", "attempts", "spend_usd", "last_result", "falsifier")
 VERDICTS = ("untested", "alive", "promising", "killed", "merged")
@@ -139,9 +139,10 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
 
 def add(room: Room, route: str, title: str, falsifier: str = "") -> None:
     """A new route on the board, ``untested``."""
-    from control_room import context, ledger
+    from control_room import ledger
     from control_room.errors import InvalidError
-    from control_room.tasks import is_id
+    from control_room.room.tasks import is_id
+    from control_room.views import context
 
     if not is_id(route):
         raise InvalidError(f"{route!r} is not a route id (ids match [a-z0-9][a-z0-9._-]{{0,63}})")
@@ -181,8 +182,8 @@ def get(room: Room, route: str) -> dict[str, Any]:
 
 def problems(room: Room) -> list[str]:
     """What a hand edit broke in ROUTES.md, each naming its line; cycles go on with the rest."""
+    from control_room.room.tasks import is_id
     from control_room.store.markdown import row_cells
-    from control_room.tasks import is_id
 
     table = _table(room, text := _text(room))
     if table is None:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from control_room.errors import InvalidError
-from control_room.room import Room
+from control_room.room.layout import Room
 
 LOG_NAME = "cycle.log"
 

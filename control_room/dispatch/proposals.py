@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from control_room.room import Room
+from control_room.room.layout import Room
 
 _FENCE = re.compile(r"^```json[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
@@ -35,8 +35,9 @@ def extract(text: str) -> list[tuple[int, Any, str | None]]:
 def accept(room: Room, gate: dict[str, Any], source: str, text: str) -> tuple[list[str], list[str]]:
     """Queue the proposals in ``text`` (from the run of task ``source``); return (queued ids,
     refusals). Every outcome is in the ledger."""
-    from control_room import ledger, swarm
+    from control_room import ledger
     from control_room.errors import ControlRoomError
+    from control_room.room import swarm
 
     queued: list[str] = []
     refused: list[str] = []

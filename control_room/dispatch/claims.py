@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from control_room.room import Room
+from control_room.room.layout import Room
 
 try:
     import fcntl

@@ -14,10 +14,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from control_room import claims, errors, ledger, proc, swarm
-from control_room.cycle import CycleResult, Pick
+from control_room import errors, ledger, proc
+from control_room.dispatch import claims
+from control_room.dispatch.cycle import CycleResult, Pick
 from control_room.ledger import result
-from control_room.room import Room
+from control_room.room import swarm
+from control_room.room.layout import Room
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
@@ -51,7 +53,8 @@ def claims_success(report: Any) -> bool:
 
 
 def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> CycleResult:
-    from control_room import adapters, prompt, report
+    from control_room import adapters
+    from control_room.dispatch import prompt, report
 
     task = picked.task
     tid = task["id"]
@@ -62,7 +65,7 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
     if not workdir.is_dir():
         return _finish_fail(room, gate, task, picked, f"work dir {workdir} does not exist", {})
     adapter = adapters.get(picked.adapter_name)
-    from control_room import digest
+    from control_room.knowledge import digest
 
     p = prompt.assemble(
         room, task, gate, history=digest.route_history(room, task["route"]) if task.get("route") else ""
@@ -229,7 +232,7 @@ def run_claimed(room: Room, gate: dict[str, Any], picked: Pick, slot: int) -> Cy
         swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
         claims.release(room, tid)
         if picked.role_settings.get("writes_tasks") is True:
-            from control_room import proposals
+            from control_room.dispatch import proposals
 
             proposals.accept(room, gate, tid, str(outcome.extra.get("answer", outcome.final_message)))
         _after(room, task, "pass", cost)
@@ -388,7 +391,8 @@ def _archive(results: Path) -> None:
 
 def _after(room: Room, task: dict[str, Any], verdict: str, cost: float) -> None:
     """Step 8: ROUTES.md, findings, DIGEST.md and CURRENT_CONTEXT.md."""
-    from control_room import control, digest, routes
+    from control_room.knowledge import digest, routes
+    from control_room.room import settings as control
 
     if task.get("route"):
         routes.record_run(room, task["route"], task["id"], verdict, cost)
@@ -410,6 +414,6 @@ def _after(room: Room, task: dict[str, Any], verdict: str, cost: float) -> None:
 
 
 def _refresh(room: Room) -> None:
-    from control_room import context
+    from control_room.views import context
 
     context.refresh(room)

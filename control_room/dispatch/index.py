@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from control_room import tasks
-from control_room.room import Room
+from control_room.room import tasks
+from control_room.room.layout import Room
+from control_room.room.swarm import REASON, read_queued, read_task, reject
 from control_room.store import cache
-from control_room.swarm import REASON, read_queued, read_task, reject
 from control_room.timeutil import now_iso
 
 _SUMMARY_KEYS = (

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_room import context, ledger, swarm
+from control_room import ledger
 from control_room.errors import ConflictError, InvalidError
-from control_room.room import Room
+from control_room.room import swarm
+from control_room.room.layout import Room
 from control_room.timeutil import now_iso
+from control_room.views import context
 
 
 def _load(room: Room, task_id: str, allowed: tuple[str, ...], verb: str) -> tuple[str, dict[str, Any]]:

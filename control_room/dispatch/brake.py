@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import os
 
-from control_room.room import Room
+from control_room.room.layout import Room
 from control_room.timeutil import now_iso
 
 
 def stop(room: Room, reason: str = "") -> bool:
     """Create STOP; False if it was there already."""
-    from control_room import context, ledger
+    from control_room import ledger
     from control_room.store.files import create_exclusive
+    from control_room.views import context
 
     who = ledger.writer_name()
     text = f"STOP created {now_iso()} by {who}\n" + (f"reason: {reason}\n" if reason else "")
@@ -25,7 +26,8 @@ def stop(room: Room, reason: str = "") -> bool:
 
 def resume(room: Room) -> bool:
     """Remove STOP; False if there was none."""
-    from control_room import context, ledger
+    from control_room import ledger
+    from control_room.views import context
 
     try:
         os.unlink(room.stop)

@@ -11,8 +11,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from control_room import claims, errors, index, ledger, swarm
-from control_room.room import Room
+from control_room import errors, ledger
+from control_room.dispatch import claims, index
+from control_room.room import swarm
+from control_room.room.layout import Room
 from control_room.timeutil import now_iso, today
 
 
@@ -34,7 +36,7 @@ def cycle(room: Room) -> CycleResult:
     # 1. STOP: the dumbest possible brake, before any parsing or locking.
     if room.stopped():
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
-    from control_room import control
+    from control_room.room import settings as control
 
     gate = control.load(room)  # a gate that cannot be read fails closed
     # 2. A free slot, held until this process ends.
@@ -58,7 +60,7 @@ def cycle(room: Room) -> CycleResult:
             if isinstance(picked, CycleResult):
                 return picked
             claim(room, gate, picked, number)
-        from control_room.runner import run_claimed
+        from control_room.dispatch.runner import run_claimed
 
         try:
             return run_claimed(room, gate, picked, number)
@@ -74,7 +76,7 @@ ORCHESTRATE_ROUTE = "orchestrate"  # so repeated identical failures make a death
 
 def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
     """Queue one bounded orchestrator task (CONTROL.md caps), unless one is queued or running."""
-    from control_room import schedule
+    from control_room.dispatch import schedule
 
     for state in ("queue", "running", "parked"):
         if any(n.startswith("orchestrate-") for n in os.listdir(room.state_dir(state))):
@@ -86,7 +88,7 @@ def _orchestrate(room: Room, gate: dict[str, Any]) -> bool:
                     "an orchestrator task is parked: retry or cancel it to orchestrate again",
                 )
             return False
-    from control_room import digest
+    from control_room.knowledge import digest
 
     if ORCHESTRATE_ROUTE in digest.held(room, gate):
         return False
@@ -143,7 +145,7 @@ def _unclaim(room: Room, task: dict[str, Any], why: str) -> None:
 
 # 3a. Recover what dead cycles left in swarm/running/.
 def recover(room: Room, gate: dict[str, Any], *, mine: int | None) -> list[str]:
-    from control_room.runner import fail_round
+    from control_room.dispatch.runner import fail_round
 
     recovered = []
     for task_id in claims.running_ids(room):
@@ -235,14 +237,14 @@ class _Readiness:
         self.busy_paths, reserved = _running_owns(room)
         self.spend += reserved  # what running tasks may still spend counts as spent
         self.holds = _Holds(room)
-        from control_room import digest
+        from control_room.knowledge import digest
 
         self.held = digest.held(room, gate)  # death loops: fail closed until a person acts
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
 
     def refused(self, s: dict[str, Any]) -> str | None:
         """Why a task is refused outright: its route is in the graveyard."""
-        from control_room import graveyard
+        from control_room.knowledge import graveyard
 
         route = s.get("route") or ""
         if route and route not in self.dead:
@@ -292,7 +294,8 @@ class _Readiness:
 def _admit(room: Room, gate: dict[str, Any], item: index.Listed, ready: _Readiness) -> Pick | str:
     """Read the candidate in full and check what the summary cannot. Returns the Pick, or why
     not ("rejected", "waiting", "missing:<adapter>: <what>") so the next one is tried."""
-    from control_room import adapters, proc, prompt
+    from control_room import adapters, proc
+    from control_room.dispatch import prompt
 
     path = swarm.task_file(room, "queue", item.id)
     task, problems = swarm.read_queued(room, path)
@@ -319,7 +322,7 @@ def _admit(room: Room, gate: dict[str, Any], item: index.Listed, ready: _Readine
     if problems:
         swarm.reject(room, path.name, problems, task_id=item.id)
         return "rejected"
-    from control_room.runner import agent_env
+    from control_room.dispatch.runner import agent_env
 
     if exe is None or proc.which(exe, agent_env(room, gate, task)) is None:
         ready.holds.log(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.errors import InvalidError, NotFoundError
-from control_room.room import Room
+from control_room.room.layout import Room
 from control_room.store.markdown import row_cells
 
 KINDS = {"lever": "levers.md", "branch": "branches.md"}
@@ -113,7 +113,7 @@ def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:
             f"this one has {len(cells)}{hint}"
         )
     row_id, state, _title, because = cells
-    from control_room.tasks import is_id
+    from control_room.room.tasks import is_id
 
     if not is_id(row_id):
         return f"{at}: id {row_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}"
@@ -192,9 +192,9 @@ def add(room: Room, kind: str, id: str, title: str, because: str = "") -> dict[s
 
     Refuses an id already on the page, naming its line. Other rows are not checked.
     """
+    from control_room.room.tasks import is_id
     from control_room.store.files import update
     from control_room.store.markdown import table_row
-    from control_room.tasks import is_id
 
     _kind(kind)
     if not is_id(id):
@@ -301,7 +301,8 @@ def set_state(room: Room, kind: str, id: str, state: str, because: str = "") -> 
 
 
 def _log(room: Room, event: str, outcome: str, detail: str) -> None:
-    from control_room import context, ledger
+    from control_room import ledger
+    from control_room.views import context
 
     ledger.append(room.ledger, event, outcome=outcome, detail=detail)
     context.refresh(room)

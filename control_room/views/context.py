@@ -7,12 +7,12 @@ people and is never touched.
 
 from __future__ import annotations
 
-from control_room.room import Room
+from control_room.room.layout import Room
 from control_room.timeutil import now_iso
 
 
 def render(room: Room) -> str:
-    from control_room.status import format_entry, gather
+    from control_room.views.status import format_entry, gather
 
     s = gather(room, last=5)
     t = s["tasks"]

@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.errors import ControlRoomError
-from control_room.room import Room
+from control_room.room.layout import Room
 from control_room.timeutil import today
 
 
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
-    from control_room import control, routes
+    from control_room.knowledge import routes
     from control_room.ledger.line import parse
     from control_room.ledger.read import tail
     from control_room.ledger.stats import summary
+    from control_room.room import settings as control
 
     out: dict[str, Any] = {"room": str(room.root), "stop": None, "ledger_error": None}
     if room.stopped():
@@ -43,7 +44,7 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     out["ledger_lines"] = s["lines"]
     out["findings"], out["held"] = 0, []
     if out["ledger_error"] is None:
-        from control_room import digest
+        from control_room.knowledge import digest
 
         st, _ = digest.state(room)
         loops = digest.death_loops(st, int((gate or control.DEFAULTS)["death_loop_n"]))

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from control_room.errors import ConflictError, InvalidError, NotFoundError
-from control_room.room import Room
+from control_room.room.layout import Room
 from control_room.timeutil import now_iso
 
 README = "README.md"
 
 
 def path(room: Room, route: str) -> Path:
-    from control_room.tasks import is_id
+    from control_room.room.tasks import is_id
 
     if not is_id(route):
         raise InvalidError(f"{route!r} is not a route id (ids match [a-z0-9][a-z0-9._-]{{0,63}})")
@@ -80,7 +80,9 @@ def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[st
     """Write the tombstone (or kill a reopened route again), mark the route killed, log it."""
     import frontmatter
 
-    from control_room import ledger, routes, swarm
+    from control_room import ledger
+    from control_room.knowledge import routes
+    from control_room.room import swarm
     from control_room.store.files import update
 
     if not verdict.strip() or not reopen_if.strip():
@@ -147,7 +149,8 @@ def reopen(room: Room, route: str, because: str) -> Path:
     """Reopen a killed route: the tombstone stays, with a Reopened section; tasks run again."""
     import frontmatter
 
-    from control_room import ledger, routes
+    from control_room import ledger
+    from control_room.knowledge import routes
     from control_room.store.files import update
 
     if not because.strip():
@@ -174,7 +177,8 @@ def reopen(room: Room, route: str, because: str) -> Path:
 
 def _refresh(room: Room) -> None:
     """DIGEST.md and CURRENT_CONTEXT.md, so the next prompt already knows."""
-    from control_room import context, digest
+    from control_room.knowledge import digest
+    from control_room.views import context
 
     digest.refresh(room)
     context.refresh(room)

@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from control_room import tasks
 from control_room.errors import InvalidError, NotFoundError
-from control_room.room import STATES, Room
+from control_room.room import tasks
+from control_room.room.layout import STATES, Room
 from control_room.timeutil import now_iso
 
 MAX_TASK_BYTES = 1 << 20
@@ -131,7 +131,9 @@ def write_new(room: Room, task: dict[str, Any]) -> Path:
 
 def add(room: Room, data: dict[str, Any], *, source: str = "") -> dict[str, Any]:
     """Validate ``data`` and queue it as a new task (SPEC §3); return the task as written."""
-    from control_room import context, control, ledger
+    from control_room import ledger
+    from control_room.room import settings as control
+    from control_room.views import context
 
     gate = control.load(room)
     task = check_new(room, gate, data)
@@ -187,7 +189,8 @@ def check_new(room: Room, gate: dict[str, Any], data: dict[str, Any]) -> dict[st
 def _check_runnable(room: Room, gate: dict[str, Any], task: dict[str, Any]) -> None:
     """Refuse at once what a cycle would refuse later: an unknown role or adapter, a probe
     task without a command, extra_args the gate does not allow."""
-    from control_room import adapters, prompt
+    from control_room import adapters
+    from control_room.dispatch import prompt
 
     try:
         settings, _ = prompt.role(room, task.get("role") or "engineer")
@@ -199,7 +202,7 @@ def _check_runnable(room: Room, gate: dict[str, Any], task: dict[str, Any]) -> N
         raise InvalidError(f"task refused: {exc}") from None
     if task.get("extra_args") and not gate["allow_extra_args"]:
         raise InvalidError("task refused: extra_args given but CONTROL.md allow_extra_args is false")
-    from control_room import graveyard
+    from control_room.knowledge import graveyard
 
     why = graveyard.refusal(room, task.get("route") or "")
     if why is not None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from control_room.errors import InvalidError
-from control_room.room import Room
+from control_room.room.layout import Room
 
 SLOW = '''"""The code under attack: count the primes below n."""
 
@@ -93,8 +93,10 @@ def _task(tid: str, py: str, **fields: object) -> dict[str, object]:
 
 def build(root: Path) -> Room:
     """Lay out the demo room in ``root`` (which must be new or empty)."""
-    from control_room import control, graveyard, routes, swarm
-    from control_room.scaffold import init
+    from control_room.knowledge import graveyard, routes
+    from control_room.room import settings as control
+    from control_room.room import swarm
+    from control_room.room.scaffold import init
     from control_room.store.files import atomic_write, update
 
     if root.exists() and any(root.iterdir()):
@@ -220,7 +222,7 @@ def build(root: Path) -> Room:
 def run(root: Path, echo: Callable[[str], None]) -> Room:
     """Build the demo room and run cycles until nothing is left to do."""
     from control_room import errors
-    from control_room.cycle import cycle
+    from control_room.dispatch.cycle import cycle
 
     room = build(root)
     echo(f"demo room: {root}")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.errors import InvalidError
-from control_room.room import Room
+from control_room.room.layout import Room
 
 CHARS_PER_TOKEN = 4
 
@@ -52,9 +52,9 @@ def settings(gate: dict[str, Any], role_settings: dict[str, Any]) -> dict[str, A
 def role(room: Room, name: str) -> tuple[dict[str, Any], str]:
     """(front matter, body) of ``agents/<name>.md``; cached against the file, so a cycle does
     not import the YAML parser unless the role changed."""
+    from control_room.room.tasks import is_id
     from control_room.store import cache
     from control_room.store.markdown import front_matter
-    from control_room.tasks import is_id
 
     if not is_id(name):
         raise InvalidError(f"role {name!r} is not a valid role name")
