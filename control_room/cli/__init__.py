@@ -1,18 +1,24 @@
-"""The command line: thin click commands that parse, call the library and print.
+"""The command line, the edge of the house: thin click commands that parse, call the library
+and print.
 
 Commands are loaded lazily (``control-room status`` imports only what status needs). Library
 errors (``ControlRoomError``) become one line on stderr and the error's exit code; see
-``control_room.errors`` for the codes.
+``control_room.errors`` for the codes. When a command that changed a room ends, however it
+ends, the room's views are refreshed (``common.refresh_views``).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import click
 
 from control_room import __version__
+from control_room.cli.common import refresh_views
 from control_room.errors import IO_ERROR, ControlRoomError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -33,9 +39,9 @@ COMMANDS = {
     "adapters": "control_room.cli.adapters:adapters",
     "demo": "control_room.cli.demo:demo",
     "route": "control_room.cli.route:route",
-    "graveyard": "control_room.cli.route:graveyard",
-    "digest": "control_room.cli.route:digest",
-    "findings": "control_room.cli.route:findings",
+    "graveyard": "control_room.cli.graveyard:graveyard",
+    "digest": "control_room.cli.findings:digest",
+    "findings": "control_room.cli.findings:findings",
     "validate": "control_room.cli.validate:validate",
     "lever": "control_room.cli.intel:lever",
     "branch": "control_room.cli.intel:branch",
@@ -47,32 +53,27 @@ class UserError(click.ClickException):
 
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
-        self.exit_code = exit_code
+        self.exit_code = exit_code  # type: ignore[misc]  # click declares it on the class
 
 
-def translate_errors(invoke: Any) -> Any:
-    def wrapper(self: click.Command, ctx: click.Context) -> Any:
-        try:
-            return invoke(self, ctx)
-        except ControlRoomError as exc:
-            raise UserError(str(exc), exc.exit_code) from None
-        except BrokenPipeError:  # `control-room ... | head`: the reader left; say nothing more
-            import os
-            import sys
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise click.exceptions.Exit(141) from None
-        except OSError as exc:
-            where = f"{exc.filename}: " if exc.filename else ""
-            raise UserError(f"{where}{exc.strerror or exc}", IO_ERROR) from None
-
-    return wrapper
+def translated(work: Callable[[], Any]) -> Any:
+    """Run ``work``; a ControlRoomError or OSError leaves as one line and its exit code."""
+    try:
+        return work()
+    except ControlRoomError as exc:
+        raise UserError(str(exc), exc.exit_code) from None
+    except BrokenPipeError:  # `control-room ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise click.exceptions.Exit(141) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise UserError(f"{where}{exc.strerror or exc}", IO_ERROR) from None
 
 
 class Group(click.Group):
     """A click group whose commands are imported on first use."""
 
-    lazy: dict[str, str] = {}
+    lazy: ClassVar[dict[str, str]] = {}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
@@ -84,11 +85,29 @@ class Group(click.Group):
         cmd: click.Command = getattr(importlib.import_module(module), attr)
         return cmd
 
-    invoke = translate_errors(click.Group.invoke)
+    def invoke(self, ctx: click.Context) -> Any:
+        return translated(lambda: super(Group, self).invoke(ctx))
 
 
 class Root(Group):
+    """The ``control-room`` group: after the command, however it ended, the edge."""
+
     lazy = COMMANDS
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            out = super().invoke(ctx)
+        except (click.exceptions.Exit, SystemExit):  # the command's own exit code
+            translated(lambda: refresh_views(ctx))
+            raise
+        except BaseException:
+            try:  # the command's error is what the person must see
+                refresh_views(ctx)
+            except (ControlRoomError, OSError):
+                pass
+            raise
+        translated(lambda: refresh_views(ctx))
+        return out
 
 
 @click.group(cls=Root, context_settings=CONTEXT_SETTINGS)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import click
 
+from control_room import adapters as registry
 from control_room.cli.common import echo_json, json_option
+from control_room.proc import which
 
 
 @click.command()
 @json_option
 def adapters(as_json: bool) -> None:
     """List the adapters and whether each one's CLI is installed here."""
-    from control_room import adapters as registry
-    from control_room.proc import which
-
     rows = []
     for name in registry.names():
         try:

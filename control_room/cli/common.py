@@ -1,8 +1,12 @@
-"""What the command modules share: finding the room, the --room and --json options."""
+"""What the command modules share: finding the room, the --room and --json options, and the
+edge of a command, where the views are refreshed."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -10,7 +14,8 @@ import click
 from control_room.room.layout import Room, find_room
 
 F = TypeVar("F", bound=Callable[..., Any])
-_KEY = "control_room.room.layout"
+_KEY = "control_room.room"
+_EDGE = "control_room.edge"
 
 
 def _remember_room(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -35,11 +40,44 @@ def json_option(f: F) -> F:
 
 
 def current_room() -> Room:
-    ctx = click.get_current_context()
-    return find_room(ctx.meta.get(_KEY))
+    """The room this command works on; its views are refreshed when the command ends."""
+    room = find_room(click.get_current_context().meta.get(_KEY))
+    watch(room)
+    return room
+
+
+@dataclass
+class _Edge:
+    room: Room
+    ledger_size: int
+
+
+def _size(room: Room) -> int:
+    try:
+        return os.stat(room.ledger).st_size
+    except OSError:
+        return -1
+
+
+def watch(room: Room) -> None:
+    """Refresh ``room``'s views at the end of this command if the command changed the room."""
+    meta = click.get_current_context().meta
+    if _EDGE not in meta:
+        meta[_EDGE] = _Edge(room, _size(room))
+
+
+def refresh_views(ctx: click.Context | None = None) -> None:
+    """The edge of a command: every change to a room writes a ledger line, so a ledger that
+    grew since the command started means DIGEST.md and CURRENT_CONTEXT.md are out of date."""
+    meta = (ctx or click.get_current_context()).meta
+    edge: _Edge | None = meta.get(_EDGE)
+    if edge is None or _size(edge.room) == edge.ledger_size:
+        return
+    from control_room import views  # the views load the whole engine: only once a room changed
+
+    views.refresh(edge.room)
+    edge.ledger_size = _size(edge.room)
 
 
 def echo_json(data: Any) -> None:
-    import json
-
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))

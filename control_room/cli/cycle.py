@@ -7,7 +7,11 @@ import time
 
 import click
 
-from control_room.cli.common import current_room, room_option
+from control_room import errors
+from control_room.cli.common import current_room, refresh_views, room_option
+from control_room.dispatch.cycle import cycle as run_cycle
+from control_room.room.layout import Room
+from control_room.timeutil import now_iso, parse_duration
 
 
 @click.command()
@@ -19,8 +23,6 @@ def cycle() -> None:
     Exit codes: 0 nothing to do, 10 passed, 11 failed, 12 stopped, 13 busy,
     3 no room, 4 invalid, 14 adapter unavailable (docs/exit-codes.md).
     """
-    from control_room.dispatch.cycle import cycle as run_cycle
-
     result = run_cycle(current_room())
     click.echo(result.message)
     sys.exit(result.code)
@@ -36,10 +38,6 @@ def run(every: str, cycles: int | None) -> None:
     One line per cycle; a countdown between cycles on a terminal. For people without cron:
     see `control-room schedule` for cron and launchd entries.
     """
-    from control_room import errors
-    from control_room.dispatch.cycle import cycle as run_cycle
-    from control_room.timeutil import now_iso, parse_duration
-
     try:
         period = parse_duration(every)
     except ValueError as exc:
@@ -51,6 +49,7 @@ def run(every: str, cycles: int | None) -> None:
         while True:
             started = time.monotonic()
             result = run_cycle(room)
+            refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
             done += 1
             click.echo(f"{now_iso()}  cycle {done}  {result.message}")
             if result.code == errors.STOPPED:
@@ -66,9 +65,9 @@ def run(every: str, cycles: int | None) -> None:
         sys.exit(130)
 
 
-def _wait(room: object, until: float, tty: bool) -> None:
+def _wait(room: Room, until: float, tty: bool) -> None:
     while (left := until - time.monotonic()) > 0:
-        if room.stopped():  # type: ignore[attr-defined]
+        if room.stopped():
             break
         if tty:
             click.echo(f"\rnext cycle in {int(left) // 60:02d}:{int(left) % 60:02d} ", nl=False)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import getpass
+
 import click
 
 from control_room.cli.common import current_room, room_option
+from control_room.dispatch.decisions import approve as do_approve
+from control_room.dispatch.decisions import mark_done
+from control_room.ledger import writer_name
 
 
 def _who(by: str | None) -> str:
-    import getpass
-
-    from control_room.ledger import writer_name
 
     if by:
         return by
@@ -26,8 +28,6 @@ def _who(by: str | None) -> str:
 @click.option("--by", help="Who marks it Done (default: user@host).")
 def done(task_id: str, by: str | None) -> None:
     """Mark a passed task Done. Only a person does this: passing is not Done."""
-    from control_room.dispatch.decisions import mark_done
-
     mark_done(current_room(), task_id, _who(by))
     click.echo(f"{task_id} marked Done")
 
@@ -41,8 +41,6 @@ def done(task_id: str, by: str | None) -> None:
 @click.option("--by", help="Who approves (default: user@host).")
 def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
     """Approve a gated task (gpu, submit, merge, ...): writes CONTROL.md and the ledger."""
-    from control_room.room.settings import approve as do_approve
-
     added = do_approve(current_room(), task_id, list(gates), _who(by))
     if added:
         click.echo(f"approved {task_id}: {', '.join(added)}")

@@ -6,6 +6,10 @@ from pathlib import Path
 
 import click
 
+from control_room.cli.common import watch
+from control_room.room.layout import Room
+from control_room.room.scaffold import init as do_init
+
 
 @click.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
@@ -19,9 +23,9 @@ def init(directory: Path, dry_run: bool) -> None:
     Example:
       control-room init myroom && cd myroom && control-room status
     """
-    from control_room.room.scaffold import init as do_init
-
     root = directory.absolute()
+    if not dry_run:
+        watch(Room(root))
     created, kept = do_init(root, dry_run=dry_run)
     verb = "would create" if dry_run else "created"
     for rel in created:

@@ -6,6 +6,11 @@ import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 from control_room.errors import LEDGER_BAD
+from control_room.ledger.line import parse
+from control_room.ledger.read import tail as read_tail
+from control_room.ledger.stats import stats as compute
+from control_room.ledger.verify import verify as do_verify
+from control_room.views.status import format_entry
 
 
 @click.group(invoke_without_command=True)
@@ -26,10 +31,6 @@ def ledger(ctx: click.Context) -> None:
 @json_option
 def tail(count: int, raw: bool, as_json: bool) -> None:
     """The last lines of the ledger, read from its end."""
-    from control_room.ledger.line import parse
-    from control_room.ledger.read import tail as read_tail
-    from control_room.views.status import format_entry
-
     lines = read_tail(current_room().ledger, count)
     if raw:
         click.echo("\n".join(lines)) if lines else None
@@ -51,8 +52,6 @@ def verify(as_json: bool) -> None:
     Exits 6 when a line is bad. Deleting the very last lines of a writer cannot be seen by a
     hash chain alone (see docs/ledger.md).
     """
-    from control_room.ledger.verify import verify as do_verify
-
     room = current_room()
     report = do_verify(room.ledger)
     rel = "control-room/LEDGER.md"
@@ -91,8 +90,6 @@ def verify(as_json: bool) -> None:
 @json_option
 def stats(as_json: bool) -> None:
     """Events, outcomes and spend per day, per adapter and per route (streams the file)."""
-    from control_room.ledger.stats import stats as compute
-
     data = compute(current_room().ledger)
     if as_json:
         echo_json(data)

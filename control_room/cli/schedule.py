@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, room_option
+from control_room.dispatch import schedule as sched
+from control_room.timeutil import parse_duration
 
 
 @click.command()
@@ -21,9 +23,6 @@ def schedule(kind: str | None, every: str) -> None:
               then `launchctl load ~/Library/LaunchAgents/NAME.plist`
     Output goes to control-room/cycle.log in the room.
     """
-    from control_room.dispatch import schedule as sched
-    from control_room.timeutil import parse_duration
-
     if kind is None:
         raise click.UsageError("say which scheduler: --cron or --launchd")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.views.status import gather, render
 
 
 @click.command()
@@ -12,8 +13,6 @@ from control_room.cli.common import current_room, echo_json, json_option, room_o
 @json_option
 def status(as_json: bool) -> None:
     """The room on one screen: STOP, tasks, routes, spend, findings, latest events."""
-    from control_room.views.status import gather, render
-
     data = gather(current_room())
     if as_json:
         echo_json(data)

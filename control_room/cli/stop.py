@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, room_option
+from control_room.dispatch.brake import resume as do_resume
+from control_room.dispatch.brake import stop as do_stop
 
 
 @click.command()
@@ -16,8 +18,6 @@ def stop(reason: str) -> None:
     STOP is checked before anything else, by its mere existence. Remove it with
     `control-room resume` (or `rm STOP`).
     """
-    from control_room.dispatch.brake import stop as do_stop
-
     room = current_room()
     if do_stop(room, reason):
         click.echo(f"stopped: {room.stop} exists; every cycle halts until `control-room resume`")
@@ -29,8 +29,6 @@ def stop(reason: str) -> None:
 @room_option
 def resume() -> None:
     """Remove the STOP file so cycles run again."""
-    from control_room.dispatch.brake import resume as do_resume
-
     room = current_room()
     if do_resume(room):
         click.echo("resumed: STOP removed; cycles run again")

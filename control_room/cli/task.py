@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.dispatch import admission, index
+from control_room.dispatch.decisions import cancel, park, retry
 from control_room.errors import InvalidError
+from control_room.room import settings as settings_file
+from control_room.room import swarm
 from control_room.room.layout import STATES
+from control_room.store import records
+from control_room.store.files import read_text
+from control_room.timeutil import parse_duration
 
 
 @click.group(invoke_without_command=True)
@@ -22,8 +28,6 @@ def task(ctx: click.Context) -> None:
 
 
 def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> float | None:
-    from control_room.timeutil import parse_duration
-
     if value is None:
         return None
     try:
@@ -78,14 +82,12 @@ def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
         --falsifier "no gain over 3 runs" --validator "python bench.py --check" \\
         --max-cost 1 --wall-clock 20m --kill-condition "two rounds without gain"
     """
-    from control_room.room import swarm
-
     data: dict[str, Any] = {}
     if file is not None:
         try:
-            loaded = json.load(file)
-        except json.JSONDecodeError as exc:
-            raise InvalidError(f"{file.name}: not valid JSON: {exc.msg} (line {exc.lineno})") from None
+            loaded = records.parse(file.read())
+        except InvalidError as exc:
+            raise InvalidError(f"{file.name}: {exc}") from None
         if not isinstance(loaded, dict):
             raise InvalidError(f"{file.name}: a task must be a JSON object")
         data.update(loaded)
@@ -93,7 +95,7 @@ def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
         {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if v not in (None, ())}
     )
     room = current_room()
-    t = swarm.add(room, data)
+    t = admission.add(room, settings_file.load(room), data)
     if as_json:
         echo_json(t)
     else:
@@ -115,8 +117,6 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
 
     Listing the queue also rejects any file in it that is not a valid task.
     """
-    from control_room.dispatch import index
-
     room = current_room()
     rows = []
     for state in states or STATES:
@@ -144,9 +144,6 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
 @json_option
 def show_task(task_id: str, as_json: bool) -> None:
     """Show one task: where it is, its fields, and why it was parked or rejected."""
-    from control_room.room import swarm
-    from control_room.store.files import read_text
-
     room = current_room()
     state, path = swarm.locate(room, task_id)
     text = read_text(path)
@@ -154,8 +151,8 @@ def show_task(task_id: str, as_json: bool) -> None:
     reason = read_text(reason_path) if reason_path.exists() else None
     if as_json:
         try:
-            body: Any = json.loads(text)
-        except json.JSONDecodeError:
+            body: Any = records.parse(text)
+        except InvalidError:
             body = text
         echo_json({"state": state, "path": str(path), "task": body, "reason": reason})
         return
@@ -170,8 +167,6 @@ def show_task(task_id: str, as_json: bool) -> None:
 @click.argument("task_id", metavar="ID")
 def retry_task(task_id: str) -> None:
     """Send a parked, rejected, cancelled or done task back to the queue, rounds reset."""
-    from control_room.dispatch.decisions import retry
-
     state = retry(current_room(), task_id)
     click.echo(f"queued {task_id} again (was in swarm/{state}/)")
 
@@ -182,8 +177,6 @@ def retry_task(task_id: str) -> None:
 @click.option("--reason", default="", help="Why, written beside the task.")
 def park_task(task_id: str, reason: str) -> None:
     """Take a queued task out of the queue and park it for a person."""
-    from control_room.dispatch.decisions import park
-
     park(current_room(), task_id, reason)
     click.echo(f"parked {task_id} (swarm/parked/{task_id}.json)")
 
@@ -194,7 +187,5 @@ def park_task(task_id: str, reason: str) -> None:
 @click.option("--reason", default="", help="Why, written beside the task.")
 def cancel_task(task_id: str, reason: str) -> None:
     """Cancel a queued, parked or rejected task (it moves to swarm/cancelled/)."""
-    from control_room.dispatch.decisions import cancel
-
     state = cancel(current_room(), task_id, reason)
     click.echo(f"cancelled {task_id} (was in swarm/{state}/)")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import echo_json, json_option
-from control_room.errors import INVALID, NotFoundError
+from control_room.cli.common import current_room, echo_json, json_option
+from control_room.dispatch.report import LABELS
+from control_room.dispatch.report import validate as check
+from control_room.errors import INVALID, ControlRoomError, NotFoundError
+from control_room.room import settings as settings_file
 
 
 @click.command()
@@ -30,9 +33,6 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
       control-room validate results/fix-parser-1/report.md
       my-agent ... | control-room validate -
     """
-    from control_room.dispatch.report import LABELS
-    from control_room.dispatch.report import validate as check
-
     name = "<stdin>" if file == "-" else file
     try:
         with click.open_file(file, "rb") as f:
@@ -60,14 +60,12 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
 
 
 def _proposals(ctx: click.Context, name: str, text: str) -> None:
-    from control_room.cli.common import current_room
-    from control_room.dispatch.proposals import extract
-    from control_room.errors import ControlRoomError
-    from control_room.room import settings as control
-    from control_room.room import swarm
+    # Admission loads the adapters and the knowledge layer: only for --proposals (~10 ms).
+    from control_room.dispatch.admission import check_new
+    from control_room.dispatch.orchestrator import extract
 
     room = current_room()
-    gate = control.load(room)
+    settings = settings_file.load(room)
     good = 0
     found = extract(text)
     if not found:
@@ -76,7 +74,7 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     for line, data, problem in found:
         if problem is None:
             try:
-                swarm.check_new(room, gate, dict(data))
+                check_new(room, settings, dict(data))
                 good += 1
                 continue
             except ControlRoomError as exc:

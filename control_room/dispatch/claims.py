@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import time
@@ -22,11 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.room.layout import Room
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from control_room.store import lock, records
 
 
 def host() -> str:
@@ -40,39 +35,22 @@ def _slot_path(room: Room, n: int) -> Path:
 def take_slot(room: Room, max_parallel: int) -> tuple[int, int] | None:
     """(slot number, held fd) of a free slot, or None when all are busy."""
     for n in range(max_parallel):
-        fd = os.open(_slot_path(room, n), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        return n, fd
+        fd = lock.take(_slot_path(room, n))
+        if fd is not None:
+            return n, fd
     return None
 
 
 def slot_free(room: Room, n: int) -> bool:
-    """Whether nobody holds slot ``n`` on this host (we test by taking it for an instant)."""
-    try:
-        fd = os.open(_slot_path(room, n), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    """Whether nobody holds slot ``n`` on this host."""
+    return lock.is_free(_slot_path(room, n))
 
 
 @contextlib.contextmanager
 def claim_lock(room: Room) -> Iterator[None]:
-    fd = os.open(room.cr / ".claim.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    """Recover, pick and claim happen under this lock, so two cycles never take one task."""
+    with lock.held(room.cr / ".claim.lock"):
         yield
-    finally:
-        os.close(fd)
 
 
 def claim_path(room: Room, task_id: str) -> Path:
@@ -80,9 +58,7 @@ def claim_path(room: Room, task_id: str) -> Path:
 
 
 def write_claim(room: Room, task_id: str, info: dict[str, Any]) -> None:
-    from control_room.store.files import atomic_write
-
-    atomic_write(claim_path(room, task_id), json.dumps(info, indent=2) + "\n")
+    records.write(claim_path(room, task_id), info)
 
 
 def release(room: Room, task_id: str) -> None:
@@ -91,11 +67,15 @@ def release(room: Room, task_id: str) -> None:
 
 
 def read_claim(room: Room, task_id: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(claim_path(room, task_id).read_bytes())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+    return records.read_object(claim_path(room, task_id))
+
+
+def sweep(room: Room) -> None:
+    """Remove claim files whose task has left ``running/`` (a cycle died between the two)."""
+    folder = room.state_dir("running")
+    for name in os.listdir(folder):
+        if name.endswith(".claim") and not (folder / f"{name[: -len('.claim')]}.json").exists():
+            (folder / name).unlink(missing_ok=True)
 
 
 def pid_alive(pid: object) -> bool:

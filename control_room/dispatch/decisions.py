@@ -1,4 +1,4 @@
-"""What only a person decides: Done, retry, park, cancel, approve. Each is logged."""
+"""What only a person decides: approve, Done, retry, park, cancel. Each is logged."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ from typing import Any
 
 from control_room import ledger
 from control_room.errors import ConflictError, InvalidError
+from control_room.ledger import events
+from control_room.room import settings as settings_file
 from control_room.room import swarm
 from control_room.room.layout import Room
+from control_room.store.files import atomic_write, update
 from control_room.timeutil import now_iso
-from control_room.views import context
 
 
 def _load(room: Room, task_id: str, allowed: tuple[str, ...], verb: str) -> tuple[str, dict[str, Any]]:
@@ -26,6 +28,41 @@ def _load(room: Room, task_id: str, allowed: tuple[str, ...], verb: str) -> tupl
     return state, task
 
 
+def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
+    """Record approvals for a task's gates in CONTROL.md; return the new ones.
+
+    Only the ``approvals:`` entry is rewritten (as one flow-style YAML line), so the comments
+    and the rest of the file stay as the person wrote them.
+    """
+    _, path = swarm.locate(room, task_id)
+    task, _ = swarm.read_task(path)
+    own = list(task.get("gate", []))
+    wanted = gates or own
+    if not wanted:
+        raise InvalidError(f"task {task_id} has no gate to approve")
+    unknown = [g for g in wanted if g not in own]
+    if unknown:
+        raise InvalidError(
+            f"task {task_id} has no gate {', '.join(unknown)} (its gates: {', '.join(own) or 'none'})"
+        )
+    added: list[str] = []
+
+    def change(text: str) -> str:
+        added.clear()
+        current = settings_file.parse(text, str(room.control))
+        new: list[Any] = list(current.approvals)
+        for g in wanted:
+            if not current.approved(task_id, g):
+                new.append({"task": task_id, "gate": g, "by": who, "at": now_iso()})
+                added.append(g)
+        return settings_file.set_value(text, "approvals", new) if added else text
+
+    update(room.control, change)
+    for g in added:
+        ledger.append(room.ledger, events.APPROVE, task=task_id, detail=f"gate {g} by {who}")
+    return added
+
+
 def mark_done(room: Room, task_id: str, who: str) -> dict[str, Any]:
     """A person marks a passed task Done; passing alone never is."""
     _, task = _load(room, task_id, ("done",), "mark Done")
@@ -34,18 +71,10 @@ def mark_done(room: Room, task_id: str, who: str) -> dict[str, Any]:
             f"{task_id} was marked Done already, at {task['done_at']} by {task.get('done_by')}"
         )
     updated = {**task, "done_at": now_iso(), "done_by": who}
-    from control_room.store.files import atomic_write
-
     atomic_write(swarm.task_file(room, "done", task_id), swarm.dumps(updated))
     ledger.append(
-        room.ledger,
-        "done",
-        task=task_id,
-        route=task.get("route", ""),
-        outcome="done",
-        detail=f"marked Done by {who}",
+        room.ledger, events.DONE, task=task_id, route=task.get("route", ""), detail=f"marked Done by {who}"
     )
-    context.refresh(room)
     return updated
 
 
@@ -60,13 +89,11 @@ def retry(room: Room, task_id: str) -> str:
     swarm.move(room, task_id, state, "queue", task=fresh)
     ledger.append(
         room.ledger,
-        "retry",
+        events.RETRY,
         task=task_id,
         route=task.get("route", ""),
-        outcome="queued",
         detail=f"from swarm/{state}/ by a person",
     )
-    context.refresh(room)
     return state
 
 
@@ -80,14 +107,8 @@ def park(room: Room, task_id: str, reason: str) -> None:
         reason=f"Parked by a person at {now_iso()}.\n\n{reason or '(no reason given)'}\n",
     )
     ledger.append(
-        room.ledger,
-        "park",
-        task=task_id,
-        route=task.get("route", ""),
-        outcome="parked",
-        detail=reason or "by a person",
+        room.ledger, events.PARK, task=task_id, route=task.get("route", ""), detail=reason or "by a person"
     )
-    context.refresh(room)
 
 
 def cancel(room: Room, task_id: str, reason: str) -> str:
@@ -101,11 +122,9 @@ def cancel(room: Room, task_id: str, reason: str) -> str:
     )
     ledger.append(
         room.ledger,
-        "cancel",
+        events.CANCEL,
         task=task_id,
         route=task.get("route", ""),
-        outcome="cancelled",
         detail=reason or f"from swarm/{state}/",
     )
-    context.refresh(room)
     return state

@@ -2,12 +2,13 @@
 
 Scanning a folder keeps a disposable index (``control-room/.cache/<state>.index``) of each
 file's (mtime, size, inode) and a summary, so listing 10,000 tasks opens only the files that
-changed since the last scan. Scanning the queue rejects files that are not valid tasks. The
-queue's run order is saved beside it (``.cache/queue.order``) for cycles (see ``run_order``).
+changed since the last scan. Scanning the queue rejects files that admission refuses
+(``admission.Stage.QUEUED``: the file itself). The queue's run order is saved beside it (``.cache/queue.order``) for cycles (see ``run_order``).
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import time
@@ -15,9 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from control_room.room import tasks
+from control_room.dispatch.admission import Refused, Stage, admit
 from control_room.room.layout import Room
-from control_room.room.swarm import REASON, read_queued, read_task, reject
+from control_room.room.swarm import REASON, read_task, reject
+from control_room.room.values import is_id
 from control_room.store import cache
 from control_room.timeutil import now_iso
 
@@ -50,6 +52,7 @@ class Listed:
     def summary(self) -> dict[str, Any]:
         if isinstance(self._raw, str):
             self._raw = json.loads(self._raw)
+        assert isinstance(self._raw, dict)
         return self._raw
 
     @property
@@ -123,11 +126,16 @@ def scan(room: Room, state: str) -> list[Listed]:
 
 
 def _read_summary(room: Room, state: str, path: Path, st: os.stat_result) -> dict[str, Any] | None:
-    """Read one file for the index; an invalid file in the queue is rejected (None)."""
-    task, problems = read_queued(room, path) if state == "queue" else read_task(path)
+    """Read one file for the index; a file in the queue that admission refuses is rejected (None)."""
+    task, problems = read_task(path)
+    if state == "queue" and not problems:
+        try:
+            admit(room, task, Stage.QUEUED)
+        except Refused as exc:
+            problems = [str(exc)]
     if problems and state == "queue":
         stem = path.name.removesuffix(".json")
-        reject(room, path.name, problems, task_id=stem if tasks.is_id(stem) else "")
+        reject(room, path.name, problems, task_id=stem if is_id(stem) else "")
         return None
     return summarize(task, st.st_mtime) if not problems else {"problem": "; ".join(problems)}
 
@@ -160,11 +168,9 @@ def run_order(room: Room) -> Iterator[Listed]:
     Within ``RECHECK_S`` seconds of the last full check, files whose names the index knows are
     not stat()ed: a cycle that fires seconds after another need not stat 10,000 files. New
     names are always read (and rejected if invalid). What a cycle runs is always re-read from
-    its file first (``cycle._admit``); only the order of other tasks can lag an edit by those
+    its file first (``pick``); only the order of other tasks can lag an edit by those
     few seconds.
     """
-    import heapq
-
     ordered = cache.load(room.cache / "queue.order")
     if not (
         isinstance(ordered, dict)

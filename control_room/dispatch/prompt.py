@@ -10,11 +10,13 @@ context pressure.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from control_room.errors import InvalidError
+from control_room.room import roles
 from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.store.files import read_optional
 
 CHARS_PER_TOKEN = 4
 
@@ -22,7 +24,6 @@ CHARS_PER_TOKEN = 4
 @dataclass
 class Prompt:
     text: str
-    role_settings: dict[str, Any]
     warnings: list[str]
 
     def pressure(self, context_window: int) -> dict[str, Any]:
@@ -35,44 +36,8 @@ class Prompt:
         }
 
 
-def _read(path: Path) -> str | None:
-    from control_room.store.files import read_text
-
-    try:
-        return read_text(path)
-    except (FileNotFoundError, IsADirectoryError):
-        return None
-
-
-def settings(gate: dict[str, Any], role_settings: dict[str, Any]) -> dict[str, Any]:
-    """What an adapter sees: CONTROL.md's values, overridden by the role's non-empty ones."""
-    return {**gate, **{k: v for k, v in role_settings.items() if v not in (None, "", [])}}
-
-
-def role(room: Room, name: str) -> tuple[dict[str, Any], str]:
-    """(front matter, body) of ``agents/<name>.md``; cached against the file, so a cycle does
-    not import the YAML parser unless the role changed."""
-    from control_room.room.tasks import is_id
-    from control_room.store import cache
-    from control_room.store.markdown import front_matter
-
-    if not is_id(name):
-        raise InvalidError(f"role {name!r} is not a valid role name")
-    path = room.root / "agents" / f"{name}.md"
-
-    def parse() -> list[Any]:
-        text = _read(path)
-        if text is None:
-            raise InvalidError(f"role {name!r} has no prompt: {path} is missing")
-        meta, body = front_matter(text, path)
-        return [meta, body]
-
-    meta, body = cache.derived(room.cache / f"role-{name}", path, parse)
-    return meta, body
-
-
 def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
-    text = _read(room.root / "intelligence" / "FIELD_GUIDE.md") or ""
+    text = read_optional(room.root / "intelligence" / "FIELD_GUIDE.md") or ""
     lines = text.splitlines()
     if len(lines) <= max_lines:
         return text, []
@@ -113,27 +78,27 @@ def task_block(task: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def assemble(room: Room, task: dict[str, Any], control: dict[str, Any], history: str = "") -> Prompt:
-    settings, role_body = role(room, task.get("role") or "engineer")
-    skill = _read(room.root / "skills" / "report-format.md")
+def assemble(room: Room, task: dict[str, Any], role: str, settings: Settings, history: str = "") -> Prompt:
+    _, role_body = roles.read(room, role)
+    skill = read_optional(room.root / "skills" / "report-format.md")
     if skill is None:
         raise InvalidError(f"{room.root / 'skills' / 'report-format.md'} is missing")
-    guide, warnings = field_guide(room, int(control["field_guide_max_lines"]))
+    guide, warnings = field_guide(room, settings.field_guide_max_lines)
     parts = [
         f"# Brief for task {task['id']}",
         "You are one agent in a swarm coordinated through files (a control room). Do exactly the "
         "task at the end of this brief, within its bounds, then end your answer with a report in "
         "the format below.",
-        f"## Your role: {task.get('role') or 'engineer'}\n\n{role_body.strip()}",
+        f"## Your role: {role}\n\n{role_body.strip()}",
         f"## Report format\n\n{_body(skill)}",
-        f"## Current context\n\n{(_read(room.context) or '(none)').strip()}",
-        f"## Digest\n\n{(_read(room.digest) or '(none yet)').strip()}",
+        f"## Current context\n\n{(read_optional(room.context) or '(none)').strip()}",
+        f"## Digest\n\n{(read_optional(room.digest) or '(none yet)').strip()}",
         f"## Field guide\n\n{guide.strip() or '(empty)'}",
     ]
     if history:
         parts.append(f"## This route so far\n\n{history.strip()}")
     parts.append(f"## Your task\n\n{task_block(task)}")
-    return Prompt("\n\n".join(parts) + "\n", settings, warnings)
+    return Prompt("\n\n".join(parts) + "\n", warnings)
 
 
 def _body(markdown: str) -> str:

@@ -293,3 +293,22 @@ def validate(output: str | bytes) -> Report:
         next_command=text.get("NEXT COMMAND", ""),
         stop_rule=text.get("STOP RULE", ""),
     )
+
+
+_SUCCESS = re.compile(
+    r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|all tests|faster|improved|meets?)\b",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower|unable)\b", re.IGNORECASE)
+_QUOTED = re.compile(r'`[^`]*`|"(?:[^"\\]|\\.)*"')
+
+
+def claims_success(report: Report) -> bool:
+    """Does the report's CONFIRMED evidence claim success? A word-level heuristic: a CONFIRMED
+    item with a success word and no negation, once quoted text (`...` or "...": output and
+    commands quoted as observed) is set aside, since quoting is not claiming."""
+    for e in report.confirmed:
+        own = _QUOTED.sub(" ", e.text)
+        if _SUCCESS.search(own) and not _NEGATION.search(own):
+            return True
+    return False

@@ -9,7 +9,6 @@ without changing anything.
 from __future__ import annotations
 
 import os
-import plistlib
 import re
 import shlex
 import shutil
@@ -61,13 +60,15 @@ def cron_entry(room: Room, seconds: float) -> str:
 
 
 def launchd_label(room: Room) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", room.root.name.lower()).strip("-") or "room"
-    import hashlib
+    import hashlib  # ~3 ms: only for a launchd entry
 
+    slug = re.sub(r"[^a-z0-9]+", "-", room.root.name.lower()).strip("-") or "room"
     return f"dev.control-room.{slug}.{hashlib.sha1(str(room.root).encode()).hexdigest()[:8]}"
 
 
 def launchd_plist(room: Room, seconds: float) -> bytes:
+    import plistlib  # ~10 ms (xml.parsers.expat): only for a launchd entry, never in a cycle
+
     if seconds < 1:
         raise InvalidError("launchd needs an interval of at least 1 second")
     plist = {

@@ -14,62 +14,78 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from control_room.ledger import result
-from control_room.ledger.line import unescape
+from control_room.errors import ControlRoomError
+from control_room.knowledge import graveyard
+from control_room.ledger import events, result
+from control_room.ledger.follow import follow
+from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.store.files import atomic_write, read_optional
 
 KIND = "digest-2"
 LAST = 5  # decisions kept per route
 STREAK_LINES = 10  # lines kept as evidence of a streak
-CLEARS = ("route-resume", "route-reopen", "route-kill")  # a person acted on the route
+CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
 
 
 def _init() -> dict[str, Any]:
     return {"routes": {}, "causes": {}, "unsupported": [], "unsupported_n": 0, "last_time": ""}
 
 
+def _new_route() -> dict[str, Any]:
+    return {
+        "attempts": 0,
+        "passes": 0,
+        "fails": 0,
+        "spend": 0.0,
+        "last": [],
+        "best": None,
+        "last_time": "",
+        "streak": _no_streak(),
+        "decision_streak": _no_streak(),
+        "announced": False,
+    }
+
+
+def _no_streak() -> dict[str, Any]:
+    return {"cause": "", "n": 0, "lines": []}
+
+
+def _unsupported(state: dict[str, Any], entry: list[str]) -> None:
+    state["unsupported_n"] += 1
+    state["unsupported"] = (state["unsupported"] + [entry])[-20:]
+
+
 def _fold(state: dict[str, Any], cells: list[str]) -> None:
-    time, eid, event = cells[0], cells[1], unescape(cells[3])
-    task, route = unescape(cells[4]), unescape(cells[5])
+    time, eid, event = cells[Col.TIME], cells[Col.ID], unescape(cells[Col.EVENT])
+    task, route = unescape(cells[Col.TASK]), unescape(cells[Col.ROUTE])
     state["last_time"] = time
     key = route or (f"task:{task}" if task else "")
     if event in CLEARS and key:
         r = state["routes"].get(key)
         if r is not None:
-            r["streak"] = {"cause": "", "n": 0, "lines": []}
-            r["decision_streak"] = {"cause": "", "n": 0, "lines": []}
-            r["announced"] = False
+            r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
         return
-    if event == "death-loop" and key in state["routes"]:
+    if event == events.DEATH_LOOP.name and key in state["routes"]:
         state["routes"][key]["announced"] = True
         return
-    if event == "unsupported-claim":
-        state["unsupported_n"] += 1
-        state["unsupported"] = (state["unsupported"] + [[time, eid, task, route, unescape(cells[9])]])[-20:]
+    if event == events.UNSUPPORTED_CLAIM.name:  # lines written before 0.2
+        _unsupported(state, [time, eid, task, route, unescape(cells[Col.DETAIL])])
         return
-    if event != "result" or not key:
+    if event != events.RESULT.name or not key:
         return
-    outcome = unescape(cells[7])
+    outcome = unescape(cells[Col.OUTCOME])
     try:
-        cost = float(cells[8])
+        cost = float(cells[Col.COST_USD])
     except ValueError:
         cost = 0.0
-    decision, failed = result.parse(unescape(cells[9]))
-    r = state["routes"].setdefault(
-        key,
-        {
-            "attempts": 0,
-            "passes": 0,
-            "fails": 0,
-            "spend": 0.0,
-            "last": [],
-            "best": None,
-            "last_time": "",
-            "streak": {"cause": "", "n": 0, "lines": []},
-            "decision_streak": {"cause": "", "n": 0, "lines": []},
-            "announced": False,
-        },
-    )
+    run = result.read(unescape(cells[Col.DETAIL]))
+    decision, failed = run.decision, run.failed
+    if run.unsupported:
+        why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
+        _unsupported(state, [time, eid, task, route, why])
+    r = state["routes"].setdefault(key, _new_route())
     r["attempts"] += 1
     r["spend"] = round(r["spend"] + cost, 6)
     r["last_time"] = time
@@ -77,16 +93,14 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if outcome == "pass":
         r["passes"] += 1
         r["best"] = [time, task, decision]
-        r["streak"] = {"cause": "", "n": 0, "lines": []}
-        r["decision_streak"] = {"cause": "", "n": 0, "lines": []}
-        r["announced"] = False
+        r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
         return
     r["fails"] += 1
     c = result.cause(failed or decision)
     state["causes"][c] = state["causes"].get(c, 0) + 1
     evidence = [time, eid, task, (failed or decision)[:200]]
     # The probe's DECISION only restates its exit code: not a decision that can repeat.
-    own_decision = result.cause(decision) if unescape(cells[6]) != "probe" else ""
+    own_decision = result.cause(decision) if unescape(cells[Col.ADAPTER]) != "probe" else ""
     for name, value in (("streak", result.cause(failed)), ("decision_streak", own_decision)):
         s = r[name]
         if value and s["cause"] == value:
@@ -98,8 +112,6 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
 
 def state(room: Room) -> tuple[dict[str, Any], int]:
     """The digest state, up to date; and how many ledger bytes this refresh read."""
-    from control_room.ledger.follow import follow
-
     return follow(room.ledger, room.cache / "digest", KIND, _init, _fold)
 
 
@@ -121,10 +133,10 @@ def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:
     return out
 
 
-def held(room: Room, gate: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def held(room: Room, settings: Settings) -> dict[str, dict[str, Any]]:
     """Routes held because of a death loop (fail closed until a person or the orchestrator acts)."""
     st, _ = state(room)
-    return death_loops(st, int(gate["death_loop_n"]))
+    return death_loops(st, settings.death_loop_n)
 
 
 def _money(v: float) -> str:
@@ -137,8 +149,6 @@ TOMB_MAX = 3000  # characters of a tombstone's body in a prompt
 def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> str:
     """What the prompt says about one route: its tombstone if it has one (bounded), and what it
     learned."""
-    from control_room.knowledge import graveyard
-
     out = []
     try:
         meta, body = graveyard.read(room, route)
@@ -149,7 +159,7 @@ def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> s
                 + body[-TOMB_MAX:]
             )
         out.append(f"Tombstone (graveyard/{route}.md, state {meta.get('state', 'killed')}):\n\n{body}")
-    except Exception:  # no tombstone, or an unreadable one: the digest still speaks
+    except (ControlRoomError, OSError):  # no tombstone, or an unreadable one: the digest still speaks
         pass
     st = st if st is not None else state(room)[0]
     r = st["routes"].get(route)
@@ -168,12 +178,10 @@ def route_history(room: Room, route: str, st: dict[str, Any] | None = None) -> s
     return "\n\n".join(out)
 
 
-def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
+def render(room: Room, st: dict[str, Any], settings: Settings) -> str:
     """DIGEST.md from the state and the tombstones, within ``digest_max_bytes``."""
-    from control_room.knowledge import graveyard
-
-    cap = int(gate["digest_max_bytes"])
-    loops = death_loops(st, int(gate["death_loop_n"]))
+    cap = settings.digest_max_bytes
+    loops = death_loops(st, settings.death_loop_n)
     tombs = [t for t in graveyard.tombstones(room) if t.get("state") == "killed"]
     live = sorted(
         ((k, r) for k, r in st["routes"].items() if k not in {t["candidate"] for t in tombs}),
@@ -257,18 +265,11 @@ def render(room: Room, st: dict[str, Any], gate: dict[str, Any]) -> str:
     return text
 
 
-def refresh(room: Room, gate: dict[str, Any] | None = None) -> tuple[Path, int]:
-    """Bring DIGEST.md up to date; return its path and the ledger bytes this read."""
-    from control_room.room import settings as control
-    from control_room.store.files import atomic_write, read_text
-
-    gate = gate or control.load(room)
+def refresh(room: Room, settings: Settings) -> tuple[Path, int]:
+    """Bring DIGEST.md up to date (a view: called at the edge of a command); return its path
+    and the ledger bytes this read."""
     st, read = state(room)
-    text = render(room, st, gate)
-    try:
-        current = read_text(room.digest)
-    except FileNotFoundError:
-        current = None
-    if text != current:
+    text = render(room, st, settings)
+    if text != read_optional(room.digest):
         atomic_write(room.digest, text)
     return room.digest, read

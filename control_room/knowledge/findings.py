@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from control_room import ledger
+from control_room.errors import ConflictError, InvalidError
+from control_room.knowledge import digest
+from control_room.ledger import events
 from control_room.room.layout import Room
+from control_room.room.settings import Settings
 
 
-def gather(room: Room, gate: dict[str, Any]) -> dict[str, Any]:
-    from control_room.knowledge import digest
-
+def gather(room: Room, settings: Settings) -> dict[str, Any]:
     st, _ = digest.state(room)
-    loops = digest.death_loops(st, int(gate["death_loop_n"]))
+    loops = digest.death_loops(st, settings.death_loop_n)
     return {
         "death_loops": [{"key": k, **v} for k, v in loops.items()],
         "unsupported_claims": [
@@ -23,19 +26,11 @@ def gather(room: Room, gate: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def resume(room: Room, key: str, because: str) -> None:
+def resume(room: Room, settings: Settings, key: str, because: str) -> None:
     """A person (or the orchestrator) releases a route held by a death loop."""
-    from control_room import ledger
-    from control_room.errors import ConflictError, InvalidError
-    from control_room.knowledge import digest
-    from control_room.room import settings as control
-    from control_room.views import context
-
     if not because.strip():
         raise InvalidError("releasing a held route needs --because: what changed")
-    if key not in digest.held(room, control.load(room)):
+    if key not in digest.held(room, settings):
         raise ConflictError(f"{key} is not held: no death loop on it")
     route, task = (key, "") if not key.startswith("task:") else ("", key[5:])
-    ledger.append(room.ledger, "route-resume", route=route, task=task, outcome="released", detail=because)
-    digest.refresh(room)
-    context.refresh(room)
+    ledger.append(room.ledger, events.ROUTE_RESUME, route=route, task=task, detail=because)

@@ -11,46 +11,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from control_room import ledger
 from control_room.errors import ConflictError, InvalidError, NotFoundError
+from control_room.knowledge import routes
+from control_room.ledger import events
+from control_room.room import swarm
 from control_room.room.layout import Room
+from control_room.room.values import check_id
+from control_room.store import docs
+from control_room.store.files import update
 from control_room.timeutil import now_iso
 
 README = "README.md"
 
 
 def path(room: Room, route: str) -> Path:
-    from control_room.room.tasks import is_id
-
-    if not is_id(route):
-        raise InvalidError(f"{route!r} is not a route id (ids match [a-z0-9][a-z0-9._-]{{0,63}})")
-    return room.root / "graveyard" / f"{route}.md"
+    return room.root / "graveyard" / f"{check_id(route, 'route')}.md"
 
 
 def read(room: Room, route: str) -> tuple[dict[str, Any], str]:
     """(front matter, body) of a tombstone; cached against the file so that cycles checking
     many tasks do not parse YAML each time."""
-    from control_room.store import cache
-    from control_room.store.files import read_text
-    from control_room.store.markdown import front_matter
-
-    p = path(room, route)
-    if not p.exists():
-        raise NotFoundError(f"route {route} has no tombstone (graveyard/{route}.md)")
-
-    def parse() -> list[Any]:
-        meta, body = front_matter(read_text(p), p)
-        return [_plain(meta), body]
-
-    meta, body = cache.derived(room.cache / f"tomb-{route}", p, parse)
-    return meta, body
-
-
-def _plain(meta: dict[str, Any]) -> dict[str, Any]:
-    """YAML dates and the like as strings, so the values are JSON and compare simply."""
-    return {
-        str(k): (v if isinstance(v, (str, int, float, bool, list, type(None))) else str(v))
-        for k, v in meta.items()
-    }
+    return docs.read(
+        path(room, route),
+        room.cache / f"tomb-{route}",
+        missing=f"route {route} has no tombstone (graveyard/{route}.md)",
+    )
 
 
 def killed(room: Room, route: str) -> dict[str, Any] | None:
@@ -76,83 +62,67 @@ def refusal(room: Room, route: str) -> str | None:
     )
 
 
+def _evidence_lines(evidence: list[str]) -> str:
+    return "".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence)
+
+
 def kill(room: Room, route: str, verdict: str, reopen_if: str, evidence: list[str], what: str = "") -> Path:
     """Write the tombstone (or kill a reopened route again), mark the route killed, log it."""
-    import frontmatter
-
-    from control_room import ledger
-    from control_room.knowledge import routes
-    from control_room.room import swarm
-    from control_room.store.files import update
-
     if not verdict.strip() or not reopen_if.strip():
         raise InvalidError("a kill needs both --verdict (why it died) and --reopen-if (what would revive it)")
     for task_id in evidence:
         swarm.locate(room, task_id)  # evidence must be a task that exists
     p = path(room, route)
-    row = next((r for r in routes.rows(room) if r.get("route") == route), {})
+    row = routes.find(room, route) or {}
     now = now_iso()
 
     def change(text: str) -> str:
         if text.strip():
-            post = frontmatter.loads(text)
-            if str(post.metadata.get("state", "killed")) == "killed":
+            meta, body = docs.split(text, p)
+            if str(meta.get("state", "killed")) == "killed":
                 raise ConflictError(f"route {route} is killed already (graveyard/{route}.md)")
-            old = [str(e) for e in post.metadata.get("evidence") or []]
-            post.metadata.update(
+            listed = meta.get("evidence")
+            old = [str(e) for e in listed] if isinstance(listed, list) else []
+            meta.update(
                 state="killed",
                 killed_at=now,
                 verdict=verdict,
                 reopen_if=reopen_if,
                 evidence=old + [e for e in evidence if e not in old],
             )
-            post.metadata.pop("reopened_at", None)
-            post.content = (
-                post.content.rstrip() + f"\n\n## Killed again {now}\n\n{verdict}\n\n"
-                f"Reopen only if: {reopen_if}\n"
-                + ("".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence) if evidence else "")
+            meta.pop("reopened_at", None)
+            body = (
+                body.rstrip()
+                + f"\n\n## Killed again {now}\n\n{verdict}\n\nReopen only if: {reopen_if}\n"
+                + _evidence_lines(evidence)
             )
-            return frontmatter.dumps(post, sort_keys=False) + "\n"
+            return docs.render(meta, body)
         described = what or row.get("title") or "(no description was given)"
         falsifier = row.get("falsifier")
         body = (
             f"# {route}\n\n## What it was\n\n{described}\n"
             + (f"\nIts falsifier: {falsifier}\n" if falsifier else "")
             + f"\n## Why it died\n\n{verdict}\n\n## Reopen only if\n\n{reopen_if}\n"
-            + (
-                "\n## Evidence\n\n" + "".join(f"- task {t}: swarm/results/{t}/\n" for t in evidence)
-                if evidence
-                else ""
-            )
+            + ("\n## Evidence\n\n" + _evidence_lines(evidence) if evidence else "")
         )
-        post = frontmatter.Post(
-            body,
-            candidate=route,
-            state="killed",
-            killed_at=now,
-            verdict=verdict,
-            reopen_if=reopen_if,
-            evidence=evidence,
-        )
-        return frontmatter.dumps(post, sort_keys=False) + "\n"
+        meta = {
+            "candidate": route,
+            "state": "killed",
+            "killed_at": now,
+            "verdict": verdict,
+            "reopen_if": reopen_if,
+            "evidence": evidence,
+        }
+        return docs.render(meta, body)
 
     update(p, change)
     routes.set_verdict(room, route, "killed")
-    ledger.append(
-        room.ledger, "route-kill", route=route, outcome="killed", detail=f"{verdict} | reopen if: {reopen_if}"
-    )
-    _refresh(room)
+    ledger.append(room.ledger, events.ROUTE_KILL, route=route, detail=f"{verdict} | reopen if: {reopen_if}")
     return p
 
 
 def reopen(room: Room, route: str, because: str) -> Path:
     """Reopen a killed route: the tombstone stays, with a Reopened section; tasks run again."""
-    import frontmatter
-
-    from control_room import ledger
-    from control_room.knowledge import routes
-    from control_room.store.files import update
-
     if not because.strip():
         raise InvalidError("a reopen needs --because: which reopen_if condition now holds")
     if killed(room, route) is None:
@@ -160,28 +130,17 @@ def reopen(room: Room, route: str, because: str) -> Path:
             raise ConflictError(f"route {route} is not killed (graveyard/{route}.md says it was reopened)")
         raise NotFoundError(f"route {route} has no tombstone (graveyard/{route}.md)")
     now = now_iso()
+    p = path(room, route)
 
     def change(text: str) -> str:
-        post = frontmatter.loads(text)
-        post.metadata.update(state="reopened", reopened_at=now)
-        post.content = post.content.rstrip() + f"\n\n## Reopened {now}\n\n{because}\n"
-        return frontmatter.dumps(post, sort_keys=False) + "\n"
+        meta, body = docs.split(text, p)
+        meta.update(state="reopened", reopened_at=now)
+        return docs.render(meta, body.rstrip() + f"\n\n## Reopened {now}\n\n{because}\n")
 
-    p = path(room, route)
     update(p, change)
     routes.set_verdict(room, route, "alive")
-    ledger.append(room.ledger, "route-reopen", route=route, outcome="reopened", detail=because)
-    _refresh(room)
+    ledger.append(room.ledger, events.ROUTE_REOPEN, route=route, detail=because)
     return p
-
-
-def _refresh(room: Room) -> None:
-    """DIGEST.md and CURRENT_CONTEXT.md, so the next prompt already knows."""
-    from control_room.knowledge import digest
-    from control_room.views import context
-
-    digest.refresh(room)
-    context.refresh(room)
 
 
 def tombstones(room: Room) -> list[dict[str, Any]]:

@@ -12,28 +12,26 @@ People and agents edit these pages by hand, so:
 - a write looks only at the row it touches: a broken row elsewhere does not block it;
 - reading (``items``) checks every row and names the first broken one by file and line.
 
-The table is found with markdown-it (so a table in a code fence is not mistaken for it); the
-cells of each row are split from the line itself, the way markdown-it splits them, because
-markdown-it pads or drops cells to fit the header and so hides a row with the wrong count.
+The table is a ``store.tables`` table keyed by ``id`` (the same parser as ROUTES.md).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from control_room import ledger
 from control_room.errors import InvalidError, NotFoundError
+from control_room.ledger import events
 from control_room.room.layout import Room
-from control_room.store.markdown import row_cells
+from control_room.room.values import is_id
+from control_room.store import tables
+from control_room.store.files import read_optional, update
 
 KINDS = {"lever": "levers.md", "branch": "branches.md"}
 STATES = ("untested", "pending", "killed")
 COLUMNS = ("id", "state", "title", "because")
 _TITLES = {"lever": "Levers", "branch": "Branches"}
-_EOL = re.compile(r"(\r\n|\r|\n)")  # what markdown-it counts as a line break
-# What markdown-it trims from a cell (CommonMark whitespace), so cells read the same either way.
 
 
 def path(room: Room, kind: str) -> Path:
@@ -59,46 +57,22 @@ def _check_state(state: str) -> None:
 # parsing -----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Page:
-    lines: list[str]  # every line with its own line ending, so "".join(lines) is the text
-    header_line: int  # 1-based; 0: the page has no table
-    rows: list[tuple[int, list[str]]]  # (1-based line, cells split from that line)
-
-
-def _lines(text: str) -> list[str]:
-    parts = _EOL.split(text)
-    out = [parts[i] + parts[i + 1] for i in range(0, len(parts) - 1, 2)]
-    return out + ([parts[-1]] if parts[-1] else [])
-
-
-def _eol(line: str) -> str:
-    return line[len(line.rstrip("\r\n")) :]
-
-
-def _page(text: str, kind: str) -> _Page:
+def _page(text: str, kind: str) -> tables.Table | None:
     """Find the page's table. A broken header or a second table is an error for every command:
     there is then no telling where a row belongs."""
-    from control_room.store.markdown import tables
-
-    lines = _lines(text)
-    ours = [t for t in tables(text) if t.header and t.header[0].strip().lower() == "id"]
-    if not ours:
-        return _Page(lines, 0, [])
+    ours = tables.find_all(text, "id")
     for t in ours:
-        header = tuple(h.strip().lower() for h in row_cells(lines[t.header_line - 1]))
-        if header != COLUMNS:
+        if tuple(t.header) != COLUMNS:
             raise InvalidError(
                 f"{where(kind)}:{t.header_line}: the table header must be "
-                f"| {' | '.join(COLUMNS)} |, not | {' | '.join(header)} |"
+                f"| {' | '.join(COLUMNS)} |, not | {' | '.join(t.header)} |"
             )
     if len(ours) > 1:
         raise InvalidError(
             f"{where(kind)}:{ours[1].header_line}: a second table of {kind}s (the first is on "
             f"line {ours[0].header_line}); keep exactly one table on this page"
         )
-    t = ours[0]
-    return _Page(lines, t.header_line, [(r.line, row_cells(lines[r.line - 1])) for r in t.rows])
+    return ours[0] if ours else None
 
 
 def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:
@@ -113,8 +87,6 @@ def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:
             f"this one has {len(cells)}{hint}"
         )
     row_id, state, _title, because = cells
-    from control_room.room.tasks import is_id
-
     if not is_id(row_id):
         return f"{at}: id {row_id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}"
     if state not in STATES:
@@ -122,15 +94,6 @@ def _row_problem(kind: str, line: int, cells: list[str]) -> str | None:
     if state == "killed" and not because:
         return f"{at}: {kind} {row_id} is killed with no reason: say why in its because cell"
     return None
-
-
-def _read(room: Room, kind: str) -> str | None:
-    from control_room.store.files import read_text
-
-    try:
-        return read_text(path(room, kind))
-    except FileNotFoundError:
-        return None
 
 
 def _one_line(text: str) -> str:
@@ -148,10 +111,10 @@ def _record(line: int, cells: list[str]) -> dict[str, Any]:
 
 def check(room: Room, kind: str) -> tuple[list[dict[str, Any]], list[str]]:
     """Every well-formed row, and a problem (``file:line: what``) for every broken one."""
-    text = _read(room, kind)
-    if text is None:
+    text = read_optional(path(room, kind))
+    page = _page(text, kind) if text is not None else None
+    if page is None:
         return [], []
-    page = _page(text, kind)
     good: list[dict[str, Any]] = []
     problems: list[str] = []
     first_seen: dict[str, int] = {}
@@ -192,59 +155,31 @@ def add(room: Room, kind: str, id: str, title: str, because: str = "") -> dict[s
 
     Refuses an id already on the page, naming its line. Other rows are not checked.
     """
-    from control_room.room.tasks import is_id
-    from control_room.store.files import update
-    from control_room.store.markdown import table_row
-
     _kind(kind)
     if not is_id(id):
         raise InvalidError(f"{kind} id {id!r} must match [a-z0-9][a-z0-9._-]{{0,63}}")
     cells = [id, "untested", _one_line(title), _one_line(because)]
     if not cells[2]:
         raise InvalidError(f"a {kind} needs a title")
-    row = table_row([*cells])
     added: dict[str, Any] = {}
 
     def change(text: str) -> str:
         page = _page(text, kind)
-        for line, old in page.rows:
-            if old and old[0] == id:
-                state = old[1] if len(old) > 1 else "?"
-                raise InvalidError(
-                    f"{where(kind)}:{line}: {kind} {id} is already there (state {state}); "
-                    f"change it with `control-room {kind} set {id} STATE`"
-                )
-        lines = list(page.lines)
-        if page.header_line:
-            at = page.rows[-1][0] if page.rows else page.header_line + 1  # the line to follow
-            eol = _eol(lines[at - 1]) or _eol(lines[0]) or "\n"
-            if not _eol(lines[at - 1]):
-                lines[at - 1] += eol
-            lines.insert(at, row + eol)
-            added["line"] = at + 1
-            return "".join(lines)
-        eol = (_eol(lines[0]) if lines else "") or "\n"
-        block = [f"| {' | '.join(COLUMNS)} |{eol}", "|" + "---|" * len(COLUMNS) + eol, row + eol]
-        if not text.strip():
-            head = [f"# {_TITLES[kind]}{eol}", eol]
-            added["line"] = 5
-            return "".join(head + block)
-        if not _eol(lines[-1]):
-            lines[-1] += eol
-        if lines[-1].strip():
-            lines.append(eol)  # a blank line before the table
-        added["line"] = len(lines) + 3
-        return "".join(lines + block)
+        for line, old in page.find(id) if page is not None else []:
+            state = old[1] if len(old) > 1 else "?"
+            raise InvalidError(
+                f"{where(kind)}:{line}: {kind} {id} is already there (state {state}); "
+                f"change it with `control-room {kind} set {id} STATE`"
+            )
+        new_text, table = tables.add_row(text, page, [*cells], columns=COLUMNS, title=_TITLES[kind])
+        added["line"] = table.rows[-1][0]
+        return new_text
 
     p = path(room, kind)
     p.parent.mkdir(parents=True, exist_ok=True)
     update(p, change)
-    _log(
-        room,
-        f"{kind}-add",
-        "untested",
-        f"{id}: added as untested: {cells[2]}" + (f"; because: {cells[3]}" if cells[3] else ""),
-    )
+    detail = f"{id}: added as untested: {cells[2]}" + (f"; because: {cells[3]}" if cells[3] else "")
+    ledger.append(room.ledger, events.intelligence(kind, "add"), outcome="untested", detail=detail)
     return _record(added["line"], cells)
 
 
@@ -255,9 +190,6 @@ def set_state(room: Room, kind: str, id: str, state: str, because: str = "") -> 
     a broken row elsewhere does not block this one. Returns the row, with ``was`` (the old
     state).
     """
-    from control_room.store.files import update
-    from control_room.store.markdown import table_row
-
     _kind(kind)
     _check_state(state)
     because = _one_line(because)
@@ -273,8 +205,8 @@ def set_state(room: Room, kind: str, id: str, state: str, because: str = "") -> 
 
     def change(text: str) -> str:
         page = _page(text, kind)
-        found = [(line, cells) for line, cells in page.rows if cells and cells[0] == id]
-        if not found:
+        found = page.find(id) if page is not None else []
+        if page is None or not found:
             raise NotFoundError(f"no {kind} {id!r} in {where(kind)}")
         if len(found) > 1:
             raise InvalidError(
@@ -285,24 +217,15 @@ def set_state(room: Room, kind: str, id: str, state: str, because: str = "") -> 
         if len(cells) != len(COLUMNS):  # a wrong state or an empty because is repaired below
             raise InvalidError(_row_problem(kind, line, cells) or "")
         new = [id, state, _one_line(cells[2]), because or _one_line(cells[3])]
-        lines = list(page.lines)
-        lines[line - 1] = table_row([*new]) + _eol(lines[line - 1])
+        new_text, _ = tables.set_row(text, page, line, [*new])
         result.update(_record(line, new), was=cells[1], old_because=cells[3])
-        return "".join(lines)
+        return new_text
 
     update(p, change)
     was = result["was"]
     detail = f"{id}: still {state}" if was == state else f"{id}: {was} -> {state}"
     if because and because != result["old_because"]:
         detail += f"; because: {because}"
-    _log(room, f"{kind}-set", state, detail)
+    ledger.append(room.ledger, events.intelligence(kind, "set"), outcome=state, detail=detail)
     del result["old_because"]
     return result
-
-
-def _log(room: Room, event: str, outcome: str, detail: str) -> None:
-    from control_room import ledger
-    from control_room.views import context
-
-    ledger.append(room.ledger, event, outcome=outcome, detail=detail)
-    context.refresh(room)

@@ -1,23 +1,17 @@
 """The ledger (SPEC §6): an append-only, hash-chained markdown table.
 
 - ``line``: columns, escaping, formatting and parsing of one line
+- ``events``: every event written, its columns and outcomes
+- ``result``: the structured detail of a ``result`` line
 - ``write``: ``append``, the only writer
 - ``read``: streaming forward, tailing backward
-- ``verify``: chain checks that name the first bad line
+- ``follow``: derived states kept current with the ledger
+- ``verify``: chain checks that name every bad line
 - ``stats``: aggregates, full (``stats``) or incremental (``summary``)
+
+May import: the base modules and ``store``.
 """
 
-from __future__ import annotations
-
-from typing import Any
+from control_room.ledger.write import append, writer_name
 
 __all__ = ["append", "writer_name"]
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy, so that readers (status) do not pay for the writer's imports.
-    if name in __all__:
-        from control_room.ledger import write
-
-        return getattr(write, name)
-    raise AttributeError(name)

@@ -32,6 +32,14 @@ COLUMNS = (
     "prev",
     "hash",
 )
+
+
+class Col:
+    """The position of each column in a line's cells, by name (readers that fold raw cells)."""
+
+    TIME, ID, WRITER, EVENT, TASK, ROUTE, ADAPTER, OUTCOME, COST_USD, DETAIL, PREV, HASH = range(12)
+
+
 HEADER = "| " + " | ".join(COLUMNS) + " |"
 SEPARATOR = "|" + "---|" * len(COLUMNS)
 GENESIS = "-"

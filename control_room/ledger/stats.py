@@ -6,7 +6,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from control_room.ledger.line import unescape
+from control_room.ledger.follow import follow
+from control_room.ledger.line import Col, unescape
 from control_room.ledger.read import entries
 
 
@@ -42,19 +43,18 @@ def stats(path: Path) -> dict[str, Any]:
 
 def _count(state: dict[str, Any], cells: list[str]) -> None:
     """Only time, event and cost are needed: no full parse."""
-    event = unescape(cells[3])
+    event = unescape(cells[Col.EVENT])
     state["events"][event] = state["events"].get(event, 0) + 1
-    if cells[8] != "0":
+    cost = cells[Col.COST_USD]
+    if cost != "0":
         try:
-            day = cells[0][:10]
-            state["spend_by_day"][day] = round(state["spend_by_day"].get(day, 0.0) + float(cells[8]), 6)
+            day = cells[Col.TIME][:10]
+            state["spend_by_day"][day] = round(state["spend_by_day"].get(day, 0.0) + float(cost), 6)
         except ValueError:
             pass
 
 
 def summary(path: Path, cache_file: Path) -> dict[str, Any]:
     """Line count, events by name and spend by day, kept current incrementally (see follow)."""
-    from control_room.ledger.follow import follow
-
     state, _ = follow(path, cache_file, "summary-1", lambda: {"events": {}, "spend_by_day": {}}, _count)
     return state

@@ -15,14 +15,11 @@ import re
 from pathlib import Path
 
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
+from control_room.ledger.events import Event
 from control_room.ledger.line import GENESIS, Entry, cut_detail, format_cost, render
 from control_room.ledger.read import last_hash
+from control_room.store import lock
 from control_room.timeutil import now_iso
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 _WRITER_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -40,18 +37,20 @@ def new_event_id() -> str:
 
 def append(
     path: Path,
-    event: str,
+    event: Event,
     *,
     task: str = "",
     route: str = "",
     adapter: str = "",
-    outcome: str = "",
+    outcome: str | None = None,
     cost_usd: float = 0.0,
     detail: str = "",
     writer: str | None = None,
 ) -> Entry:
-    """Append one event to the ledger at ``path`` and return it as written."""
+    """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
+    ``outcome`` defaults to the event's first outcome."""
     who = writer or writer_name()
+    result = event.check(outcome)
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -60,7 +59,7 @@ def append(
                 f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
             ) from None
         try:
-            _lock(fd, path)
+            lock.hold(fd, path)
             if os.fstat(fd).st_ino != _inode(path):
                 continue  # replaced while we waited for the lock: lock the new file
             end = os.fstat(fd).st_size
@@ -70,11 +69,11 @@ def append(
                 time=now_iso(),
                 id=new_event_id(),
                 writer=who,
-                event=event,
+                event=event.name,
                 task=task,
                 route=route,
                 adapter=adapter,
-                outcome=outcome,
+                outcome=result,
                 cost_usd=format_cost(cost_usd),
                 detail=cut_detail(detail),
                 prev=prev,
@@ -101,10 +100,3 @@ def _inode(path: Path) -> int:
         return os.stat(path).st_ino
     except FileNotFoundError:
         return -1
-
-
-def _lock(fd: int, path: Path) -> None:
-    if fcntl is not None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return
-    raise ControlRoomError(f"{path}: appending needs POSIX file locks (fcntl)")  # pragma: no cover

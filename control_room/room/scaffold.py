@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from control_room import ledger
+from control_room.ledger import events
+from control_room.ledger.line import PREAMBLE
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
+from control_room.store.files import create_exclusive
 
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
@@ -32,8 +36,6 @@ class Item:
 
 def plan() -> list[Item]:
     """Everything a room holds when it is new, folders first."""
-    from control_room.ledger.line import PREAMBLE
-
     items = [Item("control-room", None), Item("swarm", None)]
     items += [Item(f"swarm/{d}", None) for d in SWARM_DIRS]
     items += [Item(d, None) for d in DEFAULT_DIRS if d != "swarm"]
@@ -58,8 +60,6 @@ def plan() -> list[Item]:
 
 def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
     """Create what is missing; return (created, kept). Existing files are never touched."""
-    from control_room.store.files import create_exclusive
-
     created: list[str] = []
     kept: list[str] = []
     if not dry_run:
@@ -79,16 +79,10 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
         else:
             kept.append(item.rel)
     if created and not dry_run:
-        from control_room import ledger
-        from control_room.views import context
-
-        room = Room(root)
         files = [c for c in created if not c.endswith("/")]
         ledger.append(
-            room.ledger,
-            "init",
-            outcome="ok",
+            Room(root).ledger,
+            events.INIT,
             detail=f"created {len(files)} files, {len(created) - len(files)} folders",
         )
-        context.refresh(room)
     return created, kept

@@ -1,129 +1,204 @@
-"""CONTROL.md, the gate (SPEC §8): limits and approvals in its front matter.
+"""CONTROL.md (SPEC §8): the room's settings (limits, approvals) in its front matter.
 
-Missing keys take the defaults below; a key with a wrong type is an error that names the key,
-since a gate that cannot be read must fail closed. The parsed values are cached against the
-file's fingerprint, so most commands never import the YAML parser.
+``Settings`` is the one table of keys: each field carries its type, its default and a one-line
+doc (docs/gates.md and the CONTROL.md template are checked against it by a test). A key that is
+absent takes its default; a key with a wrong type is an error naming the key, because settings
+that cannot be read must fail closed. The parsed values are cached against the file's
+fingerprint, so most commands never import the YAML parser.
+
+Where the word "gate" appears in code it means a task's approval gate (``gpu``, ``submit``):
+an approval is recorded here, under ``approvals``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from control_room.errors import InvalidError
 from control_room.room.layout import Room
-from control_room.room.values import is_number as num
+from control_room.room.values import is_number
+from control_room.store import cache
+from control_room.store.docs import flow, has_front_matter, split
+from control_room.store.files import read_text
 
-DEFAULTS: dict[str, Any] = {
-    "max_parallel": 1,
-    "daily_budget_usd": 10.0,
-    "max_task_cost_usd": 2.0,
-    "max_rounds": 2,
-    "max_queued": 10000,
-    "default_adapter": "probe",
-    "default_model": None,
-    "allow_extra_args": False,
-    "env_allow": [],
-    "workdir": ".",
-    "repo": None,
-    "validator_timeout_s": 600,
-    "grace_s": 60,
-    "capture_max_bytes": 10_000_000,
-    "retention_days": 30,
-    "on_empty_queue": "idle",
-    "max_new_tasks": 5,
-    "field_guide_max_lines": 80,
-    "digest_max_bytes": 8192,
-    "death_loop_n": 3,
-    "orchestrator_adapter": None,
-    "orchestrator_command": None,
-    "orchestrator_max_cost_usd": 0.5,
-    "orchestrator_wall_clock_s": 900,
-    "command_argv": [],
-    "approvals": [],
+Check = Callable[[Any], bool]
+
+
+def _posint(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _money(v: Any) -> bool:
+    return is_number(v) and v >= 0
+
+
+def _seconds(v: Any) -> bool:
+    return is_number(v) and v > 0
+
+
+def _text(v: Any) -> bool:
+    return v is None or isinstance(v, str)
+
+
+def _name(v: Any) -> bool:
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _command(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and bool(v.strip())) or (_strs(v) and bool(v))
+
+
+def _choice(*allowed: str) -> Check:
+    def check(v: Any) -> bool:
+        return v in allowed
+
+    return check
+
+
+# kind -> (check, what the error says a value must be)
+KINDS: dict[str, tuple[Check, str]] = {
+    "posint": (_posint, "a positive integer"),
+    "count": (_count, "an integer >= 0"),
+    "money": (_money, "a number of USD >= 0"),
+    "seconds": (_seconds, "a number of seconds > 0"),
+    "text": (_text, "a string"),
+    "adapter": (_name, "an adapter name"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "names": (_strs, "a list of names"),
+    "strs": (_strs, "a list of strings"),
+    "command": (_command, "a command string or a list of strings"),
+    "on_empty_queue": (_choice("idle", "orchestrate"), "one of idle, orchestrate"),
+    "list": (lambda v: isinstance(v, list), "a list"),
 }
 
-_POSINT = (
-    "max_parallel",
-    "max_rounds",
-    "max_queued",
-    "max_new_tasks",
-    "field_guide_max_lines",
-    "digest_max_bytes",
-    "death_loop_n",
-    "capture_max_bytes",
-)
-_MONEY = ("daily_budget_usd", "max_task_cost_usd", "orchestrator_max_cost_usd")
-_SECONDS = ("validator_timeout_s", "grace_s", "orchestrator_wall_clock_s")
-_OPTIONAL_TEXT = ("default_model", "workdir", "repo", "orchestrator_adapter")
-_CHOICES = {"on_empty_queue": ("idle", "orchestrate")}
+
+def key(default: Any, kind: str, doc: str) -> Any:
+    """One row of the settings table: its default, its kind (``KINDS``) and a one-line doc.
+
+    A ``text`` or ``command`` key left empty means "none"; any other key left empty means its
+    default."""
+    return dataclasses.field(default=default, metadata={"kind": kind, "doc": doc})
 
 
-def _why(key: str, v: Any) -> str | None:
-    if key in _POSINT:
-        return None if isinstance(v, int) and not isinstance(v, bool) and v > 0 else "a positive integer"
-    if key in _MONEY:
-        return None if num(v) and v >= 0 else "a number of USD >= 0"
-    if key in _SECONDS:
-        return None if num(v) and v > 0 else "a number of seconds > 0"
-    if key == "retention_days":
-        return None if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else "an integer >= 0"
-    if key in _OPTIONAL_TEXT:
-        return None if v is None or isinstance(v, str) else "a string"
-    if key == "default_adapter":
-        return None if isinstance(v, str) and v.strip() else "an adapter name"
-    if key == "allow_extra_args":
-        return None if isinstance(v, bool) else "true or false"
-    if key == "env_allow":
-        return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of names"
-    if key in _CHOICES:
-        return None if v in _CHOICES[key] else "one of " + ", ".join(_CHOICES[key])
-    if key == "orchestrator_command":
-        ok = (
-            v is None
-            or (isinstance(v, str) and v.strip())
-            or (isinstance(v, list) and v and all(isinstance(x, str) for x in v))
+@dataclass(frozen=True)
+class Settings:
+    """The values of CONTROL.md's front matter, defaults filled in."""
+
+    max_parallel: int = key(1, "posint", "cycles that may run at once (slots)")
+    daily_budget_usd: float = key(10.0, "money", "spend per UTC day; no task starts past it")
+    max_task_cost_usd: float = key(2.0, "money", "the highest `max_cost_usd` a task may declare")
+    max_rounds: int = key(2, "posint", "failed rounds before a task is parked")
+    max_queued: int = key(10000, "posint", "`task add` refuses a task when the queue holds this many")
+    default_adapter: str = key("probe", "adapter", "adapter when neither the task nor its role names one")
+    default_model: str | None = key(None, "text", "model when neither the task nor its role names one")
+    allow_extra_args: bool = key(False, "bool", "whether tasks may carry `extra_args`")
+    env_allow: tuple[str, ...] = key(
+        (), "names", "empty: agents get the dispatcher's environment; else only these names"
+    )
+    workdir: str | None = key(".", "text", "where agents and validators run, relative to the room")
+    repo: str | None = key(None, "text", "the target git repository (not acted on yet)")
+    validator_timeout_s: float = key(600, "seconds", "time limit of a task's validator")
+    grace_s: float = key(60, "seconds", "extra time after a claim's deadline before it counts as dead")
+    capture_max_bytes: int = key(10_000_000, "posint", "per stream; output beyond it is dropped and noted")
+    retention_days: int = key(30, "count", "how long results are kept (not acted on yet)")
+    on_empty_queue: str = key("idle", "on_empty_queue", "`idle` or `orchestrate` (orchestrator.md)")
+    max_new_tasks: int = key(5, "posint", "tasks one orchestrator run may queue")
+    field_guide_max_lines: int = key(
+        80, "posint", "lines of `intelligence/FIELD_GUIDE.md` injected into prompts"
+    )
+    digest_max_bytes: int = key(8192, "posint", "size cap of DIGEST.md (digest.md)")
+    death_loop_n: int = key(3, "posint", "identical failures in a row that hold a route (findings.md)")
+    orchestrator_adapter: str | None = key(
+        None, "text", "the orchestrator's adapter; none: its role's, else `default_adapter`"
+    )
+    orchestrator_command: str | tuple[str, ...] | None = key(
+        None, "command", "what the `probe` adapter runs as the orchestrator (string or list)"
+    )
+    orchestrator_max_cost_usd: float = key(0.5, "money", "the orchestrator task's `max_cost_usd`")
+    orchestrator_wall_clock_s: float = key(900, "seconds", "the orchestrator task's `wall_clock_s`")
+    command_argv: tuple[str, ...] = key((), "strs", "argv template of the `command` adapter (adapters.md)")
+    approvals: tuple[Mapping[str, Any], ...] = key(
+        (), "list", "written by `control-room approve`: `{task, gate, by, at}`"
+    )
+
+    def approved(self, task_id: str, gate: str) -> bool:
+        """Whether a person approved this task's gate (``control-room approve``)."""
+        return any(
+            isinstance(a, Mapping) and a.get("task") == task_id and a.get("gate") == gate
+            for a in self.approvals
         )
-        return None if ok else "a command string or a list of strings"
-    if key == "command_argv":
-        return None if isinstance(v, list) and all(isinstance(x, str) for x in v) else "a list of strings"
-    if key == "approvals":
-        return None if isinstance(v, list) else "a list"
-    return "a known key"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The values as plain JSON-like data (tuples as lists): what adapters see."""
+        return {f.name: _plain(getattr(self, f.name)) for f in FIELDS}
 
 
-def parse(text: str, where: str) -> dict[str, Any]:
-    from control_room.store.markdown import front_matter
+FIELDS: tuple[dataclasses.Field[Any], ...] = dataclasses.fields(Settings)
+NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
+DEFAULTS = Settings()
 
-    meta, _ = front_matter(text, where)
-    if not meta and not text.lstrip("\ufeff").startswith("---"):
+
+def _plain(v: Any) -> Any:
+    return [_plain(x) for x in v] if isinstance(v, (tuple, list)) else v
+
+
+def _frozen(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def values(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The checked values of a front matter, defaults filled in, as plain data."""
+    unknown = sorted(str(k) for k in meta if k not in NAMES)
+    if unknown:
+        raise InvalidError(
+            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(known: {', '.join(NAMES)})"
+        )
+    out: dict[str, Any] = DEFAULTS.as_dict()
+    for f in FIELDS:
+        if f.name not in meta:
+            continue
+        v = meta[f.name]
+        kind = f.metadata["kind"]
+        if v is None and kind not in ("text", "command"):
+            continue  # an empty value means "the default"
+        check, must = KINDS[kind]
+        if not check(v):
+            raise InvalidError(f"{where}: {f.name} must be {must} (got {v!r})")
+        out[f.name] = v
+    return out
+
+
+def from_values(data: Mapping[str, Any]) -> Settings:
+    return Settings(**{k: _frozen(v) for k, v in data.items()})
+
+
+def parse(text: str, where: str) -> Settings:
+    """The settings in the text of a CONTROL.md."""
+    meta, _ = split(text, where)
+    if not meta and not has_front_matter(text):
         raise InvalidError(
             f"{where}: no front matter: the limits (max_parallel, daily_budget_usd, ...) "
             "belong between --- lines at the top; `control-room init` writes a default one"
         )
-    unknown = sorted(str(k) for k in meta if k not in DEFAULTS)
-    if unknown:
-        raise InvalidError(
-            f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-            f"(known: {', '.join(DEFAULTS)})"
-        )
-    values = dict(DEFAULTS)
-    for key, v in meta.items():
-        if v is None and key not in _OPTIONAL_TEXT:
-            continue  # an empty value means "the default"
-        why = _why(str(key), v)
-        if why:
-            raise InvalidError(f"{where}: {key} must be {why} (got {v!r})")
-        values[str(key)] = v
-    return values
+    return from_values(values(meta, where))
 
 
-def load(room: Room) -> dict[str, Any]:
-    """The room's CONTROL.md values; a missing or broken gate is an error (fail closed)."""
-    from control_room.store import cache
+def load(room: Room) -> Settings:
+    """The room's settings; a missing or broken CONTROL.md is an error (fail closed)."""
 
     def compute() -> dict[str, Any]:
-        from control_room.store.files import read_text
-
         try:
             text = read_text(room.control)
         except FileNotFoundError:
@@ -131,67 +206,44 @@ def load(room: Room) -> dict[str, Any]:
                 f"{room.control} is missing: the gate is gone, so nothing runs; "
                 "restore it (git checkout) or run `control-room init` to write a default one"
             ) from None
-        return parse(text, str(room.control))
+        meta, _ = split(text, str(room.control))
+        if not meta and not has_front_matter(text):
+            parse(text, str(room.control))  # raises: no front matter
+        return values(meta, str(room.control))
 
-    return cache.derived(room.cache / "control", room.control, compute)
-
-
-def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
-    """Record approvals for a task's gates in CONTROL.md front matter; return the new ones.
-
-    Only the ``approvals:`` entry is rewritten (as one flow-style YAML line), so the comments
-    and the rest of the file stay as the person wrote them.
-    """
-    import yaml
-
-    from control_room import ledger
-    from control_room.errors import InvalidError
-    from control_room.room import swarm
-    from control_room.store.files import update
-    from control_room.timeutil import now_iso
-    from control_room.views import context
-
-    _, path = swarm.locate(room, task_id)
-    task, _ = swarm.read_task(path)
-    wanted = gates or list(task.get("gate", []))
-    if not wanted:
-        raise InvalidError(f"task {task_id} has no gate to approve")
-    unknown = [g for g in wanted if g not in task.get("gate", [])]
-    if unknown:
-        raise InvalidError(
-            f"task {task_id} has no gate {', '.join(unknown)} (its gates: "
-            f"{', '.join(task.get('gate', [])) or 'none'})"
-        )
-    added: list[str] = []
-
-    def change(text: str) -> str:
-        added.clear()
-        current = parse(text, str(room.control))["approvals"] or []
-        new = list(current)
-        for g in wanted:
-            if not any(
-                isinstance(a, dict) and a.get("task") == task_id and a.get("gate") == g for a in current
-            ):
-                new.append({"task": task_id, "gate": g, "by": who, "at": now_iso()})
-                added.append(g)
-        if not added:
-            return text
-        flow = yaml.safe_dump(new, default_flow_style=True, width=1 << 30).strip()
-        comment = next(
-            (_trailing_comment(ln) for ln in text.splitlines() if ln.startswith("approvals:")), None
-        )
-        line = f"approvals: {flow}" + (f"  #{comment}" if comment else "") + "\n"
-        return _replace_key(text, "approvals", line)
-
-    update(room.control, change)
-    for g in added:
-        ledger.append(room.ledger, "approve", task=task_id, outcome="approved", detail=f"gate {g} by {who}")
-    if added:
-        context.refresh(room)
-    return added
+    return from_values(cache.derived(room.cache / "control", room.control, compute))
 
 
-def _trailing_comment(line: str) -> str | None:
+def set_value(text: str, name: str, value: Any) -> str:
+    """CONTROL.md's text with ``name`` set to ``value``, written as one line of YAML. Only that
+    key's lines change: the comment after it, and comment lines inside its old value, stay."""
+    comment = next((trailing_comment(ln) for ln in text.splitlines() if ln.startswith(f"{name}:")), None)
+    return replace_key(text, name, f"{name}: {flow(value)}" + (f"  #{comment}" if comment else "") + "\n")
+
+
+def replace_key(text: str, name: str, line: str) -> str:
+    """CONTROL.md's text with top-level key ``name`` (and its value's continuation lines)
+    replaced by ``line``, or ``line`` added at the end of the front matter. Comment lines inside
+    the old value are kept after the new line; a blank line ends the value."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return f"---\n{line}---\n" + text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        raise InvalidError(f"{name}: the front matter of CONTROL.md has no closing ---")
+    for i in range(1, end):
+        if lines[i].startswith(f"{name}:"):
+            j = i + 1
+            comments = []
+            while j < end and lines[j].strip() and lines[j].startswith((" ", "\t", "-", "#")):
+                if lines[j].lstrip().startswith("#"):
+                    comments.append(lines[j])
+                j += 1
+            return "".join(lines[:i]) + line + "".join(comments) + "".join(lines[j:])
+    return "".join(lines[:end]) + line + "".join(lines[end:])
+
+
+def trailing_comment(line: str) -> str | None:
     """The text after a YAML comment's ``#`` on ``line``, ignoring ``#`` inside quotes."""
     quote = None
     for i, ch in enumerate(line):
@@ -203,24 +255,3 @@ def _trailing_comment(line: str) -> str | None:
         elif ch == "#" and i > 0 and line[i - 1] in " \t":
             return line[i + 1 :].rstrip("\n")
     return None
-
-
-def _replace_key(text: str, key: str, line: str) -> str:
-    """Replace a top-level key and its value's continuation lines in the front matter. Comment
-    lines among them are kept (after the new line); a blank line ends the value."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return f"---\n{line}---\n" + text
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-    if end is None:
-        raise InvalidError(f"{key}: the front matter of CONTROL.md has no closing ---")
-    for i in range(1, end):
-        if lines[i].startswith(f"{key}:"):
-            j = i + 1
-            comments = []
-            while j < end and lines[j].strip() and lines[j].startswith((" ", "\t", "-", "#")):
-                if lines[j].lstrip().startswith("#"):
-                    comments.append(lines[j])
-                j += 1
-            return "".join(lines[:i]) + line + "".join(comments) + "".join(lines[j:])
-    return "".join(lines[:end]) + line + "".join(lines[end:])

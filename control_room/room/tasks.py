@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from control_room.room.values import ID_RE as ID_RE  # re-exported: the id pattern lives with the schema
 from control_room.room.values import is_id, is_number
 
 

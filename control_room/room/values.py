@@ -1,9 +1,11 @@
-"""Small value checks shared by the task schema and CONTROL.md (kept light: `status` imports it)."""
+"""Small value checks shared by tasks, settings, routes and intelligence."""
 
 from __future__ import annotations
 
 import math
 import re
+
+from control_room.errors import InvalidError
 
 ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
@@ -20,3 +22,13 @@ def is_number(v: object) -> bool:
     if isinstance(v, int):
         return abs(v) <= 10**15
     return isinstance(v, float) and math.isfinite(v) and abs(v) <= 1e15
+
+
+ID_RULE = "ids match [a-z0-9][a-z0-9._-]{0,63}"
+
+
+def check_id(value: str, what: str) -> str:
+    """``value`` if it is an id, else an ``InvalidError`` in the one wording for bad ids."""
+    if not is_id(value):
+        raise InvalidError(f"{value!r} is not a {what} id ({ID_RULE})")
+    return value

@@ -1,6 +1,14 @@
-"""The store: the only code that reads and writes room files.
+"""The store: the only code that reads and writes the contents of room files.
 
-- ``files``: atomic writes, per-file locks, read-modify-write that never clobbers a person's edit.
-- ``markdown``: front matter, auto blocks and tables inside markdown files.
-- ``cache``: derived, disposable caches keyed by a source file's fingerprint.
+- ``files``: atomic writes, exclusive creation, read-modify-write that never clobbers a
+  person's concurrent edit, lenient reads
+- ``lock``: every lock (flock on POSIX; filelock where fcntl is missing)
+- ``docs``: markdown with YAML front matter (CONTROL.md, roles, tombstones)
+- ``tables``: markdown tables keyed by id (ROUTES.md, levers, branches)
+- ``markdown``: the auto block of CURRENT_CONTEXT.md
+- ``records``: JSON files (tasks, claims)
+- ``cache``: derived, disposable caches keyed by a source file's fingerprint
+
+Moving a task between state folders is one ``rename`` and belongs to ``room.swarm``.
+May import: the base modules (``errors``, ``timeutil``).
 """

@@ -2,10 +2,9 @@
 
 Every write goes to a hidden temp file in the same folder, is fsynced, then renamed over the
 target, so a reader sees the old file or the new one, never half of one. Read-modify-write runs
-under a hidden sibling lock (``.NAME.lock``) taken with filelock, and re-checks the file just
+under a hidden sibling lock (``.NAME.lock``, see ``lock.sibling``), and re-checks the file just
 before the rename: a person who saved the file meanwhile (people take no lock) makes us re-read
-and re-apply the change, and after a few tries refuse with a clear message. The lock is
-``flock`` on POSIX (polled, with a timeout), filelock elsewhere. A save that lands in the
+and re-apply the change, and after a few tries refuse with a clear message. A save that lands in the
 instant between the re-check and the rename is the one race left (documented).
 """
 
@@ -13,18 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from control_room.errors import IO_ERROR, ConflictError, ControlRoomError
+from control_room.store import lock
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
-LOCK_TIMEOUT_S = 30.0
 TMP_PREFIX = ".tmp-"
 
 
@@ -100,47 +93,20 @@ def _umask() -> int:
     return _UMASK
 
 
-def read_text(path: Path) -> str:
-    """Read a room file as UTF-8; undecodable bytes become U+FFFD rather than an exception."""
-    return path.read_bytes().decode("utf-8", errors="replace")
+def read_text(path: Path, limit: int | None = None) -> str:
+    """Read a room file as UTF-8 (its first ``limit`` bytes, if given); undecodable bytes
+    become U+FFFD rather than an exception."""
+    with open(path, "rb") as f:
+        data = f.read() if limit is None else f.read(limit)
+    return data.decode("utf-8", errors="replace")
 
 
-@contextlib.contextmanager
-def locked(path: Path, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold the hidden sibling lock ``.NAME.lock`` of ``path``.
-
-    On POSIX this is ``flock`` on the lock file, polled until ``timeout`` (what filelock's
-    UnixFileLock does, without its ~20 ms import on every command); elsewhere, filelock.
-    """
-    lock_path = path.parent / f".{path.name}.lock"
-    busy = ConflictError(f"{path}: another control-room process holds its lock (waited {timeout:.0f}s)")
-    if fcntl is None:  # pragma: no cover - Windows
-        from filelock import FileLock, Timeout
-
-        lock = FileLock(str(lock_path), timeout=timeout)
-        try:
-            lock.acquire(poll_interval=0.01)
-        except Timeout:
-            raise busy from None
-        try:
-            yield
-        finally:
-            lock.release()
-        return
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+def read_optional(path: Path, limit: int | None = None) -> str | None:
+    """``read_text``, or None when the file is not there (or is a folder)."""
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise busy from None
-                time.sleep(0.005)
-        yield
-    finally:
-        os.close(fd)
+        return read_text(path, limit)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
@@ -150,7 +116,7 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
     saved it: people take no lock), re-read and re-apply ``change``; after ``tries`` attempts,
     refuse. ``change`` must be a pure function of the text, since it may run more than once.
     """
-    with locked(path):
+    with lock.sibling(path):
         for _ in range(tries):
             before = path.read_bytes() if path.exists() else b""
             new = change(before.decode("utf-8", errors="replace"))

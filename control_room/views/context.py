@@ -1,4 +1,5 @@
-"""The auto part of CURRENT_CONTEXT.md: a block between two markers that commands refresh.
+"""The auto part of CURRENT_CONTEXT.md: a block between two markers, refreshed at the edge of
+every command that changed the room.
 
 The block repeats what ``status`` knows, in markdown, so an agent that reads only this file
 still sees the queue, the latest results, STOP and the spend. The rest of the file belongs to
@@ -8,12 +9,13 @@ people and is never touched.
 from __future__ import annotations
 
 from control_room.room.layout import Room
+from control_room.store.files import update
+from control_room.store.markdown import replace_auto_block
 from control_room.timeutil import now_iso
+from control_room.views.status import format_entry, gather
 
 
 def render(room: Room) -> str:
-    from control_room.views.status import format_entry, gather
-
     s = gather(room, last=5)
     t = s["tasks"]
     budget = s["daily_budget_usd"]
@@ -25,6 +27,7 @@ def render(room: Room) -> str:
         f"- spend today: ${s['spend_today_usd']:.2f}"
         + (f" of ${budget:.2f} daily budget" if budget is not None else ""),
         f"- findings: {s['findings']}",
+        *([f"- settings: BROKEN: {s['control_error']}"] if s.get("control_error") else []),
         "- latest ledger events:",
     ]
     lines += [f"  - {format_entry(e)}" for e in s["last"]] or ["  - (none)"]
@@ -32,8 +35,5 @@ def render(room: Room) -> str:
 
 
 def refresh(room: Room) -> None:
-    from control_room.store.files import update
-    from control_room.store.markdown import replace_auto_block
-
     body = render(room)
     update(room.context, lambda text: replace_auto_block(text, body))

@@ -9,26 +9,28 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.errors import ControlRoomError
+from control_room.knowledge import digest, routes
+from control_room.ledger import events, result
+from control_room.ledger.line import parse
+from control_room.ledger.read import tail
+from control_room.ledger.stats import summary
+from control_room.room import settings as settings_file
 from control_room.room.layout import Room
+from control_room.room.settings import DEFAULTS, Settings
+from control_room.store.files import read_text
 from control_room.timeutil import today
 
 
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
-    from control_room.knowledge import routes
-    from control_room.ledger.line import parse
-    from control_room.ledger.read import tail
-    from control_room.ledger.stats import summary
-    from control_room.room import settings as control
-
     out: dict[str, Any] = {"room": str(room.root), "stop": None, "ledger_error": None}
     if room.stopped():
         out["stop"] = _stop_note(room)
     out["tasks"] = room.counts()
     out["routes"] = routes.verdict_counts(room)
-    gate = None
+    settings: Settings | None = None
     try:
-        gate = control.load(room)
-        out["daily_budget_usd"] = gate["daily_budget_usd"]
+        settings = settings_file.load(room)
+        out["daily_budget_usd"] = settings.daily_budget_usd
         out["control_error"] = None
     except ControlRoomError as exc:
         out["daily_budget_usd"] = None
@@ -44,10 +46,8 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     out["ledger_lines"] = s["lines"]
     out["findings"], out["held"] = 0, []
     if out["ledger_error"] is None:
-        from control_room.knowledge import digest
-
         st, _ = digest.state(room)
-        loops = digest.death_loops(st, int((gate or control.DEFAULTS)["death_loop_n"]))
+        loops = digest.death_loops(st, (settings or DEFAULTS).death_loop_n)
         out["findings"] = st["unsupported_n"] + len(loops)
         out["held"] = sorted(loops)
     out["last"] = [e.as_dict() for e in recent if e is not None]
@@ -56,8 +56,7 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
 
 def _stop_note(room: Room) -> str:
     try:
-        with open(room.stop, "rb") as f:
-            head = f.read(400).decode("utf-8", "replace").strip()
+        head = read_text(room.stop, 400).strip()
     except OSError:
         head = ""
     return " ".join(head.split()) or "(STOP file exists)"
@@ -102,5 +101,5 @@ def format_entry(e: dict[str, str]) -> str:
         parts.append(f"${e['cost_usd']}")
     line = "  ".join(parts)
     if e["detail"]:
-        line += "  " + e["detail"]
+        line += "  " + (result.for_people(e["detail"]) if e["event"] == events.RESULT.name else e["detail"])
     return line if len(line) <= 160 else line[:157] + "..."

@@ -1,0 +1,48 @@
+"""control-room digest / findings: what the ledger has taught the room"""
+
+from __future__ import annotations
+
+import click
+
+from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.knowledge import digest as d
+from control_room.knowledge.findings import gather
+from control_room.room import settings as settings_file
+
+
+@click.command()
+@room_option
+def digest() -> None:
+    """Rewrite control-room/DIGEST.md from the ledger and the graveyard (incremental, bounded)."""
+    room = current_room()
+    path, read = d.refresh(room, settings_file.load(room))
+    click.echo(
+        f"{path.relative_to(room.root)}: {path.stat().st_size:,} bytes (read {read:,} new ledger bytes)"
+    )
+
+
+@click.command()
+@room_option
+@json_option
+def findings(as_json: bool) -> None:
+    """Death loops (a route failing the same way again and again: held until a person acts)
+    and unsupported CONFIRMED claims, each with the ledger lines that show it."""
+    room = current_room()
+    data = gather(room, settings_file.load(room))
+    if as_json:
+        echo_json(data)
+        return
+    if not data["death_loops"] and not data["unsupported_claims"]:
+        click.echo("no findings")
+        return
+    for lp in data["death_loops"]:
+        click.echo(
+            f"death loop: {lp['key']} failed {lp['n']} times in a row with the same {lp['same']}: "
+            f"{lp['cause']}  (held; release: control-room route resume {lp['key']} --because ...)"
+        )
+        for time, eid, task, what in lp["lines"]:
+            click.echo(f"  {time}  {eid}  {task}  {what}")
+    if data["unsupported_claims"]:
+        click.echo(f"unsupported CONFIRMED claims: {data['unsupported_total']}")
+        for u in data["unsupported_claims"]:
+            click.echo(f"  {u['time']}  {u['id']}  {u['task']}  {u['route'] or '-'}  {u['detail']}")

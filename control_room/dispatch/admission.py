@@ -1,0 +1,178 @@
+"""Admission (SPEC §3, §8): may this task enter the queue, and may it run?
+
+One function, ``admit``, answers for every way in:
+
+- ``Stage.NEW``: ``task add``, an orchestrator's proposals, ``validate --proposals``;
+- ``Stage.QUEUED``: the queue scan, for a file dropped into ``swarm/queue/`` by hand;
+- ``Stage.RUN``: the cycle, for the task it is about to claim, re-read from its file.
+
+Each refusal has one wording whoever asks (``task add`` prints it after ``task refused:``; the
+scan and the cycle write it beside the file they move to ``swarm/rejected/``). In order:
+
+| check | NEW | QUEUED | RUN |
+|---|---|---|---|
+| required fields, a falsifier, the schema | here | the file's (``swarm.read_task``) | the file's |
+| the id is not taken in another state | any state | other than the queue | other than the queue |
+| ``deps`` does not name the task itself | yes | yes | yes |
+| the route is not killed (graveyard) | yes | - | yes |
+| role, adapter and model resolve; the adapter can build its argv | yes | - | yes |
+| ``extra_args`` only if CONTROL.md ``allow_extra_args`` | yes | - | yes |
+| ``max_cost_usd`` within CONTROL.md ``max_task_cost_usd`` | yes | - | yes |
+
+The queue scan checks only the file itself, so that listing 10,000 tasks stays cheap; what a
+cycle runs always passes the whole list first. Whether an admitted task is *ready* (deps done,
+paths free, gates approved, budget left) is ``dispatch.pick``'s question.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from control_room import adapters, ledger
+from control_room.adapters import Adapter, Invocation
+from control_room.errors import ControlRoomError, InvalidError, QueueFullError
+from control_room.knowledge import graveyard
+from control_room.ledger import events
+from control_room.room import roles, swarm, tasks
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.timeutil import now_iso
+
+VIBE = "(a task that cannot state its falsifier is a vibe, not a task)"
+
+
+class Stage(enum.Enum):
+    NEW = "new"
+    QUEUED = "queued"
+    RUN = "run"
+
+
+class Refused(InvalidError):
+    """A task that may not enter the queue or run; the message is the reason, alone."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a task will run: its role, the adapter, the model and what the adapter sees."""
+
+    role: str
+    role_meta: dict[str, Any]
+    adapter: Adapter
+    model: str | None
+    adapter_settings: dict[str, Any]  # CONTROL.md's values, overridden by the role's
+
+    def invocation(self, task: dict[str, Any], prompt: str, brief: Path, workdir: Path) -> Invocation:
+        return Invocation(
+            task,
+            prompt,
+            brief,
+            workdir,
+            model=self.model,
+            extra_args=list(task.get("extra_args", [])),
+            settings=self.adapter_settings,
+        )
+
+
+def admit(room: Room, task: dict[str, Any], stage: Stage, settings: Settings | None = None) -> Plan | None:
+    """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
+
+    At NEW, ``task`` is what a person or an agent wrote (see ``shape``); at QUEUED and RUN it
+    is a task read from its file in the queue.
+    """
+    taken = swarm.state_of(room, task["id"], skip=None if stage is Stage.NEW else "queue")
+    if taken is not None:
+        raise Refused(swarm.exists_already(task["id"], taken))
+    if task["id"] in task.get("deps", []):
+        raise Refused(f"deps names {task['id']} itself: it could never be ready")
+    if stage is Stage.QUEUED:
+        return None
+    if settings is None:
+        raise TypeError("admit needs the settings at NEW and RUN")
+    why = graveyard.refusal(room, task.get("route") or "")
+    if why is not None:
+        raise Refused(why)
+    try:
+        plan = resolve(room, settings, task)
+        plan.adapter.command(plan.invocation(task, "", room.root, room.root))
+    except ControlRoomError as exc:
+        raise Refused(str(exc)) from None
+    if task.get("extra_args") and not settings.allow_extra_args:
+        raise Refused("extra_args given but CONTROL.md allow_extra_args is false")
+    if task["max_cost_usd"] > settings.max_task_cost_usd:
+        raise Refused(
+            f"max_cost_usd {task['max_cost_usd']} is above CONTROL.md max_task_cost_usd "
+            f"{settings.max_task_cost_usd}"
+        )
+    return plan
+
+
+def shape(data: dict[str, Any]) -> dict[str, Any]:
+    """A new task as it would be queued: empty values dropped, an id and ``created`` filled in,
+    the schema checked. Raises ``Refused``."""
+    data = {k: v for k, v in data.items() if v not in (None, "", [], ())}
+    missing = tasks.missing_fields(data)
+    if missing:
+        raise Refused(f"missing {', '.join(missing)} {VIBE}")
+    if "id" not in data:
+        data["id"] = tasks.new_id(str(data.get("objective", "")))
+    data.setdefault("created", now_iso())
+    task, problems = tasks.validate(data)
+    if problems:
+        raise Refused("; ".join(problems))
+    return task
+
+
+def check_new(room: Room, settings: Settings, data: dict[str, Any]) -> dict[str, Any]:
+    """The task as ``add`` would queue it, without writing anything; ``InvalidError`` saying
+    ``task refused: <reason>`` if it may not."""
+    try:
+        task = shape(data)
+        admit(room, task, Stage.NEW, settings)
+    except Refused as exc:
+        raise InvalidError(f"task refused: {exc}") from None
+    return task
+
+
+def add(room: Room, settings: Settings, data: dict[str, Any], *, source: str = "") -> dict[str, Any]:
+    """Admit ``data`` and queue it as a new task (SPEC §3); return the task as written."""
+    task = check_new(room, settings, data)
+    queued = room.counts()["queue"]
+    if queued >= settings.max_queued:
+        raise QueueFullError(
+            f"task refused: the queue is full ({queued} tasks, CONTROL.md max_queued "
+            f"{settings.max_queued}); nothing was written"
+        )
+    swarm.write_new(room, task)
+    ledger.append(
+        room.ledger,
+        events.TASK_ADD,
+        task=task["id"],
+        route=task.get("route", ""),
+        adapter=task.get("adapter", ""),
+        detail=(f"proposed by {source}: " if source else "") + str(task["objective"]),
+    )
+    return task
+
+
+def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
+    """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's."""
+    role = roles.name_of(task)
+    meta, _ = roles.read(room, role)
+    adapter = adapters.get(str(task.get("adapter") or meta.get("adapter") or settings.default_adapter))
+    model = task.get("model") or meta.get("model") or settings.default_model
+    overrides = {k: v for k, v in meta.items() if v not in (None, "", [])}
+    return Plan(role, meta, adapter, str(model) if model else None, {**settings.as_dict(), **overrides})
+
+
+def agent_env(room: Room, settings: Settings, task: dict[str, Any]) -> dict[str, str]:
+    """The agent's environment: the dispatcher's, or only the names in CONTROL.md
+    ``env_allow``; plus where the room is and which task this is."""
+    allow = settings.env_allow
+    env = {k: v for k, v in os.environ.items() if k in allow} if allow else dict(os.environ)
+    env["CONTROL_ROOM"] = str(room.root)
+    env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))
+    return env

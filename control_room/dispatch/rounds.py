@@ -1,0 +1,71 @@
+"""How a claimed task leaves ``swarm/running/``: what a cycle returns, a failed round, and
+going back to the queue without using a round.
+
+A failed round (the task's own failure: agent error, time-out, broken report, validator
+failure) sends the task back to the queue with what failed for its next brief, or parks it
+after CONTROL.md ``max_rounds``. A room problem or STOP puts it back without counting a round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from control_room import ledger
+from control_room.dispatch import claims
+from control_room.ledger import events
+from control_room.ledger.events import Event
+from control_room.room import swarm
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.timeutil import now_iso
+
+
+@dataclass
+class CycleResult:
+    code: int  # an exit code from control_room.errors
+    message: str  # one line for the person or the log
+    task_id: str | None = None
+
+
+def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *, src: str) -> str:
+    """Count a failed round: back to the queue with what failed, or parked after the last.
+    Returns where the task went, in words."""
+    tid = task["id"]
+    rounds = int(task.get("rounds", 0)) + 1
+    updated = {**task, "rounds": rounds, "last_failure": why}
+    max_rounds = settings.max_rounds
+    plural = "s" if rounds != 1 else ""
+    if rounds >= max_rounds:
+        reason = (
+            f"Parked at {now_iso()} after {rounds} failed round{plural} "
+            f"(CONTROL.md max_rounds {max_rounds}).\n\nLast failure:\n{why}\n\n"
+            f"Results: swarm/results/{tid}/\nA person decides: `control-room task retry {tid}`, "
+            f"`control-room task cancel {tid}`, or kill its route.\n"
+        )
+        swarm.move(room, tid, src, "parked", task=updated, reason=reason)
+        ledger.append(
+            room.ledger,
+            events.PARK,
+            task=tid,
+            route=task.get("route", ""),
+            detail=f"after {rounds} failed round{plural}: {why}",
+        )
+        where = "parked for a person (swarm/parked/)"
+    else:
+        swarm.move(room, tid, src, "queue", task=updated)
+        where = f"back in the queue for round {rounds + 1} of {max_rounds}"
+    claims.release(room, tid)
+    return where
+
+
+def requeue(room: Room, task: dict[str, Any], event: Event, detail: str, *, adapter: str = "") -> bool:
+    """Back to the queue from ``running/`` without using a round, with one ledger line; False
+    (and no line) if the task had left ``running/`` already."""
+    tid = task["id"]
+    if not swarm.task_file(room, "running", tid).exists():
+        return False
+    swarm.move(room, tid, "running", "queue")
+    claims.release(room, tid)
+    ledger.append(room.ledger, event, task=tid, route=task.get("route", ""), adapter=adapter, detail=detail)
+    return True

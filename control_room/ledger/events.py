@@ -1,0 +1,198 @@
+"""Every event control-room writes to the ledger: its name, the columns it fills, its outcomes
+and what it means. Writers pass one of these to ``ledger.append``; readers compare names with
+them; docs/ledger.md's table of events is generated from ``EVENTS`` (a test checks it).
+
+A new event is one constant here, added to ``EVENTS`` (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    outcomes: tuple[str, ...]  # what the outcome cell may say; the first is the default; () any
+    columns: tuple[str, ...]  # which of task, route, adapter, cost_usd, detail it fills
+    when: str  # one line: when it is written
+
+    def check(self, outcome: str | None) -> str:
+        """The outcome to write: ``outcome``, or the default; a wrong one is a bug."""
+        if outcome is None:
+            return self.outcomes[0] if self.outcomes else ""
+        if self.outcomes and outcome not in self.outcomes:
+            raise ValueError(f"ledger event {self.name}: outcome {outcome!r} not in {self.outcomes}")
+        return outcome
+
+
+def _e(name: str, outcomes: tuple[str, ...], columns: str, when: str) -> Event:
+    return Event(name, outcomes, tuple(columns.split()), when)
+
+
+# The room
+INIT = _e("init", ("ok",), "detail", "`init` created something")
+STOP = _e("stop", ("stopped",), "detail", "`control-room stop` created STOP (`detail`: the reason)")
+RESUME = _e("resume", ("resumed",), "", "`control-room resume` removed STOP")
+WARNING = _e("warning", (), "task detail", "FIELD_GUIDE.md is over its line cap")
+
+# Tasks
+TASK_ADD = _e(
+    "task-add",
+    ("queued",),
+    "task route adapter detail",
+    "`task add`, an orchestrator proposal (`detail` starts `proposed by <task>:`), the orchestrator task",
+)
+REJECT = _e(
+    "reject",
+    ("rejected",),
+    "task detail",
+    "a queued file is not a valid task, reuses an id, is on a killed route or cannot run here; "
+    "a running file found invalid at recovery",
+)
+CLAIM = _e(
+    "claim", ("running",), "task route adapter detail", "a cycle claims a task (`round N, slot S, pid P`)"
+)
+RESULT = _e(
+    "result",
+    ("pass", "fail"),
+    "task route adapter cost_usd detail",
+    "a run ended; `detail` is a JSON object (`ledger.result`: round, exit, seconds, report, "
+    "validator, decision, failed, unsupported)",
+)
+COST_OVERRUN = _e(
+    "cost-overrun", ("over",), "task route adapter detail", "a run cost more than its task's `max_cost_usd`"
+)
+UNSUPPORTED_CLAIM = _e(
+    "unsupported-claim",
+    ("unsupported",),
+    "task route adapter detail",
+    'written before 0.2 (now `"unsupported": true` on the `result` line); still read',
+)
+PARK = _e("park", ("parked",), "task route detail", "`max_rounds` failed rounds, or `task park`")
+RECOVER = _e("recover", ("recovered",), "task route detail", "a dead claim was recovered")
+REQUEUE = _e(
+    "requeue",
+    ("queued",),
+    "task route detail",
+    "a room problem after the claim put the task back, no round counted",
+)
+STOPPED = _e(
+    "stopped",
+    ("requeued",),
+    "task route adapter detail",
+    "STOP appeared while a task ran; the task is back in the queue",
+)
+ADAPTER_MISSING = _e(
+    "adapter-missing",
+    ("held",),
+    "task route adapter detail",
+    "a ready task's CLI is not on PATH (once a day per task), or vanished at run time",
+)
+BUDGET_HOLD = _e(
+    "BUDGET_HOLD", ("held",), "task route detail", "the daily budget holds a task (once a day per task)"
+)
+APPROVAL_NEEDED = _e(
+    "<GATE>_APPROVAL_NEEDED",
+    ("held",),
+    "task route detail",
+    "a task waits for `control-room approve` of its gate, e.g. `GPU_APPROVAL_NEEDED` (once a day per task)",
+)
+ROUTE_HELD = _e(
+    "ROUTE_HELD",
+    ("held",),
+    "task route detail",
+    "a death loop on its route holds a task (once a day per task)",
+)
+APPROVE = _e("approve", ("approved",), "task detail", "`control-room approve`, one line per gate")
+DONE = _e("done", ("done",), "task route detail", "`control-room done`: a person marked a passed task Done")
+RETRY = _e("retry", ("queued",), "task route detail", "`task retry`")
+CANCEL = _e("cancel", ("cancelled",), "task route detail", "`task cancel`")
+
+# Routes and knowledge
+ROUTE_ADD = _e("route-add", ("untested",), "route detail", "`route add` (routes.md)")
+ROUTE_KILL = _e("route-kill", ("killed",), "route detail", "`route kill` (graveyard.md)")
+ROUTE_REOPEN = _e("route-reopen", ("reopened",), "route detail", "`route reopen` (graveyard.md)")
+ROUTE_RESUME = _e(
+    "route-resume", ("released",), "task route detail", "`route resume`: a death-loop hold released"
+)
+DEATH_LOOP = _e(
+    "death-loop",
+    ("held",),
+    "task route detail",
+    "a route (or `task:<id>`) reached `death_loop_n` identical failures; once per loop (findings.md)",
+)
+_STATES = ("untested", "pending", "killed")
+LEVER_ADD = _e("lever-add", _STATES, "detail", "`lever add` (intelligence.md)")
+LEVER_SET = _e("lever-set", _STATES, "detail", "`lever set` (intelligence.md)")
+BRANCH_ADD = _e("branch-add", _STATES, "detail", "`branch add` (intelligence.md)")
+BRANCH_SET = _e("branch-set", _STATES, "detail", "`branch set` (intelligence.md)")
+
+# The orchestrator
+PROPOSAL_REFUSED = _e(
+    "proposal-refused",
+    ("refused",),
+    "task detail",
+    "an orchestrator proposal failed admission or `max_new_tasks` (orchestrator.md)",
+)
+ORCHESTRATE_REFUSED = _e(
+    "orchestrate-refused",
+    ("refused",),
+    "task route detail",
+    "`on_empty_queue: orchestrate` could not queue the orchestrator task",
+)
+ORCHESTRATE_HELD = _e(
+    "orchestrate-held",
+    ("held",),
+    "task route detail",
+    "an orchestrator task is parked, so no new one is queued (once a day)",
+)
+
+EVENTS: tuple[Event, ...] = (
+    INIT,
+    STOP,
+    RESUME,
+    WARNING,
+    TASK_ADD,
+    REJECT,
+    CLAIM,
+    RESULT,
+    COST_OVERRUN,
+    UNSUPPORTED_CLAIM,
+    PARK,
+    RECOVER,
+    REQUEUE,
+    STOPPED,
+    ADAPTER_MISSING,
+    BUDGET_HOLD,
+    APPROVAL_NEEDED,
+    ROUTE_HELD,
+    APPROVE,
+    DONE,
+    RETRY,
+    CANCEL,
+    ROUTE_ADD,
+    ROUTE_KILL,
+    ROUTE_REOPEN,
+    ROUTE_RESUME,
+    DEATH_LOOP,
+    LEVER_ADD,
+    LEVER_SET,
+    BRANCH_ADD,
+    BRANCH_SET,
+    PROPOSAL_REFUSED,
+    ORCHESTRATE_REFUSED,
+    ORCHESTRATE_HELD,
+)
+BY_NAME = {e.name: e for e in EVENTS}
+
+
+def approval_needed(gate: str) -> Event:
+    """The hold event of one gate: ``GPU_APPROVAL_NEEDED`` for ``gpu``."""
+    return dataclasses.replace(APPROVAL_NEEDED, name=f"{gate.upper()}_APPROVAL_NEEDED")
+
+
+def intelligence(kind: str, verb: str) -> Event:
+    """``lever-add``, ``lever-set``, ``branch-add`` or ``branch-set``."""
+    return BY_NAME[f"{kind}-{verb}"]

@@ -1,0 +1,38 @@
+"""A task's results folder, ``swarm/results/<id>/``: what each run left (prompt, report, the
+agent's streams, the validator's, meta.json), the previous runs kept in ``run-K/``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from control_room.room.layout import Room
+from control_room.room.values import check_id
+from control_room.store.files import read_optional
+
+CAPTURE_READ_MAX = 20_000_000  # bytes of a captured stream read back for the adapter
+
+
+def folder(room: Room, task_id: str) -> Path:
+    return room.swarm / "results" / check_id(task_id, "task")
+
+
+def archive(results: Path) -> None:
+    """Keep the previous run's files in ``run-K/`` before a new run starts writing."""
+    results.mkdir(parents=True, exist_ok=True)
+    files = [p for p in results.iterdir() if p.is_file()]
+    if not files:
+        return
+    runs = sum(1 for p in results.iterdir() if p.is_dir() and p.name.startswith("run-"))
+    target = results / f"run-{runs + 1}"  # run-1, run-2, ...: a retried task's rounds restart at 1
+    target.mkdir()
+    for p in files:
+        os.rename(p, target / p.name)
+
+
+def read_capture(path: Path) -> str:
+    """A captured stream as text (its first ``CAPTURE_READ_MAX`` bytes); empty if unreadable."""
+    try:
+        return read_optional(path, CAPTURE_READ_MAX) or ""
+    except OSError:
+        return ""

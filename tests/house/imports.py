@@ -1,0 +1,141 @@
+"""The import graph of control_room, in-function imports included, read from the source."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "control_room"
+
+# Lowest first. A module may import its own layer and the layers below it, never above.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("control_room", "control_room.errors", "control_room.timeutil",
+              "control_room.proc")),
+    ("store", ("control_room.store",)),
+    ("ledger", ("control_room.ledger",)),
+    ("room", ("control_room.room",)),
+    ("knowledge", ("control_room.knowledge",)),
+    ("adapters", ("control_room.adapters",)),
+    ("dispatch", ("control_room.dispatch",)),
+    ("views", ("control_room.views",)),
+    ("cli", ("control_room.cli", "control_room.__main__")),
+)
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(module: str) -> int:
+    best, found = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), i
+    if found < 0:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return found
+
+
+def imports(name: str, path: Path, known: set[str]) -> list[tuple[str, int, bool]]:
+    """(imported module, line, inside a function) for every import of a control_room module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            targets: list[str] = []
+            if isinstance(child, ast.Import):
+                targets = [a.name for a in child.names]
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parent = package.split(".")
+                    parent = parent[: len(parent) - (child.level - 1)]
+                    base = ".".join([*parent, base] if base else parent)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in child.names]
+            for t in targets:
+                if t == "control_room" or t.startswith("control_room."):
+                    while t not in known and "." in t:
+                        t = t.rpartition(".")[0]
+                    out.append((t, child.lineno, in_function))
+            visit(child, nested)
+
+    visit(tree, False)
+    return out
+
+
+def graph() -> dict[str, list[tuple[str, int, bool]]]:
+    mods = modules()
+    known = set(mods)
+    return {name: imports(name, path, known) for name, path in mods.items()}
+
+
+def upward(g: dict[str, list[tuple[str, int, bool]]]) -> list[str]:
+    out = []
+    for name, deps in g.items():
+        for dep, line, _ in deps:
+            if layer(dep) > layer(name):
+                out.append(f"{name}:{line} imports {dep} ({LAYERS[layer(name)][0]} -> {LAYERS[layer(dep)][0]})")
+    return out
+
+
+def cycles(g: dict[str, list[tuple[str, int, bool]]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    edges = {n: sorted({d for d, _, _ in deps if d != n and not _is_parent(d, n)}) for n, deps in g.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, []):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            strong(v)
+    return out
+
+
+def _is_parent(dep: str, name: str) -> bool:
+    """Importing a submodule implies its package's ``__init__``: not an edge back."""
+    return name.startswith(dep + ".")
+
+
+if __name__ == "__main__":
+    g = graph()
+    for line in upward(g):
+        print("UP", line)
+    for c in cycles(g):
+        print("CYCLE", " ".join(c))
