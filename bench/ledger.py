@@ -20,10 +20,13 @@ import common  # noqa: F401  (puts the repository on sys.path)
 
 def _ours(path: str, n: int, go: mp.Event) -> None:
     from control_room.ledger import append
+    from control_room.ledger.events import Event
+
+    event = Event("bench", (), (), "a bench line")
 
     go.wait()
     for i in range(n):
-        append(Path(path), "bench", task=f"t-{i}", outcome="ok", cost_usd=0.01,
+        append(Path(path), event, task=f"t-{i}", outcome="ok", cost_usd=0.01,
                detail=f"round 1; agent exit 0 in 1.2s; event number {i}")
 
 

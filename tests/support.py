@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from control_room.ledger.events import Event
 from control_room.ledger.line import HEADER
 from control_room.room.layout import STATES, Room
 
@@ -99,3 +100,8 @@ def where(room: Room, task_id: str) -> list[str]:
 
 def task_json(room: Room, state: str, task_id: str) -> dict[str, Any]:
     return json.loads((room.state_dir(state) / f"{task_id}.json").read_text())
+
+
+def ev(name: str) -> Event:
+    """A ledger event for tests of the ledger itself: any name, any outcome."""
+    return Event(name, (), ("task", "route", "adapter", "cost_usd", "detail"), "written by a test")

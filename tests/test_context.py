@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from support import ev
+
 from control_room import ledger
 from control_room.room.layout import Room
 from control_room.store.markdown import AUTO_BEGIN, AUTO_END
@@ -24,7 +26,7 @@ def test_refresh_fills_the_block_and_keeps_the_human_part(room: Room) -> None:
     room.context.write_bytes(
         f"{HUMAN_TOP}{AUTO_BEGIN}\nstale\n{AUTO_END}\n{HUMAN_BOTTOM}".encode()
     )
-    ledger.append(room.ledger, "note", detail="hello from the test")
+    ledger.append(room.ledger, ev("note"), detail="hello from the test")
     context.refresh(room)
     before, body, after = split(room.context.read_bytes().decode())
     assert (before, after) == (HUMAN_TOP, HUMAN_BOTTOM)

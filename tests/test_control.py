@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from control_room.errors import InvalidError
@@ -20,7 +22,7 @@ def test_the_template_gives_the_defaults(room: Room) -> None:
 def test_absent_keys_take_their_defaults(room: Room) -> None:
     write_gate(room, "max_parallel: 3\ndaily_budget_usd: 25\n")
     values = control.load(room)
-    assert values == {**control.DEFAULTS, "max_parallel": 3, "daily_budget_usd": 25}
+    assert values == dataclasses.replace(control.DEFAULTS, max_parallel=3, daily_budget_usd=25)
 
 
 def test_no_front_matter_at_all_fails_closed(room: Room) -> None:
@@ -34,7 +36,7 @@ def test_no_front_matter_at_all_fails_closed(room: Room) -> None:
 def test_an_empty_value_means_the_default(room: Room) -> None:
     write_gate(room, "max_parallel:\ndefault_model:\n")
     values = control.load(room)
-    assert (values["max_parallel"], values["default_model"]) == (1, None)
+    assert (values.max_parallel, values.default_model) == (1, None)
 
 
 def test_an_unknown_key_fails_closed(room: Room) -> None:
@@ -47,7 +49,7 @@ def test_an_unknown_key_fails_closed(room: Room) -> None:
 
 def test_an_empty_default_adapter_is_the_default(room: Room) -> None:
     write_gate(room, "default_adapter:\n")
-    assert control.load(room)["default_adapter"] == "probe"
+    assert control.load(room).default_adapter == "probe"
 
 
 @pytest.mark.parametrize(
@@ -116,7 +118,7 @@ def test_a_missing_control_md_is_an_error(room: Room) -> None:
 
 
 def test_an_edit_is_seen_at_once(room: Room) -> None:
-    assert control.load(room)["max_parallel"] == 1
+    assert control.load(room).max_parallel == 1
     text = room.control.read_text()
     room.control.write_text(text.replace("max_parallel: 1 ", "max_parallel: 4 "))
-    assert control.load(room)["max_parallel"] == 4
+    assert control.load(room).max_parallel == 4

@@ -17,9 +17,9 @@ import pytest
 from support import events, queue
 
 from control_room import errors
-from control_room.dispatch import claims, cycle, index
+from control_room.dispatch import admission, claims, cycle, index
 from control_room.errors import InvalidError
-from control_room.room import swarm
+from control_room.room import settings, swarm
 from control_room.room.layout import Room
 
 PY = sys.executable
@@ -68,7 +68,7 @@ def test_a_queued_file_with_an_id_that_exists_elsewhere_is_rejected(room: Room) 
     assert cycle.cycle(room).code == errors.OK  # nothing ran
     assert swarm.locate(room, "twice")[0] == "done"
     reason = (room.state_dir("rejected") / "twice.json.reason").read_text()
-    assert "- task twice exists already in swarm/done/: ids are unique; " in reason
+    assert "- task twice exists already in swarm/done/ (ids are unique: give this one a new id)\n" in reason
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_task_add_refuses_what_a_cycle_would_refuse(room: Room, fields: dict[str
     if fields.get("role") == "wizard":
         data.pop("adapter", None)
     with pytest.raises(InvalidError) as err:
-        swarm.add(room, data)
+        admission.add(room, settings.load(room), data)
     assert str(err.value).startswith(message)
     assert not list(room.state_dir("queue").iterdir())
 

@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from support import events, queue, task_json, where
+from support import data_lines, events, queue, task_json, where
 
 from control_room import errors
+from control_room.ledger import result
+from control_room.ledger.line import parse
 from control_room.room.layout import Room
 
 FAKES = Path(__file__).parent / "fakes"
@@ -146,14 +148,16 @@ def test_a_second_cycle_is_busy_and_changes_nothing(cr, room: Room) -> None:
     queue(room, "t-wait")
     fd = os.open(room.cr / ".slot-0.lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a running cycle holds the only slot
-    before = {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file()}
+    def state() -> dict[Path, bytes]:  # every file but the disposable caches
+        return {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file() and ".cache" not in p.parts}
+
+    before = state()
     try:
         done = cr("cycle")
     finally:
         os.close(fd)
     assert (done.returncode, done.stdout) == (errors.BUSY, "busy: the only slot is taken; nothing changed\n")
-    after = {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file()}
-    assert after == before
+    assert state() == before
 
 
 def test_a_cycle_killed_mid_run_is_recovered_by_the_next(cr, exe: str, room: Room, tmp_path: Path) -> None:
@@ -200,6 +204,8 @@ def test_a_confirmed_success_the_validator_denies_is_an_unsupported_claim(cr, ro
     assert done.returncode == errors.FAILED
     meta = json.loads((room.swarm / "results" / "t-liar" / "meta.json").read_text())
     assert (meta["report"]["ok"], meta["unsupported_claim"]) == (True, True)
-    assert "unsupported-claim" in events(room.ledger)
+    line = parse(data_lines(room.ledger)[-1])
+    assert line is not None and line.event == "result" and line.outcome == "fail"
+    assert result.read(line.detail).unsupported  # the flag is on the result line itself
     status = json.loads(cr("status", "--json").stdout)
     assert status["findings"] == 1

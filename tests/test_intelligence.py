@@ -6,6 +6,7 @@ they touch, so a broken row elsewhere blocks listing (named by file and line) bu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -385,10 +386,12 @@ def test_every_add_and_set_writes_one_ledger_line(room: Room) -> None:
     ]
 
 
-def test_add_and_set_refresh_the_current_context(room: Room) -> None:
+def test_add_and_set_refresh_the_current_context_at_the_edge(room: Room, run: Callable[..., Any]) -> None:
     add(room, "lever", "mmap", "Memory-map the input")
-    assert "lever-add  untested  mmap: added as untested" in room.context.read_text()
-    set_state(room, "lever", "mmap", "pending")
+    assert "mmap" not in room.context.read_text()  # a model change never refreshes a view itself
+    assert run("--room", str(room.root), "lever", "add", "mmio", "--title", "Map the output").exit_code == 0
+    assert "lever-add  untested  mmio: added as untested" in room.context.read_text()
+    assert run("--room", str(room.root), "lever", "set", "mmap", "pending").exit_code == 0
     assert "lever-set  pending  mmap: untested -> pending" in room.context.read_text()
 
 

@@ -13,7 +13,7 @@ from support import events
 from support import probe_task as task
 
 from control_room import errors
-from control_room.dispatch import cycle, index
+from control_room.dispatch import admission, cycle, index
 from control_room.errors import ConflictError, InvalidError
 from control_room.knowledge import digest, findings, graveyard, routes
 from control_room.ledger.line import HEADER
@@ -41,7 +41,7 @@ def test_a_killed_routes_task_is_refused_with_the_tombstone_and_reopen_lets_it_t
     graveyard.kill(room, "c-ext", "the C extension did not beat the sieve", "the sieve is ruled out", ["c-1"])
     assert routes.get(room, "c-ext")["verdict"] == "killed"
     with pytest.raises(InvalidError) as err:
-        swarm.add(room, task("c-2", route="c-ext"))
+        admission.add(room, control.load(room), task("c-2", route="c-ext"))
     assert str(err.value).startswith("task refused: route c-ext is killed: see graveyard/c-ext.md (verdict: ")
     drop(room, task("c-3", route="c-ext"))  # by hand: the cycle refuses it
     assert cycle.cycle(room).code == errors.OK
@@ -51,7 +51,7 @@ def test_a_killed_routes_task_is_refused_with_the_tombstone_and_reopen_lets_it_t
     tomb = (room.root / "graveyard" / "c-ext.md").read_text()
     assert "## Why it died\n\nthe C extension did not beat the sieve" in tomb
     assert "## Reopened " in tomb and "the sieve turned out to be wrong for big n" in tomb
-    swarm.add(room, task("c-4", route="c-ext"))
+    admission.add(room, control.load(room), task("c-4", route="c-ext"))
     assert cycle.cycle(room).task_id == "c-4"
     assert [e for e in events(room.ledger) if e.startswith("route-")] == ["route-add", "route-kill", "route-reopen"]
     with pytest.raises(ConflictError):
@@ -79,7 +79,7 @@ def test_three_identical_failures_hold_the_route_until_a_person_acts(room: Room)
     assert cycle.cycle(room).code == errors.OK  # held: fail closed
     assert swarm.locate(room, "f-3")[0] == "queue"
     assert "ROUTE_HELD" in events(room.ledger)
-    findings.resume(room, "loopy", "fixed the off-by-one in the validator")
+    findings.resume(room, gate, "loopy", "fixed the off-by-one in the validator")
     assert cycle.cycle(room).task_id == "f-3"
     assert findings.gather(room, gate)["death_loops"] == []
 
@@ -121,7 +121,7 @@ def test_the_digest_stays_under_its_cap_and_refreshes_incrementally(room: Room) 
     big_ledger(room, 1_000_000)
     path, read = digest.refresh(room, gate)
     text = path.read_text()
-    assert len(text.encode()) <= gate["digest_max_bytes"] == 8192
+    assert len(text.encode()) <= gate.digest_max_bytes == 8192
     assert "## Live routes: what each has learned" in text and "route-39" in text
     assert read == room.ledger.stat().st_size - before  # it read the million new lines, once
     (room.cache / "digest").unlink()
@@ -141,6 +141,7 @@ def test_a_digest_rebuilt_from_scratch_equals_the_incremental_one(room: Room) ->
         drop(room, task(f"d-{n}", route=f"r{n % 2}",
                         validator=[PY, "-c", f"import sys; sys.exit({n % 2})"]))  # fmt: skip
         cycle.cycle(room)
+        digest.refresh(room, gate)  # as the edge of each `control-room cycle` does
     incremental = room.digest.read_text()
     (room.cache / "digest").unlink()
     digest.refresh(room, gate)
@@ -189,7 +190,7 @@ def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_valida
 
 
 def test_the_ledger_header_is_untouched_by_the_digest(room: Room) -> None:
-    digest.refresh(room)
+    digest.refresh(room, control.load(room))
     assert HEADER in room.ledger.read_text()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import data_lines
+from support import data_lines, ev
 
 from control_room.ledger import append
 from control_room.ledger import stats as stats_module
@@ -49,7 +49,7 @@ def rewrite(path: Path, lines: list[str]) -> None:
 
 
 def test_append_then_parse_round_trip(ledger: Path) -> None:
-    entry = append(ledger, "result", task="t1", route="r1", adapter="claude",
+    entry = append(ledger, ev("result"), task="t1", route="r1", adapter="claude",
                    outcome="pass", cost_usd=0.125, detail="took 3 rounds")  # fmt: skip
     [line] = data_lines(ledger)
     assert parse(line) == entry
@@ -63,20 +63,20 @@ def test_append_then_parse_round_trip(ledger: Path) -> None:
 
 
 def test_each_line_chains_to_the_previous_line_of_its_writer(ledger: Path) -> None:
-    a1 = append(ledger, "e", writer="a")
-    b1 = append(ledger, "e", writer="b")
-    a2 = append(ledger, "e", writer="a")
-    b2 = append(ledger, "e", writer="b")
+    a1 = append(ledger, ev("e"), writer="a")
+    b1 = append(ledger, ev("e"), writer="b")
+    a2 = append(ledger, ev("e"), writer="a")
+    b2 = append(ledger, ev("e"), writer="b")
     assert [a1.prev, b1.prev, a2.prev, b2.prev] == ["-", "-", a1.hash, b1.hash]
 
 
 def test_writer_comes_from_the_environment(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONTROL_ROOM_WRITER", "ci box|7")
-    assert append(ledger, "e").writer == "ci-box-7"
+    assert append(ledger, ev("e")).writer == "ci-box-7"
 
 
 def test_a_long_detail_is_cut_with_a_note(ledger: Path) -> None:
-    entry = append(ledger, "e", detail="x" * (DETAIL_MAX + 500))
+    entry = append(ledger, ev("e"), detail="x" * (DETAIL_MAX + 500))
     assert entry.detail == "x" * DETAIL_MAX + " [cut: 500 more chars]"
     assert parse(data_lines(ledger)[0]) == entry
 
@@ -86,7 +86,7 @@ def test_append_to_a_missing_ledger_is_a_no_room_error(tmp_path: Path) -> None:
 
     path = tmp_path / "LEDGER.md"
     with pytest.raises(NoRoomError) as err:
-        append(path, "e")
+        append(path, ev("e"))
     assert str(err.value) == (
         f"{path} is missing; restore it (git checkout) or run `control-room init` "
         "to start a new one"
@@ -110,7 +110,7 @@ def test_any_text_is_one_physical_line_that_parses_back(
 ) -> None:
     path = tmp_path / "LEDGER.md"
     path.write_text(PREAMBLE, encoding="utf-8")
-    entry = append(path, "note", task=task, outcome=outcome, detail=detail)
+    entry = append(path, ev("note"), task=task, outcome=outcome, detail=detail)
     raw = path.read_bytes()[len(PREAMBLE.encode()) :]
     assert raw.count(b"\n") == 1 and raw.endswith(b"\n")
     line = raw[:-1].decode("utf-8")
@@ -142,7 +142,7 @@ def test_split_cells_recovers_escaped_cells(cells: list[str]) -> None:
 
 def five_lines(ledger: Path) -> list[str]:
     for k in range(5):
-        append(ledger, "e", detail=f"detail-{k}")
+        append(ledger, ev("e"), detail=f"detail-{k}")
     return data_lines(ledger)
 
 
@@ -217,7 +217,7 @@ def test_verify_names_a_torn_last_line(ledger: Path) -> None:
 def test_append_after_a_torn_line_starts_a_new_line(ledger: Path) -> None:
     five_lines(ledger)
     ledger.write_bytes(ledger.read_bytes()[:-20])
-    entry = append(ledger, "after")
+    entry = append(ledger, ev("after"))
     lines = data_lines(ledger)
     assert len(lines) == 6 and parse(lines[5]) == entry
     assert [(p.line, p.kind) for p in verify(ledger).problems] == [(lineno(5), "torn")]
@@ -226,30 +226,30 @@ def test_append_after_a_torn_line_starts_a_new_line(ledger: Path) -> None:
 def test_verify_interleaved_writers(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for k in range(6):
         monkeypatch.setenv("CONTROL_ROOM_WRITER", "laptop" if k % 2 else "server")
-        append(ledger, "e", detail=str(k))
-    append(ledger, "e", writer="ci")
+        append(ledger, ev("e"), detail=str(k))
+    append(ledger, ev("e"), writer="ci")
     report = verify(ledger)
     assert (report.ok, report.lines, report.writers) == (True, 7, {"laptop", "server", "ci"})
 
 
 def test_verify_a_union_merge_of_two_machines(tmp_path: Path, ledger: Path) -> None:
-    append(ledger, "init", writer="laptop")
-    append(ledger, "e", writer="server")
-    append(ledger, "e", writer="laptop")
+    append(ledger, ev("init"), writer="laptop")
+    append(ledger, ev("e"), writer="server")
+    append(ledger, ev("e"), writer="laptop")
     base = ledger.read_bytes()
     mine, theirs = tmp_path / "mine.md", tmp_path / "theirs.md"
     mine.write_bytes(base)
     theirs.write_bytes(base)
     for k in range(3):
-        append(mine, "e", detail=f"laptop {k}", writer="laptop")
-        append(theirs, "e", detail=f"server {k}", writer="server")
+        append(mine, ev("e"), detail=f"laptop {k}", writer="laptop")
+        append(theirs, ev("e"), detail=f"server {k}", writer="server")
     # git's union merge keeps the base, then our new lines, then theirs
     merged = base + mine.read_bytes()[len(base) :] + theirs.read_bytes()[len(base) :]
     ledger.write_bytes(merged)
     report = verify(ledger)
     assert (report.ok, report.lines, report.writers) == (True, 9, {"laptop", "server"})
     # and the machine that pulls the merge keeps chaining onto it
-    append(ledger, "e", writer="server")
+    append(ledger, ev("e"), writer="server")
     assert verify(ledger).ok is True
 
 
@@ -281,7 +281,7 @@ def spending(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ]
     for when, fields in rows:
         monkeypatch.setattr(write, "now_iso", lambda t=None, when=when: when)
-        append(ledger, "result", **fields)  # type: ignore[arg-type]
+        append(ledger, ev("result"), **fields)  # type: ignore[arg-type]
     return ledger
 
 
@@ -340,7 +340,7 @@ def test_summary_reads_only_the_new_bytes(
     first = summary(ledger, cache_file)
     assert first["lines"] == 5
     for k in range(10):
-        append(ledger, "spend", cost_usd=0.5, detail=f"more {k}")
+        append(ledger, ev("spend"), cost_usd=0.5, detail=f"more {k}")
     seen = counting(monkeypatch)
     second = summary(ledger, cache_file)
     new_ids = [line.split(" | ")[1] for line in data_lines(ledger)[5:]]
@@ -371,12 +371,12 @@ def test_summary_rebuilds_after_an_edit_before_the_checkpoint(
 ) -> None:
     cache_file = tmp_path / "cache.json"
     for k in range(5):
-        append(ledger, "spend", cost_usd=0.5, detail=f"d{k}")
+        append(ledger, ev("spend"), cost_usd=0.5, detail=f"d{k}")
     assert summary(ledger, cache_file)["events"] == {"spend": 5}
     lines = data_lines(ledger)
     lines[1] = lines[1].replace("| spend |", "| refund |")  # a hand edit, longer line
     rewrite(ledger, lines)
-    append(ledger, "spend", cost_usd=0.5)
+    append(ledger, ev("spend"), cost_usd=0.5)
     s = summary(ledger, cache_file)
     assert (s["lines"], s["events"]) == (6, {"spend": 5, "refund": 1})
     assert s == summary(ledger, tmp_path / "fresh.json")
@@ -388,11 +388,13 @@ WORKER = """
 import os, sys, time
 from pathlib import Path
 from control_room.ledger import append
+from control_room.ledger.events import Event
+ev = Event("bench", (), (), "a test line")
 path, writer, proc, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 while not os.path.exists(go):
     time.sleep(0.001)
 for i in range(500):
-    append(path, "bench", task=proc, detail=f"{proc} {i}", writer=writer)
+    append(path, ev, task=proc, detail=f"{proc} {i}", writer=writer)
 """
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from control_room.errors import ConflictError
 from control_room.store.files import TMP_PREFIX, atomic_write, create_exclusive, update
-from control_room.store.markdown import AUTO_BEGIN, AUTO_END, replace_auto_block, tables
+from control_room.store import tables
+from control_room.store.markdown import AUTO_BEGIN, AUTO_END, replace_auto_block
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -183,24 +184,21 @@ prose between
 
 
 def test_tables_rows_carry_their_one_based_line_numbers() -> None:
-    found = tables(DOC)
+    found = [*tables.find_all(DOC, "route"), *tables.find_all(DOC, "n")]
     assert [t.header for t in found] == [["route", "verdict"], ["n"]]
     assert [t.header_line for t in found] == [3, 10]
-    assert [(r.line, r.cells) for r in found[0].rows] == [
-        (5, ["fast-parse", "alive"]),
-        (6, ["a|b", "killed"]),
-    ]
-    assert [(r.line, r.cells) for r in found[1].rows] == [(12, ["1"]), (13, ["2"]), (14, ["3"])]
+    assert found[0].rows == [(5, ["fast-parse", "alive"]), (6, ["a|b", "killed"])]
+    assert found[1].rows == [(12, ["1"]), (13, ["2"]), (14, ["3"])]
     lines = DOC.split("\n")
     for table in found:
-        for row in table.rows:
-            assert lines[row.line - 1].startswith("| ")
+        for line, _ in table.rows:
+            assert lines[line - 1].startswith("| ")
 
 
 def test_tables_records_use_lowercase_headers() -> None:
-    found = tables("| Route | Verdict |\n|---|---|\n| r1 | alive |\n")
-    assert found[0].records() == [{"route": "r1", "verdict": "alive"}]
+    (found,) = tables.find_all("| Route | Verdict |\n|---|---|\n| r1 | alive |\n", "route")
+    assert [found.record(cells) for _, cells in found.rows] == [{"route": "r1", "verdict": "alive"}]
 
 
 def test_tables_of_text_without_tables_is_empty() -> None:
-    assert tables("# nothing\n\njust | a pipe\n") == []
+    assert tables.find_all("# nothing\n\njust | a pipe\n", "route") == []

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from support import data_lines, drop, events, task
 
-from control_room.dispatch import index
+from control_room.dispatch import admission, index
 from control_room.errors import InvalidError, NotFoundError, QueueFullError
 from control_room.ledger.line import parse
-from control_room.room import swarm
+from control_room.room import settings, swarm
 from control_room.room.layout import Room
 
 BAD_FILES = {
@@ -159,7 +159,7 @@ def test_queue_order_is_priority_then_age_then_id(room: Room) -> None:
 
 def test_add_writes_the_task_and_one_ledger_line(room: Room) -> None:
     before = events(room.ledger)
-    written = swarm.add(room, {**task("t1"), "route": "r1", "deps": []})
+    written = admission.add(room, settings.load(room), {**task("t1"), "route": "r1", "deps": []})
     path = room.state_dir("queue") / "t1.json"
     on_disk = json.loads(path.read_text())
     assert on_disk == written and "deps" not in written and written["route"] == "r1"
@@ -171,13 +171,13 @@ def test_add_writes_the_task_and_one_ledger_line(room: Room) -> None:
 def test_add_refuses_an_existing_id_in_any_state(room: Room) -> None:
     (room.state_dir("done") / "t1.json").write_text(json.dumps(task("t1")))
     with pytest.raises(InvalidError) as err:
-        swarm.add(room, task("t1"))
-    assert str(err.value) == "task refused: task t1 exists already in swarm/done/"
+        admission.add(room, settings.load(room), task("t1"))
+    assert str(err.value) == "task refused: task t1 exists already in swarm/done/ (ids are unique: give this one a new id)"
 
 
 def test_add_refuses_a_cost_above_the_gate(room: Room) -> None:
     with pytest.raises(InvalidError) as err:
-        swarm.add(room, task("t1", max_cost_usd=2.5))
+        admission.add(room, settings.load(room), task("t1", max_cost_usd=2.5))
     assert str(err.value) == (
         "task refused: max_cost_usd 2.5 is above CONTROL.md max_task_cost_usd 2.0"
     )
@@ -186,10 +186,10 @@ def test_add_refuses_a_cost_above_the_gate(room: Room) -> None:
 def test_add_refuses_when_the_queue_is_full(room: Room) -> None:
     text = room.control.read_text()
     room.control.write_text(text.replace("max_queued: 10000", "max_queued: 1"))
-    swarm.add(room, task("t1"))
+    admission.add(room, settings.load(room), task("t1"))
     lines = data_lines(room.ledger)
     with pytest.raises(QueueFullError) as err:
-        swarm.add(room, task("t2"))
+        admission.add(room, settings.load(room), task("t2"))
     assert str(err.value) == (
         "task refused: the queue is full (1 tasks, CONTROL.md max_queued 1); nothing was written"
     )

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from support import VALID_TASK, task
 
 from control_room.errors import InvalidError
-from control_room.room import swarm, tasks
+from control_room.room import swarm, tasks, values
 from control_room.room.layout import Room
 
 json_scalars = st.one_of(
@@ -44,7 +44,7 @@ def test_validate_never_raises(data: object) -> None:
 
 
 @settings(max_examples=400)
-@given(data=task_like, name=st.from_regex(tasks.ID_RE, fullmatch=True))
+@given(data=task_like, name=st.from_regex(values.ID_RE, fullmatch=True))
 def test_validate_with_a_file_name_never_raises(data: dict[str, object], name: str) -> None:
     result, problems = tasks.validate(data, expected_id=name)
     missing = [f for f in tasks.REQUIRED if data.get(f) in (None, "")]
@@ -116,7 +116,7 @@ def test_a_wrong_value_is_named(field: str, value: object, why: str) -> None:
             "a\\b", "é"],
 )  # fmt: skip
 def test_bad_ids_are_rejected(bad: str) -> None:
-    assert tasks.is_id(bad) is False
+    assert values.is_id(bad) is False
     if bad:
         assert tasks.validate({**VALID_TASK, "id": bad})[1] == [
             "id must match [a-z0-9][a-z0-9._-]{0,63}"
@@ -125,7 +125,7 @@ def test_bad_ids_are_rejected(bad: str) -> None:
 
 @pytest.mark.parametrize("good", ["a", "0", "fast-parse.v2_1", "x" * 64])
 def test_good_ids_are_accepted(good: str) -> None:
-    assert tasks.is_id(good) is True
+    assert values.is_id(good) is True
 
 
 def test_id_must_match_the_file_name() -> None:
@@ -138,7 +138,7 @@ def test_id_must_match_the_file_name() -> None:
 
 def test_new_id_is_readable_and_valid() -> None:
     made = tasks.new_id("Make parse() 2x FASTER, please, now!")
-    assert made.startswith("make-parse-2x-faster-please-") and tasks.is_id(made)
+    assert made.startswith("make-parse-2x-faster-please-") and values.is_id(made)
     assert tasks.new_id("!!!").startswith("task-")
 
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import click
 
 from control_room import __version__
-from control_room.cli.common import refresh_views
+from control_room.cli.common import ROOM_KEY, refresh_views
 from control_room.errors import IO_ERROR, ControlRoomError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -127,7 +127,7 @@ def cli(ctx: click.Context, room: str | None) -> None:
       control-room status           the room on one screen
       control-room task add ...     queue a task
     """
-    ctx.meta["control_room.room.layout"] = room
+    ctx.meta[ROOM_KEY] = room
 
 
 def main() -> None:

@@ -14,13 +14,13 @@ import click
 from control_room.room.layout import Room, find_room
 
 F = TypeVar("F", bound=Callable[..., Any])
-_KEY = "control_room.room"
+ROOM_KEY = "control_room.room"
 _EDGE = "control_room.edge"
 
 
 def _remember_room(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
     if value:
-        ctx.meta[_KEY] = value
+        ctx.meta[ROOM_KEY] = value
 
 
 def room_option(f: F) -> F:
@@ -41,7 +41,7 @@ def json_option(f: F) -> F:
 
 def current_room() -> Room:
     """The room this command works on; its views are refreshed when the command ends."""
-    room = find_room(click.get_current_context().meta.get(_KEY))
+    room = find_room(click.get_current_context().meta.get(ROOM_KEY))
     watch(room)
     return room
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from control_room.dispatch.admission import Refused, Stage, admit
 from control_room.room.layout import Room
-from control_room.room.swarm import REASON, read_task, reject
+from control_room.room import swarm
 from control_room.room.values import is_id
 from control_room.store import cache
 from control_room.timeutil import now_iso
@@ -101,7 +101,7 @@ def scan(room: Room, state: str) -> list[Listed]:
         return []
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or name.endswith(REASON) or not entry.is_file():
+        if name.startswith(".") or name.endswith(swarm.REASON) or not entry.is_file():
             continue
         try:
             st = entry.stat()
@@ -127,7 +127,7 @@ def scan(room: Room, state: str) -> list[Listed]:
 
 def _read_summary(room: Room, state: str, path: Path, st: os.stat_result) -> dict[str, Any] | None:
     """Read one file for the index; a file in the queue that admission refuses is rejected (None)."""
-    task, problems = read_task(path)
+    task, problems = swarm.read_task(path)
     if state == "queue" and not problems:
         try:
             admit(room, task, Stage.QUEUED)
@@ -135,7 +135,7 @@ def _read_summary(room: Room, state: str, path: Path, st: os.stat_result) -> dic
             problems = [str(exc)]
     if problems and state == "queue":
         stem = path.name.removesuffix(".json")
-        reject(room, path.name, problems, task_id=stem if is_id(stem) else "")
+        swarm.reject(room, path.name, problems, task_id=stem if is_id(stem) else "")
         return None
     return summarize(task, st.st_mtime) if not problems else {"problem": "; ".join(problems)}
 
@@ -183,7 +183,7 @@ def run_order(room: Room) -> Iterator[Listed]:
     known_names = {n for n, _ in order}
     try:
         names = [
-            n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(REASON)
+            n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(swarm.REASON)
         ]
     except FileNotFoundError:
         return

@@ -140,7 +140,7 @@ def test_a_gated_task_waits_for_approval_then_runs(run: Run, inside: Room) -> No
     assert comment_lines(after) == comment_lines(before)
     approvals_line = next(ln for ln in after.splitlines() if ln.startswith("approvals:"))
     assert approvals_line.endswith("  # written by `control-room approve`: [{task, gate, by, at}]")
-    approvals = control.load(inside)["approvals"]
+    approvals = control.load(inside).approvals
     assert len(approvals) == 1
     assert {k: approvals[0][k] for k in ("task", "gate", "by")} == {"task": "g", "gate": "gpu", "by": "alice"}
     assert re.fullmatch(TIME, approvals[0]["at"])
@@ -167,11 +167,11 @@ def test_approve_keeps_a_persons_comments_in_block_style_approvals(run: Run, ins
                   "  # agreed with finance on 2026-01-01\n"
                   "  - {task: old, gate: gpu, by: alice, at: '2026-01-01T00:00:00Z'}\n", text)  # fmt: skip
     inside.control.write_text(text)
-    assert [a["task"] for a in control.load(inside)["approvals"]] == ["old"]
+    assert [a["task"] for a in control.load(inside).approvals] == ["old"]
     queue(inside, "g", gate=["gpu"])
     assert run("approve", "g", "--by", "bob").exit_code == 0
     after = inside.control.read_text()
-    assert [a["task"] for a in control.load(inside)["approvals"]] == ["old", "g"]
+    assert [a["task"] for a in control.load(inside).approvals] == ["old", "g"]
     assert comment_lines(after) == comment_lines(text)
 
 
@@ -182,7 +182,7 @@ def test_a_by_with_a_hash_does_not_leak_into_the_approvals_comment(run: Run, ins
     assert run("approve", "g1", "--by", "alice #ops").exit_code == 0
     assert run("approve", "g2", "--by", "bob").exit_code == 0
     after = inside.control.read_text()
-    assert [a["by"] for a in control.load(inside)["approvals"]] == ["alice #ops", "bob"]
+    assert [a["by"] for a in control.load(inside).approvals] == ["alice #ops", "bob"]
     approvals_line = next(ln for ln in after.splitlines() if ln.startswith("approvals:"))
     assert approvals_line.endswith("}]  # written by `control-room approve`: [{task, gate, by, at}]")
     # the comment after the value is the person's comment, nothing else: no piece of the

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import data_lines, no_room_error
+from support import data_lines, ev, no_room_error
 
 from control_room import ledger
 from control_room.ledger.line import PREAMBLE, parse
@@ -23,7 +23,7 @@ REL = "control-room/LEDGER.md"
 def inside(room: Room) -> Room:
     os.chdir(room.root)
     for k in range(4):
-        ledger.append(room.ledger, "note", task=f"t{k}", detail=f"detail {k}")
+        ledger.append(room.ledger, ev("note"), task=f"t{k}", detail=f"detail {k}")
     return room
 
 
@@ -72,7 +72,7 @@ def test_verify_a_file_that_is_not_a_ledger(run: Run, inside: Room) -> None:
 
 def test_verify_lists_at_most_twenty_problems(run: Run, inside: Room) -> None:
     for k in range(30):
-        ledger.append(inside.ledger, "note", detail=f"more {k}")
+        ledger.append(inside.ledger, ev("note"), detail=f"more {k}")
     inside.ledger.write_text(inside.ledger.read_text().replace("| note |", "| n0te |"))
     result = run("ledger", "verify")
     err = result.stderr.split("\n")
@@ -107,9 +107,9 @@ def test_ledger_alone_is_tail(run: Run, inside: Room) -> None:
 
 
 def test_stats_json(run: Run, inside: Room) -> None:
-    ledger.append(inside.ledger, "result", adapter="claude", route="r1", outcome="pass",
+    ledger.append(inside.ledger, ev("result"), adapter="claude", route="r1", outcome="pass",
                   cost_usd=0.25)  # fmt: skip
-    ledger.append(inside.ledger, "result", adapter="claude", route="r1", outcome="fail",
+    ledger.append(inside.ledger, ev("result"), adapter="claude", route="r1", outcome="fail",
                   cost_usd=0.5)  # fmt: skip
     data = json.loads(run("ledger", "stats", "--json").stdout)
     assert data["total"] == {"events": 7, "outcomes": {"ok": 1, "pass": 1, "fail": 1},
@@ -123,7 +123,7 @@ def test_stats_json(run: Run, inside: Room) -> None:
 
 
 def test_stats_text(run: Run, inside: Room) -> None:
-    ledger.append(inside.ledger, "result", adapter="codex", outcome="pass", cost_usd=1.5)
+    ledger.append(inside.ledger, ev("result"), adapter="codex", outcome="pass", cost_usd=1.5)
     out = run("ledger", "stats").stdout.split("\n")
     assert out[0] == "6 events, $1.5000 spent"
     assert f"  {'codex':<20} {1:>8,} events  ${1.5:>10,.4f}  pass 1" in out

@@ -81,7 +81,7 @@ def test_add_refuses_a_bad_id(run: Run, inside: Room) -> None:
 def test_add_refuses_an_existing_id(run: Run, inside: Room) -> None:
     run("task", "add", "--id", "t1", *ADD_ARGS)
     result = run("task", "add", "--id", "t1", *ADD_ARGS)
-    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already in swarm/queue/\n")
+    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already in swarm/queue/ (ids are unique: give this one a new id)\n")
 
 
 def test_add_a_bad_duration_is_a_usage_error(run: Run, inside: Room) -> None:
@@ -111,7 +111,7 @@ def test_add_from_a_file_that_is_not_json(run: Run, inside: Room, tmp_path: Path
     result = run("task", "add", "--file", str(tmp_path / "spec.json"))
     assert (result.exit_code, result.stderr) == (
         4, f"Error: {tmp_path / 'spec.json'}: not valid JSON: Expecting property name enclosed "
-        "in double quotes (line 1)\n",
+        "in double quotes (line 1 column 2)\n",
     )  # fmt: skip
 
 
