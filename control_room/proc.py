@@ -124,6 +124,7 @@ def run(
         on_start(child.pid)  # the child leads its own process group: pgid == pid
     result = Result(list(argv), None, 0.0, out, err)
     deadline = start + timeout_s
+    code: int | None
     while True:
         try:
             code = child.wait(timeout=POLL_S)

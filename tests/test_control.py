@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 
@@ -22,7 +21,7 @@ def test_the_template_gives_the_defaults(room: Room) -> None:
 def test_absent_keys_take_their_defaults(room: Room) -> None:
     write_gate(room, "max_parallel: 3\ndaily_budget_usd: 25\n")
     values = control.load(room)
-    assert values == dataclasses.replace(control.DEFAULTS, max_parallel=3, daily_budget_usd=25)
+    assert values == control.DEFAULTS.replace(max_parallel=3, daily_budget_usd=25)
 
 
 def test_no_front_matter_at_all_fails_closed(room: Room) -> None:

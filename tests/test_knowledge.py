@@ -15,7 +15,7 @@ from support import probe_task as task
 from control_room import errors
 from control_room.dispatch import admission, cycle, index
 from control_room.errors import ConflictError, InvalidError
-from control_room.knowledge import digest, findings, graveyard, routes
+from control_room.knowledge import digest, findings, graveyard, history, routes
 from control_room.ledger.line import HEADER
 from control_room.room import settings as control
 from control_room.room import swarm
@@ -131,7 +131,7 @@ def test_the_digest_stays_under_its_cap_and_refreshes_incrementally(room: Room) 
     big_ledger(room, 10)
     _, read = digest.refresh(room, gate)
     assert read == room.ledger.stat().st_size - size  # only the 10 new lines were read
-    st, _ = digest.state(room)
+    st, _ = history.state(room)
     assert st["lines"] == 1_000_011  # 1 init line + 1,000,010 results
 
 

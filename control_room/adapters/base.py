@@ -13,9 +13,10 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from control_room.proc import Result
+if TYPE_CHECKING:  # proc imports subprocess and threading: only a cycle needs them
+    from control_room.proc import Result
 
 POINTER = (
     "Your full instructions are in the file {brief}. Read that file now and follow it exactly; "
@@ -110,8 +111,8 @@ def last_json(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         pass
     found = None
-    for found in json_lines(text):
-        pass
+    for obj in json_lines(text):
+        found = obj
     return found
 
 

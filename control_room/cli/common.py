@@ -3,10 +3,8 @@ edge of a command, where the views are refreshed."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -46,10 +44,11 @@ def current_room() -> Room:
     return room
 
 
-@dataclass
 class _Edge:
-    room: Room
-    ledger_size: int
+    __slots__ = ("ledger_size", "room")
+
+    def __init__(self, room: Room, ledger_size: int) -> None:
+        self.room, self.ledger_size = room, ledger_size
 
 
 def _size(room: Room) -> int:
@@ -73,11 +72,13 @@ def refresh_views(ctx: click.Context | None = None) -> None:
     edge: _Edge | None = meta.get(_EDGE)
     if edge is None or _size(edge.room) == edge.ledger_size:
         return
-    from control_room import views  # the views load the whole engine: only once a room changed
+    from control_room.views.refresh import refresh  # loads the engine: only once a room changed
 
-    views.refresh(edge.room)
+    refresh(edge.room)
     edge.ledger_size = _size(edge.room)
 
 
 def echo_json(data: Any) -> None:
+    import json  # ~2 ms: only for --json
+
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))

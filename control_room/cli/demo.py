@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from control_room import errors, views
+from control_room import errors
 from control_room.dispatch import admission
 from control_room.dispatch.cycle import cycle
 from control_room.errors import InvalidError
@@ -27,6 +27,7 @@ from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.room.scaffold import init
 from control_room.store.files import atomic_write, update
+from control_room.views.refresh import refresh
 from control_room.views.status import gather, render
 
 SLOW = '''"""The code under attack: count the primes below n."""
@@ -228,11 +229,11 @@ def run(root: Path, echo: Callable[[str], None]) -> Room:
     """Build the demo room and run cycles until nothing is left to do. The demo is an edge:
     it refreshes the views after building the room and after each cycle."""
     room = build(root)
-    views.refresh(room)
+    refresh(room)
     echo(f"demo room: {root}")
     for n in range(1, 21):
         result = cycle(room)
-        views.refresh(room)
+        refresh(room)
         echo(f"cycle {n}: {result.message}")
         if result.code in (errors.OK, errors.STOPPED, errors.BUSY, errors.ADAPTER_MISSING):
             break

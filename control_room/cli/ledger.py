@@ -37,9 +37,9 @@ def tail(count: int, raw: bool, as_json: bool) -> None:
         return
     entries = [parse(line) for line in lines]
     if as_json:
-        echo_json([e.as_dict() if e else {"unparsed": line} for e, line in zip(entries, lines)])
+        echo_json([e.as_dict() if e else {"unparsed": line} for e, line in zip(entries, lines, strict=True)])
         return
-    for e, line in zip(entries, lines):
+    for e, line in zip(entries, lines, strict=True):
         click.echo(format_entry(e.as_dict()) if e else f"(not a ledger line) {line}")
 
 

@@ -30,17 +30,18 @@ import enum
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from control_room import adapters, ledger
-from control_room.adapters import Adapter, Invocation
+from control_room import ledger
 from control_room.errors import ControlRoomError, InvalidError, QueueFullError
-from control_room.knowledge import graveyard
 from control_room.ledger import events
-from control_room.room import roles, swarm, tasks
+from control_room.room import swarm, tasks
 from control_room.room.layout import Room
-from control_room.room.settings import Settings
 from control_room.timeutil import now_iso
+
+if TYPE_CHECKING:  # loaded at NEW and RUN only (see ``admit``)
+    from control_room.adapters import Adapter, Invocation
+    from control_room.room.settings import Settings
 
 VIBE = "(a task that cannot state its falsifier is a vibe, not a task)"
 
@@ -66,6 +67,8 @@ class Plan:
     adapter_settings: dict[str, Any]  # CONTROL.md's values, overridden by the role's
 
     def invocation(self, task: dict[str, Any], prompt: str, brief: Path, workdir: Path) -> Invocation:
+        from control_room.adapters import Invocation  # loaded with the adapter, in resolve
+
         return Invocation(
             task,
             prompt,
@@ -92,6 +95,10 @@ def admit(room: Room, task: dict[str, Any], stage: Stage, settings: Settings | N
         return None
     if settings is None:
         raise TypeError("admit needs the settings at NEW and RUN")
+    # The queue scan (`task list`) stops above; what follows loads the graveyard, the roles and
+    # the adapters (~4 ms), so they are imported here and in ``resolve``, not with the module.
+    from control_room.knowledge import graveyard
+
     why = graveyard.refusal(room, task.get("route") or "")
     if why is not None:
         raise Refused(why)
@@ -160,6 +167,9 @@ def add(room: Room, settings: Settings, data: dict[str, Any], *, source: str = "
 
 def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
     """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's."""
+    from control_room import adapters  # see admit: not for the queue scan
+    from control_room.room import roles
+
     role = roles.name_of(task)
     meta, _ = roles.read(room, role)
     adapter = adapters.get(str(task.get("adapter") or meta.get("adapter") or settings.default_adapter))

@@ -3,7 +3,8 @@
 Scanning a folder keeps a disposable index (``control-room/.cache/<state>.index``) of each
 file's (mtime, size, inode) and a summary, so listing 10,000 tasks opens only the files that
 changed since the last scan. Scanning the queue rejects files that admission refuses
-(``admission.Stage.QUEUED``: the file itself). The queue's run order is saved beside it (``.cache/queue.order``) for cycles (see ``run_order``).
+(``admission.Stage.QUEUED``: the file itself). The queue's run order is saved beside it
+(``.cache/queue.order``) for cycles (see ``run_order``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from control_room.dispatch.admission import Refused, Stage, admit
-from control_room.room.layout import Room
 from control_room.room import swarm
+from control_room.room.layout import Room
 from control_room.room.values import is_id
 from control_room.store import cache
 from control_room.timeutil import now_iso
@@ -50,10 +51,12 @@ class Listed:
 
     @property
     def summary(self) -> dict[str, Any]:
-        if isinstance(self._raw, str):
-            self._raw = json.loads(self._raw)
-        assert isinstance(self._raw, dict)
-        return self._raw
+        raw = self._raw
+        if isinstance(raw, dict):
+            return raw
+        decoded: dict[str, Any] = json.loads(raw)
+        self._raw = decoded
+        return decoded
 
     @property
     def id(self) -> str:
@@ -99,9 +102,10 @@ def scan(room: Room, state: str) -> list[Listed]:
         entries = list(os.scandir(folder))
     except FileNotFoundError:
         return []
+    reason = swarm.REASON
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or name.endswith(swarm.REASON) or not entry.is_file():
+        if name.startswith(".") or name.endswith(reason) or not entry.is_file():
             continue
         try:
             st = entry.stat()
@@ -182,9 +186,8 @@ def run_order(room: Room) -> Iterator[Listed]:
     order: list[tuple[str, str]] = ordered["order"]
     known_names = {n for n, _ in order}
     try:
-        names = [
-            n for n in os.listdir(room.state_dir("queue")) if not n.startswith(".") and not n.endswith(swarm.REASON)
-        ]
+        listed = os.listdir(room.state_dir("queue"))
+        names = [n for n in listed if not n.startswith(".") and not n.endswith(swarm.REASON)]
     except FileNotFoundError:
         return
     present = set(names)

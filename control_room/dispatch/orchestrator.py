@@ -21,7 +21,7 @@ from control_room import ledger
 from control_room.dispatch import admission, schedule
 from control_room.dispatch.pick import Holds
 from control_room.errors import ControlRoomError
-from control_room.knowledge import digest
+from control_room.knowledge import history
 from control_room.ledger import events
 from control_room.room import results
 from control_room.room.layout import Room
@@ -43,7 +43,7 @@ def queue_one(room: Room, settings: Settings) -> bool:
                     "an orchestrator task is parked: retry or cancel it to orchestrate again",
                 )
             return False
-    if ROUTE in digest.held(room, settings):
+    if ROUTE in history.held(room, settings):
         return False
     task_id = f"{PREFIX}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.urandom(2).hex()}"
     answer = results.folder(room, task_id) / "answer.md"  # where the runner keeps what it said

@@ -16,7 +16,7 @@ from control_room import errors, ledger
 from control_room.dispatch import claims, index
 from control_room.dispatch.admission import Plan, Refused, Stage, admit, agent_env
 from control_room.dispatch.rounds import CycleResult
-from control_room.knowledge import digest, graveyard
+from control_room.knowledge import graveyard, history
 from control_room.ledger import events
 from control_room.ledger.events import Event
 from control_room.ledger.stats import summary
@@ -89,7 +89,7 @@ class Readiness:
         self.busy_paths, reserved = _running_owns(room)
         self.spend += reserved  # what running tasks may still spend counts as spent
         self.holds = Holds(room)
-        self.held = digest.held(room, settings)  # death loops: fail closed until a person acts
+        self.held = history.held(room, settings)  # death loops: fail closed until a person acts
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
 
     def refused(self, s: dict[str, Any]) -> str | None:

@@ -30,7 +30,7 @@ _EMPH = "*_"
 _FENCES = ("```", "~~~")
 _LABEL_SPAN = 60  # a label sits within the first characters of an item
 # the character classes side by side are disjoint, so matching is linear
-_HEADER = re.compile(r"#*[ \t]*([*_]*)(%s)([*_]*)[ \t]*:" % "|".join(HEADERS), re.IGNORECASE)
+_HEADER = re.compile(r"#*[ \t]*([*_]*)(" + "|".join(HEADERS) + r")([*_]*)[ \t]*:", re.IGNORECASE)
 _WORDS = re.compile(r"[\s/|,&+]+")
 _EXPECTED = "(expected CONFIRMED:, INFERRED: or UNKNOWN:)"
 _EMPTY = {
@@ -205,10 +205,10 @@ def _out_of_order(order: list[int]) -> set[int]:
 
 def _decode(output: Any) -> str:
     if isinstance(output, (bytes, bytearray, memoryview)):
-        output = bytes(output).decode("utf-8", errors="replace")
-    elif not isinstance(output, str):
-        output = str(output)
-    return output[1:] if output.startswith("\ufeff") else output
+        text = bytes(output).decode("utf-8", errors="replace")
+    else:
+        text = output if isinstance(output, str) else str(output)
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def validate(output: str | bytes) -> Report:
@@ -296,7 +296,8 @@ def validate(output: str | bytes) -> Report:
 
 
 _SUCCESS = re.compile(
-    r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|all tests|faster|improved|meets?)\b",
+    r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|"
+    r"all tests|faster|improved|meets?)\b",
     re.IGNORECASE,
 )
 _NEGATION = re.compile(r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower|unable)\b", re.IGNORECASE)

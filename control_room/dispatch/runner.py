@@ -7,7 +7,6 @@ then the task's move out of ``swarm/running/``. A cycle killed at any point leav
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from control_room import errors, ledger, proc
@@ -17,7 +16,7 @@ from control_room.dispatch.pick import Pick
 from control_room.dispatch.report import claims_success
 from control_room.dispatch.report import validate as validate_report
 from control_room.dispatch.rounds import CycleResult, fail_round, requeue
-from control_room.knowledge import digest, routes
+from control_room.knowledge import digest, history, routes
 from control_room.ledger import events
 from control_room.ledger.result import RunResult
 from control_room.room import results as results_folder
@@ -204,7 +203,7 @@ def _finish_fail(
 ) -> CycleResult:
     task = picked.task
     tid = task["id"]
-    _log_result(room, picked, "fail", cost, dataclasses.replace(run, failed=why))
+    _log_result(room, picked, "fail", cost, run.failing(why))
     where = fail_round(room, settings, task, why, src="running")
     _after(room, settings, task, "fail", cost)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
@@ -227,7 +226,7 @@ def _after(room: Room, settings: Settings, task: dict[str, Any], verdict: str, c
     (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
     if task.get("route"):
         routes.record_run(room, task["route"], task["id"], verdict, cost)
-    for key, loop in digest.held(room, settings).items():
+    for key, loop in history.held(room, settings).items():
         if not loop["announced"]:
             route = key if not key.startswith("task:") else ""
             ledger.append(

@@ -56,7 +56,8 @@ def cron_entry(room: Room, seconds: float) -> str:
         f"{shlex.join(argv)} >> {shlex.quote(str(log_path(room)))} 2>&1"
     )
     # cron turns an unescaped % into a newline (crontab(5)); \% reaches the shell as %.
-    return f"# control-room: one cycle of {room.root}\n{cron_spec(seconds)} {command.replace('%', chr(92) + '%')}\n"
+    escaped = command.replace("%", "\\%")
+    return f"# control-room: one cycle of {room.root}\n{cron_spec(seconds)} {escaped}\n"
 
 
 def launchd_label(room: Room) -> str:

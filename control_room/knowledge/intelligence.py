@@ -103,7 +103,7 @@ def _one_line(text: str) -> str:
 
 
 def _record(line: int, cells: list[str]) -> dict[str, Any]:
-    return {**dict(zip(COLUMNS, cells)), "line": line}
+    return {**dict(zip(COLUMNS, cells, strict=True)), "line": line}
 
 
 # reading -----------------------------------------------------------------------------------

@@ -130,7 +130,8 @@ def problems(room: Room) -> list[str]:
     table = _table(room, read_optional(room.routes) or "")
     if table is None:
         return [f"{WHERE}: no table whose first column is `route` (expected | {' | '.join(COLUMNS)} |)"]
-    out, seen = [], {}
+    out: list[str] = []
+    seen: dict[str, int] = {}
     width = len(table.header)
     for line, cells in table.rows:
         where = f"{WHERE}:{line}"

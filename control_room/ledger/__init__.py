@@ -12,6 +12,20 @@
 May import: the base modules and ``store``.
 """
 
-from control_room.ledger.write import append, writer_name
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from control_room.ledger.write import append, writer_name
 
 __all__ = ["append", "writer_name"]
+
+
+def __getattr__(name: str) -> Any:
+    # The writer is loaded on first use, so readers (`status`) do not pay for it (~3 ms).
+    if name in __all__:
+        from control_room.ledger import write
+
+        return getattr(write, name)
+    raise AttributeError(name)

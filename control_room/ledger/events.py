@@ -7,16 +7,24 @@ A new event is one constant here, added to ``EVENTS`` (see docs/architecture.md)
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
 class Event:
-    name: str
-    outcomes: tuple[str, ...]  # what the outcome cell may say; the first is the default; () any
-    columns: tuple[str, ...]  # which of task, route, adapter, cost_usd, detail it fills
-    when: str  # one line: when it is written
+    """One kind of ledger line. (A plain class: ``status`` imports 34 of them.)"""
+
+    __slots__ = ("columns", "name", "outcomes", "when")
+
+    def __init__(self, name: str, outcomes: tuple[str, ...], columns: tuple[str, ...], when: str) -> None:
+        self.name = name
+        self.outcomes = outcomes  # what the outcome cell may say; the first is the default; () any
+        self.columns = columns  # which of task, route, adapter, cost_usd, detail it fills
+        self.when = when  # one line: when it is written
+
+    def __repr__(self) -> str:
+        return f"Event({self.name!r})"
+
+    def named(self, name: str) -> Event:
+        """This event under another name (``GPU_APPROVAL_NEEDED`` from ``<GATE>_APPROVAL_NEEDED``)."""
+        return Event(name, self.outcomes, self.columns, self.when)
 
     def check(self, outcome: str | None) -> str:
         """The outcome to write: ``outcome``, or the default; a wrong one is a bug."""
@@ -190,7 +198,7 @@ BY_NAME = {e.name: e for e in EVENTS}
 
 def approval_needed(gate: str) -> Event:
     """The hold event of one gate: ``GPU_APPROVAL_NEEDED`` for ``gpu``."""
-    return dataclasses.replace(APPROVAL_NEEDED, name=f"{gate.upper()}_APPROVAL_NEEDED")
+    return APPROVAL_NEEDED.named(f"{gate.upper()}_APPROVAL_NEEDED")
 
 
 def intelligence(kind: str, verb: str) -> Event:

@@ -17,15 +17,14 @@ with the pattern they were written in.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass
 
 DECISION_MAX = 160
 FAILED_MAX = 240
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_LEGACY_TAIL = re.compile(r"(?:^|; )decision: (?P<decision>.*?)(?:; failed: (?P<failed>.*))?$", re.S)
-_LEGACY_FAILED = re.compile(r"(?:^|; )failed: (?P<failed>.*)$", re.S)
+# Patterns, compiled by ``re`` on first use (status imports this module and rarely needs them).
+_NUMBER = r"\d+(?:\.\d+)?"
+_LEGACY_TAIL = r"(?s)(?:^|; )decision: (?P<decision>.*?)(?:; failed: (?P<failed>.*))?$"
+_LEGACY_FAILED = r"(?s)(?:^|; )failed: (?P<failed>.*)$"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -33,21 +32,43 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@dataclass(frozen=True)
 class RunResult:
     """What a ``result`` line says about a run."""
 
-    decision: str = ""
-    failed: str = ""
-    unsupported: bool = False
-    round: int = 0
-    exit: int | None = None
-    seconds: float = 0.0
-    report: str = ""  # ok | broken
-    validator: str = ""  # passed | exited N | timed out | could not start
+    __slots__ = ("decision", "exit", "failed", "report", "round", "seconds", "unsupported", "validator")
+
+    def __init__(
+        self,
+        decision: str = "",
+        failed: str = "",
+        unsupported: bool = False,
+        round: int = 0,
+        exit: int | None = None,
+        seconds: float = 0.0,
+        report: str = "",  # ok | broken
+        validator: str = "",  # passed | exited N | timed out | could not start
+    ) -> None:
+        self.decision, self.failed, self.unsupported = decision, failed, unsupported
+        self.round, self.exit, self.seconds = round, exit, seconds
+        self.report, self.validator = report, validator
+
+    def failing(self, failed: str) -> RunResult:
+        """The same run, with what failed."""
+        return RunResult(
+            self.decision,
+            failed,
+            self.unsupported,
+            self.round,
+            self.exit,
+            self.seconds,
+            self.report,
+            self.validator,
+        )
 
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
+        import json  # ~2 ms: `status` reads no result line unless the ledger grew
+
         data: dict[str, object] = {
             "round": self.round,
             "exit": self.exit,
@@ -64,19 +85,18 @@ class RunResult:
 
 
 def for_people(detail: str) -> str:
-    """A result line's detail in words, for ``status`` and ``ledger tail``."""
-    if not detail.startswith("{"):
+    """A result line's detail for ``status`` and ``ledger tail``: its fields without the JSON
+    punctuation (``round: 1, report: ok, ...``). Costs no JSON parser: a view of the text."""
+    if not (detail.startswith("{") and detail.endswith("}")):
         return detail
-    run = read(detail)
-    text = f"round {run.round}; report {run.report or '?'}; validator {run.validator or '?'}; decision: {run.decision}"
-    if run.failed:
-        text += f"; failed: {run.failed}"
-    return text + ("; UNSUPPORTED CLAIM" if run.unsupported else "")
+    return detail[1:-1].replace('\\"', "'").replace('"', "")
 
 
 def read(detail: str) -> RunResult:
     """The run a result line's detail describes; never raises (an unknown shape reads as empty)."""
     if detail.startswith("{"):
+        import json  # see RunResult.detail
+
         try:
             data = json.loads(detail)
         except (ValueError, RecursionError):
@@ -93,14 +113,14 @@ def read(detail: str) -> RunResult:
             report=str(data.get("report") or ""),
             validator=str(data.get("validator") or ""),
         )
-    m = _LEGACY_TAIL.search(detail)
+    m = re.search(_LEGACY_TAIL, detail)
     if m:
         return RunResult(decision=m.group("decision"), failed=m.group("failed") or "")
-    m = _LEGACY_FAILED.search(detail)
+    m = re.search(_LEGACY_FAILED, detail)
     return RunResult(failed=m.group("failed") if m else "")
 
 
 def cause(text: str) -> str:
     """A failure or decision reduced to its shape, so that repeats compare equal: numbers become
     N, whitespace is collapsed, the length is bounded."""
-    return " ".join(_NUMBER.sub("N", text).split())[:160]
+    return " ".join(re.sub(_NUMBER, "N", text).split())[:160]

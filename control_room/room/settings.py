@@ -1,7 +1,8 @@
 """CONTROL.md (SPEC §8): the room's settings (limits, approvals) in its front matter.
 
-``Settings`` is the one table of keys: each field carries its type, its default and a one-line
-doc (docs/gates.md and the CONTROL.md template are checked against it by a test). A key that is
+``KEYS`` is the one table of keys: each key's default, kind and one-line doc; ``Settings``
+declares their types (docs/gates.md and the CONTROL.md template are checked against the table
+by a test). A key that is
 absent takes its default; a key with a wrong type is an error naming the key, because settings
 that cannot be read must fail closed. The parsed values are cached against the file's
 fingerprint, so most commands never import the YAML parser.
@@ -12,9 +13,7 @@ an approval is recorded here, under ``approvals``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from control_room.errors import InvalidError
@@ -83,54 +82,110 @@ KINDS: dict[str, tuple[Check, str]] = {
 }
 
 
-def key(default: Any, kind: str, doc: str) -> Any:
-    """One row of the settings table: its default, its kind (``KINDS``) and a one-line doc.
+# The one table of keys: name -> (default, kind (``KINDS``), one-line doc). ``Settings`` below
+# declares each key's type, in the same order (a test holds the two together). A ``text`` or
+# ``command`` key left empty means "none"; any other key left empty means its default.
+KEYS: dict[str, tuple[Any, str, str]] = {
+    "max_parallel": (1, "posint", "cycles that may run at once (slots)"),
+    "daily_budget_usd": (10.0, "money", "spend per UTC day; no task starts past it"),
+    "max_task_cost_usd": (2.0, "money", "the highest `max_cost_usd` a task may declare"),
+    "max_rounds": (2, "posint", "failed rounds before a task is parked"),
+    "max_queued": (10000, "posint", "`task add` refuses a task when the queue holds this many"),
+    "default_adapter": ("probe", "adapter", "adapter when neither the task nor its role names one"),
+    "default_model": (None, "text", "model when neither the task nor its role names one"),
+    "allow_extra_args": (False, "bool", "whether tasks may carry `extra_args`"),
+    "env_allow": ((), "names", "empty: agents get the dispatcher's environment; else only these names"),
+    "workdir": (".", "text", "where agents and validators run, relative to the room"),
+    "repo": (None, "text", "the target git repository (not acted on yet)"),
+    "validator_timeout_s": (600, "seconds", "time limit of a task's validator"),
+    "grace_s": (60, "seconds", "extra time after a claim's deadline before it counts as dead"),
+    "capture_max_bytes": (10_000_000, "posint", "per stream; output beyond it is dropped and noted"),
+    "retention_days": (30, "count", "how long results are kept (not acted on yet)"),
+    "on_empty_queue": (
+        "idle",
+        "on_empty_queue",
+        "`idle` or `orchestrate` ([orchestrator.md](orchestrator.md))",
+    ),
+    "max_new_tasks": (5, "posint", "tasks one orchestrator run may queue"),
+    "field_guide_max_lines": (80, "posint", "lines of `intelligence/FIELD_GUIDE.md` injected into prompts"),
+    "digest_max_bytes": (8192, "posint", "size cap of DIGEST.md ([digest.md](digest.md))"),
+    "death_loop_n": (
+        3,
+        "posint",
+        "identical failures in a row that hold a route ([findings.md](findings.md))",
+    ),
+    "orchestrator_adapter": (
+        None,
+        "text",
+        "the orchestrator's adapter; none: its role's, else `default_adapter`",
+    ),
+    "orchestrator_command": (
+        None,
+        "command",
+        "what the `probe` adapter runs as the orchestrator (string or list)",
+    ),
+    "orchestrator_max_cost_usd": (0.5, "money", "the orchestrator task's `max_cost_usd`"),
+    "orchestrator_wall_clock_s": (900, "seconds", "the orchestrator task's `wall_clock_s`"),
+    "command_argv": ((), "strs", "argv template of the `command` adapter ([adapters.md](adapters.md))"),
+    "approvals": ((), "list", "written by `control-room approve`: `{task, gate, by, at}`"),
+}
+NAMES: tuple[str, ...] = tuple(KEYS)
 
-    A ``text`` or ``command`` key left empty means "none"; any other key left empty means its
-    default."""
-    return dataclasses.field(default=default, metadata={"kind": kind, "doc": doc})
 
-
-@dataclass(frozen=True)
 class Settings:
-    """The values of CONTROL.md's front matter, defaults filled in."""
+    """The values of CONTROL.md's front matter, defaults filled in; read-only. (A plain class
+    rather than a dataclass or NamedTuple: every command imports it, and this costs ~1 ms less.)"""
 
-    max_parallel: int = key(1, "posint", "cycles that may run at once (slots)")
-    daily_budget_usd: float = key(10.0, "money", "spend per UTC day; no task starts past it")
-    max_task_cost_usd: float = key(2.0, "money", "the highest `max_cost_usd` a task may declare")
-    max_rounds: int = key(2, "posint", "failed rounds before a task is parked")
-    max_queued: int = key(10000, "posint", "`task add` refuses a task when the queue holds this many")
-    default_adapter: str = key("probe", "adapter", "adapter when neither the task nor its role names one")
-    default_model: str | None = key(None, "text", "model when neither the task nor its role names one")
-    allow_extra_args: bool = key(False, "bool", "whether tasks may carry `extra_args`")
-    env_allow: tuple[str, ...] = key(
-        (), "names", "empty: agents get the dispatcher's environment; else only these names"
-    )
-    workdir: str | None = key(".", "text", "where agents and validators run, relative to the room")
-    repo: str | None = key(None, "text", "the target git repository (not acted on yet)")
-    validator_timeout_s: float = key(600, "seconds", "time limit of a task's validator")
-    grace_s: float = key(60, "seconds", "extra time after a claim's deadline before it counts as dead")
-    capture_max_bytes: int = key(10_000_000, "posint", "per stream; output beyond it is dropped and noted")
-    retention_days: int = key(30, "count", "how long results are kept (not acted on yet)")
-    on_empty_queue: str = key("idle", "on_empty_queue", "`idle` or `orchestrate` (orchestrator.md)")
-    max_new_tasks: int = key(5, "posint", "tasks one orchestrator run may queue")
-    field_guide_max_lines: int = key(
-        80, "posint", "lines of `intelligence/FIELD_GUIDE.md` injected into prompts"
-    )
-    digest_max_bytes: int = key(8192, "posint", "size cap of DIGEST.md (digest.md)")
-    death_loop_n: int = key(3, "posint", "identical failures in a row that hold a route (findings.md)")
-    orchestrator_adapter: str | None = key(
-        None, "text", "the orchestrator's adapter; none: its role's, else `default_adapter`"
-    )
-    orchestrator_command: str | tuple[str, ...] | None = key(
-        None, "command", "what the `probe` adapter runs as the orchestrator (string or list)"
-    )
-    orchestrator_max_cost_usd: float = key(0.5, "money", "the orchestrator task's `max_cost_usd`")
-    orchestrator_wall_clock_s: float = key(900, "seconds", "the orchestrator task's `wall_clock_s`")
-    command_argv: tuple[str, ...] = key((), "strs", "argv template of the `command` adapter (adapters.md)")
-    approvals: tuple[Mapping[str, Any], ...] = key(
-        (), "list", "written by `control-room approve`: `{task, gate, by, at}`"
-    )
+    __slots__ = NAMES
+    max_parallel: int
+    daily_budget_usd: float
+    max_task_cost_usd: float
+    max_rounds: int
+    max_queued: int
+    default_adapter: str
+    default_model: str | None
+    allow_extra_args: bool
+    env_allow: tuple[str, ...]
+    workdir: str | None
+    repo: str | None
+    validator_timeout_s: float
+    grace_s: float
+    capture_max_bytes: int
+    retention_days: int
+    on_empty_queue: str
+    max_new_tasks: int
+    field_guide_max_lines: int
+    digest_max_bytes: int
+    death_loop_n: int
+    orchestrator_adapter: str | None
+    orchestrator_command: str | tuple[str, ...] | None
+    orchestrator_max_cost_usd: float
+    orchestrator_wall_clock_s: float
+    command_argv: tuple[str, ...]
+    approvals: tuple[Mapping[str, Any], ...]
+
+    def __init__(self, **values: Any) -> None:
+        for name, (default, _, _) in KEYS.items():
+            v = values.pop(name, default)
+            object.__setattr__(self, name, tuple(v) if isinstance(v, list) else v)
+        if values:
+            raise TypeError(f"unknown settings: {', '.join(values)}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("settings are read-only: change CONTROL.md")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Settings) and self.as_dict() == other.as_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(repr(getattr(self, n)) for n in NAMES))
+
+    def __repr__(self) -> str:
+        return f"Settings({', '.join(f'{n}={getattr(self, n)!r}' for n in NAMES)})"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some values changed."""
+        return Settings(**{**self.as_dict(), **changes})
 
     def approved(self, task_id: str, gate: str) -> bool:
         """Whether a person approved this task's gate (``control-room approve``)."""
@@ -141,20 +196,14 @@ class Settings:
 
     def as_dict(self) -> dict[str, Any]:
         """The values as plain JSON-like data (tuples as lists): what adapters see."""
-        return {f.name: _plain(getattr(self, f.name)) for f in FIELDS}
+        return {name: _plain(getattr(self, name)) for name in NAMES}
 
 
-FIELDS: tuple[dataclasses.Field[Any], ...] = dataclasses.fields(Settings)
-NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 DEFAULTS = Settings()
 
 
 def _plain(v: Any) -> Any:
     return [_plain(x) for x in v] if isinstance(v, (tuple, list)) else v
-
-
-def _frozen(v: Any) -> Any:
-    return tuple(v) if isinstance(v, list) else v
 
 
 def values(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -166,22 +215,21 @@ def values(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
             f"(known: {', '.join(NAMES)})"
         )
     out: dict[str, Any] = DEFAULTS.as_dict()
-    for f in FIELDS:
-        if f.name not in meta:
+    for name, (_, kind, _) in KEYS.items():
+        if name not in meta:
             continue
-        v = meta[f.name]
-        kind = f.metadata["kind"]
+        v = meta[name]
         if v is None and kind not in ("text", "command"):
             continue  # an empty value means "the default"
         check, must = KINDS[kind]
         if not check(v):
-            raise InvalidError(f"{where}: {f.name} must be {must} (got {v!r})")
-        out[f.name] = v
+            raise InvalidError(f"{where}: {name} must be {must} (got {v!r})")
+        out[name] = v
     return out
 
 
 def from_values(data: Mapping[str, Any]) -> Settings:
-    return Settings(**{k: _frozen(v) for k, v in data.items()})
+    return Settings(**data)
 
 
 def parse(text: str, where: str) -> Settings:

@@ -16,24 +16,37 @@ table it wrote, so commands import markdown-it only after a person edited the pa
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from control_room.store import cache
 
-_EOL = re.compile(r"(\r\n|\r|\n)")  # what markdown-it counts as a line break
+_EOL = r"(\r\n|\r|\n)"  # what markdown-it counts as a line break
 # What markdown-it trims from a cell (CommonMark whitespace), so cells read the same either way.
 _SPACE = (
     "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 )
 
 
-@dataclass
 class Table:
-    header: list[str]  # the header's cells, stripped and lowercased
-    header_line: int  # 1-based
-    rows: list[tuple[int, list[str]]] = field(default_factory=list)  # (1-based line, cells)
+    """One table: its header, the line of its header, and its rows with their lines."""
+
+    __slots__ = ("header", "header_line", "rows")
+
+    def __init__(self, header: list[str], header_line: int, rows: list[tuple[int, list[str]]]) -> None:
+        self.header = header  # the header's cells, stripped and lowercased
+        self.header_line = header_line  # 1-based
+        self.rows = rows  # (1-based line, cells)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Table) and (self.header, self.header_line, self.rows) == (
+            other.header,
+            other.header_line,
+            other.rows,
+        )
+
+    def __repr__(self) -> str:
+        return f"Table({self.header!r}, {self.header_line}, {self.rows!r})"
 
     def find(self, key: str) -> list[tuple[int, list[str]]]:
         """The rows whose first cell is ``key`` (more than one is a broken page)."""
@@ -47,7 +60,7 @@ class Table:
 
 def lines(text: str) -> list[str]:
     """Every line with its own line ending, so ``"".join(lines(text)) == text``."""
-    parts = _EOL.split(text)
+    parts = re.split(_EOL, text)
     out = [parts[i] + parts[i + 1] for i in range(0, len(parts) - 1, 2)]
     return out + ([parts[-1]] if parts[-1] else [])
 
@@ -98,22 +111,23 @@ def find_all(text: str, key: str) -> list[Table]:
     page = lines(text)
     found: list[Table] = []
     current: Table | None = None
-    in_head = False
+    in_head, table_line = False, 0
     for tok in tokens:
         line = (tok.map[0] + 1) if tok.map else 0
         if tok.type == "table_open":
-            current = Table([], line)
+            table_line, current = line, None
         elif tok.type == "thead_open":
             in_head = True
         elif tok.type == "thead_close":
             in_head = False
-        elif tok.type == "tr_open" and current is not None and 0 < line <= len(page):
+        elif tok.type == "tr_open" and 0 < line <= len(page):
             cells = row_cells(page[line - 1])
             if in_head:
-                current.header = [c.lower() for c in cells]
-                if current.header and current.header[0] == key.lower():
+                header = [c.lower() for c in cells]
+                current = Table(header, table_line, []) if header and header[0] == key.lower() else None
+                if current is not None:
                     found.append(current)
-            else:
+            elif current is not None:
                 current.rows.append((line, cells))
         elif tok.type == "table_close":
             current = None

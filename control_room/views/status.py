@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.errors import ControlRoomError
-from control_room.knowledge import digest, routes
+from control_room.knowledge import history, routes
 from control_room.ledger import events, result
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
@@ -46,8 +46,8 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     out["ledger_lines"] = s["lines"]
     out["findings"], out["held"] = 0, []
     if out["ledger_error"] is None:
-        st, _ = digest.state(room)
-        loops = digest.death_loops(st, (settings or DEFAULTS).death_loop_n)
+        st, _ = history.state(room)
+        loops = history.death_loops(st, (settings or DEFAULTS).death_loop_n)
         out["findings"] = st["unsupported_n"] + len(loops)
         out["held"] = sorted(loops)
     out["last"] = [e.as_dict() for e in recent if e is not None]

@@ -1,0 +1,134 @@
+"""The room's history, folded from the ledger: per route (or ``task:<id>`` for a task without
+one) its attempts, passes, fails, spend, last decisions, best result and current streak of
+identical failures (a death loop once it reaches CONTROL.md ``death_loop_n``); the recurring
+failure causes; the unsupported CONFIRMED claims.
+
+The fold is kept in ``.cache/digest`` and brought up to date incrementally: each call reads
+only the ledger lines appended since the last one (``ledger.follow``). DIGEST.md, findings,
+``status`` and the cycle's death-loop holds all read it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_room.ledger import events, result
+from control_room.ledger.follow import follow
+from control_room.ledger.line import Col, unescape
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+
+KIND = "digest-2"
+LAST = 5  # decisions kept per route
+STREAK_LINES = 10  # lines kept as evidence of a streak
+CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
+
+
+def _init() -> dict[str, Any]:
+    return {"routes": {}, "causes": {}, "unsupported": [], "unsupported_n": 0, "last_time": ""}
+
+
+def _new_route() -> dict[str, Any]:
+    return {
+        "attempts": 0,
+        "passes": 0,
+        "fails": 0,
+        "spend": 0.0,
+        "last": [],
+        "best": None,
+        "last_time": "",
+        "streak": _no_streak(),
+        "decision_streak": _no_streak(),
+        "announced": False,
+    }
+
+
+def _no_streak() -> dict[str, Any]:
+    return {"cause": "", "n": 0, "lines": []}
+
+
+def _unsupported(state: dict[str, Any], entry: list[str]) -> None:
+    state["unsupported_n"] += 1
+    state["unsupported"] = (state["unsupported"] + [entry])[-20:]
+
+
+def _fold(state: dict[str, Any], cells: list[str]) -> None:
+    time, eid, event = cells[Col.TIME], cells[Col.ID], unescape(cells[Col.EVENT])
+    task, route = unescape(cells[Col.TASK]), unescape(cells[Col.ROUTE])
+    state["last_time"] = time
+    key = route or (f"task:{task}" if task else "")
+    if event in CLEARS and key:
+        r = state["routes"].get(key)
+        if r is not None:
+            r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
+        return
+    if event == events.DEATH_LOOP.name and key in state["routes"]:
+        state["routes"][key]["announced"] = True
+        return
+    if event == events.UNSUPPORTED_CLAIM.name:  # lines written before 0.2
+        _unsupported(state, [time, eid, task, route, unescape(cells[Col.DETAIL])])
+        return
+    if event != events.RESULT.name or not key:
+        return
+    outcome = unescape(cells[Col.OUTCOME])
+    try:
+        cost = float(cells[Col.COST_USD])
+    except ValueError:
+        cost = 0.0
+    run = result.read(unescape(cells[Col.DETAIL]))
+    decision, failed = run.decision, run.failed
+    if run.unsupported:
+        why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
+        _unsupported(state, [time, eid, task, route, why])
+    r = state["routes"].setdefault(key, _new_route())
+    r["attempts"] += 1
+    r["spend"] = round(r["spend"] + cost, 6)
+    r["last_time"] = time
+    r["last"] = (r["last"] + [[time, task, outcome, decision, failed]])[-LAST:]
+    if outcome == "pass":
+        r["passes"] += 1
+        r["best"] = [time, task, decision]
+        r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
+        return
+    r["fails"] += 1
+    c = result.cause(failed or decision)
+    state["causes"][c] = state["causes"].get(c, 0) + 1
+    evidence = [time, eid, task, (failed or decision)[:200]]
+    # The probe's DECISION only restates its exit code: not a decision that can repeat.
+    own_decision = result.cause(decision) if unescape(cells[Col.ADAPTER]) != "probe" else ""
+    for name, value in (("streak", result.cause(failed)), ("decision_streak", own_decision)):
+        s = r[name]
+        if value and s["cause"] == value:
+            s["n"] += 1
+            s["lines"] = (s["lines"] + [evidence])[-STREAK_LINES:]
+        else:
+            r[name] = {"cause": value, "n": 1 if value else 0, "lines": [evidence] if value else []}
+
+
+def state(room: Room) -> tuple[dict[str, Any], int]:
+    """The digest state, up to date; and how many ledger bytes this refresh read."""
+    return follow(room.ledger, room.cache / "digest", KIND, _init, _fold)
+
+
+def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:
+    """Routes (or ``task:<id>`` keys) failing the same way ``n`` or more times in a row."""
+    out = {}
+    for key, r in st["routes"].items():
+        for name, what in (("streak", "error"), ("decision_streak", "decision")):
+            s = r[name]
+            if s["n"] >= n:
+                out[key] = {
+                    "same": what,
+                    "cause": s["cause"],
+                    "n": s["n"],
+                    "lines": s["lines"],
+                    "announced": r.get("announced", False),
+                }
+                break
+    return out
+
+
+def held(room: Room, settings: Settings) -> dict[str, dict[str, Any]]:
+    """Routes held because of a death loop (fail closed until a person or the orchestrator acts)."""
+    st, _ = state(room)
+    return death_loops(st, settings.death_loop_n)
