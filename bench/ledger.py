@@ -22,7 +22,7 @@ def _ours(path: str, n: int, go: mp.Event) -> None:
     from control_room.ledger import append
     from control_room.ledger.events import Event
 
-    event = Event("bench", (), (), "a bench line")
+    event = Event("bench", (), ("task", "cost_usd", "detail"), "a bench line")
 
     go.wait()
     for i in range(n):

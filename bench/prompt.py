@@ -41,7 +41,7 @@ def main() -> None:
             for _ in range(5):
                 t = time.perf_counter()
                 digest.refresh(room, gate)
-                p = prompt.assemble(room, TASK, gate, history=digest.route_history(room, "route-7"))
+                p = prompt.assemble(room, TASK, "engineer", gate, history=digest.route_history(room, "route-7"))
                 times.append(time.perf_counter() - t)
             rows.append((n, len(p.text.encode()), p.pressure(200_000)["prompt_tokens_est"], first, statistics.median(times)))
     base = rows[0][1]

@@ -389,7 +389,7 @@ import os, sys, time
 from pathlib import Path
 from control_room.ledger import append
 from control_room.ledger.events import Event
-ev = Event("bench", (), (), "a test line")
+ev = Event("bench", (), ("task", "detail"), "a test line")
 path, writer, proc, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 while not os.path.exists(go):
     time.sleep(0.001)

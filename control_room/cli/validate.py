@@ -62,7 +62,7 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
 def _proposals(ctx: click.Context, name: str, text: str) -> None:
     # Admission loads the adapters and the knowledge layer: only for --proposals (~10 ms).
     from control_room.dispatch.admission import check_new
-    from control_room.dispatch.orchestrator import extract
+    from control_room.dispatch.orchestrator import extract  # likewise
 
     room = current_room()
     settings = settings_file.load(room)

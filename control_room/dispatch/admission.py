@@ -168,7 +168,7 @@ def add(room: Room, settings: Settings, data: dict[str, Any], *, source: str = "
 def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
     """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's."""
     from control_room import adapters  # see admit: not for the queue scan
-    from control_room.room import roles
+    from control_room.room import roles  # likewise
 
     role = roles.name_of(task)
     meta, _ = roles.read(room, role)

@@ -25,7 +25,7 @@ __all__ = ["append", "writer_name"]
 def __getattr__(name: str) -> Any:
     # The writer is loaded on first use, so readers (`status`) do not pay for it (~3 ms).
     if name in __all__:
-        from control_room.ledger import write
+        from control_room.ledger import write  # see above
 
         return getattr(write, name)
     raise AttributeError(name)

@@ -26,8 +26,12 @@ class Event:
         """This event under another name (``GPU_APPROVAL_NEEDED`` from ``<GATE>_APPROVAL_NEEDED``)."""
         return Event(name, self.outcomes, self.columns, self.when)
 
-    def check(self, outcome: str | None) -> str:
-        """The outcome to write: ``outcome``, or the default; a wrong one is a bug."""
+    def check(self, outcome: str | None, filled: dict[str, object]) -> str:
+        """The outcome to write: ``outcome``, or the default. A wrong outcome, or a column this
+        event does not fill, is a bug in the writer."""
+        extra = [c for c, v in filled.items() if v and c not in self.columns]
+        if extra:
+            raise ValueError(f"ledger event {self.name} does not fill {', '.join(extra)}")
         if outcome is None:
             return self.outcomes[0] if self.outcomes else ""
         if self.outcomes and outcome not in self.outcomes:
@@ -119,9 +123,9 @@ RETRY = _e("retry", ("queued",), "task route detail", "`task retry`")
 CANCEL = _e("cancel", ("cancelled",), "task route detail", "`task cancel`")
 
 # Routes and knowledge
-ROUTE_ADD = _e("route-add", ("untested",), "route detail", "`route add` (routes.md)")
-ROUTE_KILL = _e("route-kill", ("killed",), "route detail", "`route kill` (graveyard.md)")
-ROUTE_REOPEN = _e("route-reopen", ("reopened",), "route detail", "`route reopen` (graveyard.md)")
+ROUTE_ADD = _e("route-add", ("untested",), "route detail", "`route add` ([routes.md](routes.md))")
+ROUTE_KILL = _e("route-kill", ("killed",), "route detail", "`route kill` ([graveyard.md](graveyard.md))")
+ROUTE_REOPEN = _e("route-reopen", ("reopened",), "route detail", "`route reopen` ([graveyard.md](graveyard.md))")
 ROUTE_RESUME = _e(
     "route-resume", ("released",), "task route detail", "`route resume`: a death-loop hold released"
 )
@@ -129,20 +133,20 @@ DEATH_LOOP = _e(
     "death-loop",
     ("held",),
     "task route detail",
-    "a route (or `task:<id>`) reached `death_loop_n` identical failures; once per loop (findings.md)",
+    "a route (or `task:<id>`) reached `death_loop_n` identical failures; once per loop ([findings.md](findings.md))",
 )
 _STATES = ("untested", "pending", "killed")
-LEVER_ADD = _e("lever-add", _STATES, "detail", "`lever add` (intelligence.md)")
-LEVER_SET = _e("lever-set", _STATES, "detail", "`lever set` (intelligence.md)")
-BRANCH_ADD = _e("branch-add", _STATES, "detail", "`branch add` (intelligence.md)")
-BRANCH_SET = _e("branch-set", _STATES, "detail", "`branch set` (intelligence.md)")
+LEVER_ADD = _e("lever-add", _STATES, "detail", "`lever add` ([intelligence.md](intelligence.md))")
+LEVER_SET = _e("lever-set", _STATES, "detail", "`lever set` ([intelligence.md](intelligence.md))")
+BRANCH_ADD = _e("branch-add", _STATES, "detail", "`branch add` ([intelligence.md](intelligence.md))")
+BRANCH_SET = _e("branch-set", _STATES, "detail", "`branch set` ([intelligence.md](intelligence.md))")
 
 # The orchestrator
 PROPOSAL_REFUSED = _e(
     "proposal-refused",
     ("refused",),
     "task detail",
-    "an orchestrator proposal failed admission or `max_new_tasks` (orchestrator.md)",
+    "an orchestrator proposal failed admission or `max_new_tasks` ([orchestrator.md](orchestrator.md))",
 )
 ORCHESTRATE_REFUSED = _e(
     "orchestrate-refused",
@@ -203,4 +207,6 @@ def approval_needed(gate: str) -> Event:
 
 def intelligence(kind: str, verb: str) -> Event:
     """``lever-add``, ``lever-set``, ``branch-add`` or ``branch-set``."""
-    return BY_NAME[f"{kind}-{verb}"]
+    table = {("lever", "add"): LEVER_ADD, ("lever", "set"): LEVER_SET}
+    table |= {("branch", "add"): BRANCH_ADD, ("branch", "set"): BRANCH_SET}
+    return table[kind, verb]

@@ -50,7 +50,9 @@ def append(
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome."""
     who = writer or writer_name()
-    result = event.check(outcome)
+    result = event.check(
+        outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
+    )
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from control_room.errors import InvalidError, NoRoomError
+from control_room.store import cache
 
 STATES = ("queue", "running", "done", "parked", "rejected", "cancelled")
 SWARM_DIRS = (*STATES, "outbox", "results")
@@ -69,8 +70,6 @@ class Room:
         count is kept in ``.cache/counts`` against that mtime, once the mtime is two seconds old
         (a change in the same clock tick as the listing could not be told apart otherwise).
         """
-        from control_room.store import cache
-
         memo = cache.load(self.cache / "counts")
         memo = memo if isinstance(memo, dict) else {}
         now = time.time()

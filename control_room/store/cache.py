@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from control_room.store.files import atomic_write
+
 T = TypeVar("T")
 
 
@@ -44,8 +46,6 @@ def load(cache_file: Path) -> Any:
 
 
 def save(cache_file: Path, data: Any) -> None:
-    from control_room.store.files import atomic_write
-
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(cache_file, _MAGIC + marshal.dumps(data), durable=False)

@@ -21,7 +21,7 @@ Meta = dict[str, Any]
 def split(text: str, where: Path | str) -> tuple[Meta, str]:
     """(front matter, body) of a document's text; a text without front matter has ``{}``."""
     import frontmatter  # PyYAML behind it costs ~25 ms: only when a document is parsed
-    import yaml
+    import yaml  # likewise
 
     lines = text.lstrip("\ufeff").splitlines()
     if lines and lines[0].strip() == "---":

@@ -1,0 +1,66 @@
+"""The start-up budget: what the commands people and cron run most must not import.
+
+Each lazy import in the package is backed by a figure in docs/performance.md; these tests pin
+the ones that matter, so a top-level import of a heavy module cannot slip in unnoticed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("yaml", "frontmatter", "markdown_it", "filelock", "plistlib", "subprocess", "hashlib")
+
+
+def loaded(room: Path, *args: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``control-room ARGS`` in ``room``."""
+    code = (
+        "import sys, json\n"
+        "from control_room.cli import cli\n"
+        "try:\n"
+        f"    cli({list(args)!r}, prog_name='control-room', standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    env = {**os.environ, "CONTROL_ROOM": str(room)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.fixture(scope="module")
+def warm_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo room whose caches are warm: what `status` meets on a working day."""
+    root = tmp_path_factory.mktemp("startup") / "demo"
+    subprocess.run([sys.executable, "-m", "control_room", "demo", str(root)], capture_output=True, check=True)
+    loaded(root, "status")  # the first run may rebuild a cache
+    return root
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+@pytest.mark.parametrize("args", [("status",), ("status", "--json"), ("task", "list"), ("ledger", "tail")])
+def test_reading_commands_import_no_heavy_module(warm_room: Path, args: tuple[str, ...]) -> None:
+    assert heavy(loaded(warm_room, *args)) == []
+
+
+def test_status_does_not_load_the_engine(warm_room: Path) -> None:
+    modules = loaded(warm_room, "status")
+    assert sorted(m for m in modules if m.startswith(("control_room.dispatch", "control_room.adapters"))) == []
+    assert "control_room.ledger.write" not in modules  # readers do not pay for the writer
+
+
+def test_the_check_sees_a_heavy_import(warm_room: Path, tmp_path: Path) -> None:
+    """A command that parses a changed CONTROL.md does load the YAML parser: the check can fail."""
+    room = shutil.copytree(warm_room, tmp_path / "copy", symlinks=True)
+    control = room / "control-room" / "CONTROL.md"
+    control.write_text(control.read_text().replace("max_rounds: 2", "max_rounds: 3"))
+    assert "yaml" in heavy(loaded(room, "status"))
