@@ -114,6 +114,7 @@ def big_ledger(room: Room, n: int) -> None:
         f.write("".join(chunk))
 
 
+@pytest.mark.slow
 def test_the_digest_stays_under_its_cap_and_refreshes_incrementally(room: Room) -> None:
     gate = control.load(room)
     digest.refresh(room, gate)

@@ -8,7 +8,7 @@ Scenarios (FAKE_AGENT_MODE of the fake):
 - error: not ok, and the one-line error names the exit code;
 - garbage: no exception, and either not ok or no report;
 - noreport: ok (the CLI did its job) but no report in the final message;
-- timeout: killed at a 2 s wall clock, with its grandchild dead soon after.
+- timeout: killed at a 1 s wall clock, with its grandchild dead soon after.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: f
 def check(spec: Spec, scenario: str, tmp_path: Path) -> Run:
     """Drive ``spec.adapter`` through one scenario against its fake and check the contract."""
     inv = invocation(tmp_path, spec)
-    run = execute(spec, inv, tmp_path, scenario, timeout_s=2 if scenario == "timeout" else 30)
+    run = execute(spec, inv, tmp_path, scenario, timeout_s=1 if scenario == "timeout" else 30)
     out = run.outcome
     assert isinstance(out, Outcome)
     assert out.error is None or "\n" not in out.error, out.error

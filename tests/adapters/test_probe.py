@@ -30,7 +30,7 @@ def test_timeout_kills_the_whole_group(tmp_path):
     pidfile = tmp_path / "grandchild.pid"
     code = (f"import subprocess, time; p = subprocess.Popen(['sleep', '1000']); "
             f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(1000)")  # fmt: skip
-    r = run(tmp_path, [sys.executable, "-c", code], mode="timeout", timeout_s=2)
+    r = run(tmp_path, [sys.executable, "-c", code], mode="timeout", timeout_s=1)
     assert r.result.timed_out and not r.outcome.ok
     assert "killed at its time limit" in r.outcome.final_message
     assert_group_dead(pidfile)
