@@ -90,7 +90,7 @@ def recover(room: Room, settings: Settings, *, mine: int | None) -> list[str]:
 def claim(room: Room, settings: Settings, picked: Pick, slot: int) -> None:
     task = picked.task
     task_id = task["id"]
-    os.rename(swarm.task_file(room, "queue", task_id), swarm.task_file(room, "running", task_id))
+    swarm.move(room, task_id, "queue", "running")
     now = time.time()
     claims.write_claim(
         room,
