@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from control_room.dispatch.report import HEADERS, LABELS, Evidence, Report, Violation, validate
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reports"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 CASES = sorted(FIXTURES.glob("*.md"))
 
 

@@ -1,4 +1,4 @@
-"""CURRENT_CONTEXT.md: refresh() rewrites the auto block and never the human part."""
+"""control_room.views.context: refresh() rewrites the auto block of CURRENT_CONTEXT.md and never the human part."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_contains_the_default_room_content(tmp_path: Path) -> None:

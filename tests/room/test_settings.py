@@ -1,4 +1,4 @@
-"""CONTROL.md, the gate (SPEC §8): defaults, wrong types named, missing file fails closed."""
+"""control_room.room.settings: CONTROL.md, the gate (SPEC §8): defaults, wrong types named, missing file fails closed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""intelligence/levers.md and branches.md: add, set_state, items.
+"""control_room.knowledge.intelligence: intelligence/levers.md and branches.md: add, set_state, items.
 
 Writes rewrite or insert one row line and keep every other byte; they look only at the row
 they touch, so a broken row elsewhere blocks listing (named by file and line) but not writing.

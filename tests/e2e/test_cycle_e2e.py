@@ -21,7 +21,7 @@ from control_room.ledger import result
 from control_room.ledger.line import parse
 from control_room.room.layout import Room
 
-FAKES = Path(__file__).parent / "fakes"
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
 PY = sys.executable
 
 
