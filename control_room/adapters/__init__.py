@@ -2,6 +2,8 @@
 
 Third-party adapters come from the entry-point group ``control_room.adapters`` (name ->
 an ``Adapter`` subclass), looked up only when a name is not built in, or when listing.
+
+May import: only the base modules (``errors``, ``proc``); an adapter never touches the room.
 """
 
 from __future__ import annotations

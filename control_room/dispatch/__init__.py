@@ -1,4 +1,13 @@
-"""Running tasks (SPEC §4, §5, §8): admission, the queue, claims, the cycle, prompts, reports.
+"""Running tasks (SPEC §4, §5, §8).
+
+- ``admission``: may a task enter the queue, may it run (one function for every way in)
+- ``index``: listing task folders fast, the queue's run order
+- ``pick``: the next ready task; holds logged once a day
+- ``claims``: slots, claims, dead claims
+- ``cycle``: one cycle, steps 1-4; ``runner``: steps 4-8; ``rounds``: how a round ends
+- ``prompt``, ``report``, ``validator``: what the agent is told, what it said, the check
+- ``orchestrator``: the orchestrator loop and its proposals
+- ``brake``: STOP; ``decisions``: what only a person decides; ``schedule``: cron and launchd
 
 May import: the base modules, ``store``, ``ledger``, ``room``, ``knowledge``, ``adapters``.
 """

@@ -75,12 +75,12 @@ class RunResult:
             "seconds": round(self.seconds, 1),
             "report": self.report,
             "validator": self.validator,
-            "decision": _cut(self.decision, DECISION_MAX) or "(none)",
         }
-        if self.failed:
-            data["failed"] = _cut(self.failed, FAILED_MAX)
         if self.unsupported:
             data["unsupported"] = True
+        data["decision"] = _cut(self.decision, DECISION_MAX) or "(none)"
+        if self.failed:
+            data["failed"] = _cut(self.failed, FAILED_MAX)
         return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
 
 

@@ -5,7 +5,9 @@
 - ``settings``: CONTROL.md, parsed once into a typed ``Settings``
 - ``tasks``: the task schema and its validation
 - ``swarm``: task files and their moves between state folders
-- ``values``: id and number checks shared by tasks and settings
+- ``roles``: ``agents/<role>.md``, what a task's role says
+- ``results``: a task's results folder and its archived runs
+- ``values``: id and number checks shared by tasks, settings and knowledge
 
 May import: the base modules (``errors``, ``timeutil``, ``proc``), ``store``, ``ledger``.
 """

@@ -1,4 +1,4 @@
-"""A room on disk (SPEC §2): where its files are, how a command finds it, and ``init``."""
+"""A room on disk (SPEC §2): where its files are, how a command finds it, its task counts."""
 
 from __future__ import annotations
 
