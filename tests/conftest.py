@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from control_room.cli import cli
+from control_room.ledger.line import PREAMBLE
 from control_room.room import scaffold
 from control_room.room.layout import Room
 
@@ -32,6 +33,14 @@ def room(tmp_path: Path) -> Room:
     root = tmp_path / "room"
     scaffold.init(root)
     return Room(root)
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Path:
+    """An empty ledger (its preamble only) at tmp_path/LEDGER.md, outside any room."""
+    path = tmp_path / "LEDGER.md"
+    path.write_text(PREAMBLE, encoding="utf-8")
+    return path
 
 
 @pytest.fixture

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from control_room.dispatch import index
+from control_room.ledger import append
 from control_room.ledger.events import Event
-from control_room.ledger.line import HEADER
+from control_room.ledger.line import HEADER, PREAMBLE
 from control_room.room.layout import STATES, Room
 
 VALID_TASK: dict[str, Any] = {
@@ -105,3 +107,45 @@ def task_json(room: Room, state: str, task_id: str) -> dict[str, Any]:
 def ev(name: str) -> Event:
     """A ledger event for tests of the ledger itself: any name, any outcome."""
     return Event(name, (), ("task", "route", "adapter", "cost_usd", "detail"), "written by a test")
+
+
+# the ledger's own tests (an empty ledger file is the ``ledger`` fixture in conftest.py) ---------
+
+LEDGER_HEAD = PREAMBLE.count("\n")  # the separator's line number: data line k is on line LEDGER_HEAD + k
+
+
+def lineno(k: int) -> int:
+    """The file line number of the k-th data line (1-based k)."""
+    return LEDGER_HEAD + k
+
+
+def rewrite(path: Path, lines: list[str]) -> None:
+    """Replace the data lines of the ledger at ``path``."""
+    path.write_text(PREAMBLE + "".join(f"{ln}\n" for ln in lines), encoding="utf-8")
+
+
+def five_lines(ledger: Path) -> list[str]:
+    """Append five lines (details ``detail-0`` to ``detail-4``); the ledger's data lines."""
+    for k in range(5):
+        append(ledger, ev("e"), detail=f"detail-{k}")
+    return data_lines(ledger)
+
+
+# tasks and settings of a room at work ---------------------------------------------------------
+
+
+def drop_task(room: Room, t: dict[str, Any]) -> None:
+    """Drop this task into swarm/queue/ by hand as <id>.json (``drop`` takes any file name and content)."""
+    (room.state_dir("queue") / f"{t['id']}.json").write_text(json.dumps(t))
+
+
+def set_gate(room: Room, key: str, value: str) -> None:
+    """Set one key of CONTROL.md's front matter by rewriting its line."""
+    lines = room.control.read_text().splitlines(keepends=True)
+    lines = [f"{key}: {value}\n" if ln.startswith(f"{key}:") else ln for ln in lines]
+    room.control.write_text("".join(lines))
+
+
+def order(room: Room) -> list[str]:
+    """The queue's task ids in the order cycles would run them."""
+    return [t.id for t in index.run_order(room)]

@@ -1,4 +1,4 @@
-"""control_room.store: atomic writes, exclusive creation, read-modify-write, markdown parts."""
+"""control_room.store.files: atomic writes, exclusive creation, read-modify-write."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import pytest
 
 from control_room.errors import ConflictError
 from control_room.store.files import TMP_PREFIX, atomic_write, create_exclusive, update
-from control_room.store import tables
-from control_room.store.markdown import AUTO_BEGIN, AUTO_END, replace_auto_block
 
 
 def leftovers(folder: Path) -> list[str]:
@@ -124,81 +122,3 @@ def test_update_gives_up_when_the_file_keeps_changing(tmp_path: Path) -> None:
     assert calls == 3
     assert path.read_text() == "person's edit 3\n"
     assert leftovers(tmp_path) == []
-
-
-# replace_auto_block ---------------------------------------------------------------------
-
-HUMAN_TOP = "# CONTEXT\r\n\nA person's notes, with trailing spaces   \n\tand a tab.\n\n"
-HUMAN_BOTTOM = "\n## After the block\nmore notes, no final newline"
-
-
-def test_replace_auto_block_keeps_everything_outside_the_markers() -> None:
-    text = f"{HUMAN_TOP}{AUTO_BEGIN}\nold generated\nlines\n{AUTO_END}\n{HUMAN_BOTTOM}"
-    out = replace_auto_block(text, "new body\n\n")
-    assert out == f"{HUMAN_TOP}{AUTO_BEGIN}\nnew body\n{AUTO_END}\n{HUMAN_BOTTOM}"
-
-
-def test_replace_auto_block_is_idempotent() -> None:
-    text = f"{HUMAN_TOP}{AUTO_BEGIN}\n{AUTO_END}\n{HUMAN_BOTTOM}"
-    once = replace_auto_block(text, "body")
-    assert replace_auto_block(once, "body") == once
-
-
-@pytest.mark.parametrize(
-    ("text", "sep"),
-    [("no newline at end", "\n\n"), ("one newline\n", "\n"), ("two newlines\n\n", ""), ("", "")],
-)
-def test_replace_auto_block_appends_when_markers_are_missing(text: str, sep: str) -> None:
-    out = replace_auto_block(text, "body")
-    assert out == f"{text}{sep}{AUTO_BEGIN}\nbody\n{AUTO_END}\n"
-
-
-def test_replace_auto_block_with_a_removed_end_marker_never_eats_human_text() -> None:
-    # A person deleted the end marker. The first refresh appends a whole block; the human
-    # text after the orphan begin marker must survive every later refresh too.
-    text = f"top\n{AUTO_BEGIN}\nhuman notes written after the marker\n"
-    first = replace_auto_block(text, "body 1")
-    assert first == f"{text}\n{AUTO_BEGIN}\nbody 1\n{AUTO_END}\n"
-    second = replace_auto_block(first, "body 2")
-    assert "human notes written after the marker\n" in second
-    assert second == f"{text}\n{AUTO_BEGIN}\nbody 2\n{AUTO_END}\n"
-
-
-# tables ---------------------------------------------------------------------------------
-
-DOC = """# Title
-
-| route | verdict |
-|---|---|
-| fast-parse | alive |
-| a\\|b | killed |
-
-prose between
-
-| n |
-|---|
-| 1 |
-| 2 |
-| 3 |
-"""
-
-
-def test_tables_rows_carry_their_one_based_line_numbers() -> None:
-    found = [*tables.find_all(DOC, "route"), *tables.find_all(DOC, "n")]
-    assert [t.header for t in found] == [["route", "verdict"], ["n"]]
-    assert [t.header_line for t in found] == [3, 10]
-    assert found[0].rows == [(5, ["fast-parse", "alive"]), (6, ["a|b", "killed"])]
-    assert found[1].rows == [(12, ["1"]), (13, ["2"]), (14, ["3"])]
-    lines = DOC.split("\n")
-    for table in found:
-        for line, _ in table.rows:
-            assert lines[line - 1].startswith("| ")
-
-
-def test_tables_records_use_lowercase_headers() -> None:
-    (found,) = tables.find_all("| Route | Verdict |\n|---|---|\n| r1 | alive |\n", "route")
-    assert [found.record(cells) for _, cells in found.rows] == [{"route": "r1", "verdict": "alive"}]
-
-
-def test_tables_of_text_without_tables_is_empty() -> None:
-    assert tables.find_all("# nothing\n\njust | a pipe\n", "route") == []

@@ -1,0 +1,110 @@
+"""control_room.ledger.verify: names every edited, deleted, reordered or torn line; merges are ok."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import ev, five_lines, lineno, rewrite
+
+from control_room.ledger import append
+from control_room.ledger.line import parse
+from control_room.ledger.verify import verify
+
+
+def test_verify_a_clean_ledger(ledger: Path) -> None:
+    five_lines(ledger)
+    report = verify(ledger)
+    assert (report.ok, report.lines, report.writers, report.problems) == (
+        True, 5, {"tester"}, [],
+    )  # fmt: skip
+
+
+def test_verify_an_empty_ledger_is_ok(ledger: Path) -> None:
+    report = verify(ledger)
+    assert (report.ok, report.lines, report.header_found) == (True, 0, True)
+
+
+def test_verify_a_file_without_header_is_not_ok(tmp_path: Path) -> None:
+    path = tmp_path / "LEDGER.md"
+    path.write_text("# not a ledger\n")
+    report = verify(path)
+    assert (report.ok, report.header_found, report.problems) == (False, False, [])
+
+
+def test_verify_names_an_edited_line(ledger: Path) -> None:
+    lines = five_lines(ledger)
+    stored = parse(lines[2]).hash  # type: ignore[union-attr]
+    lines[2] = lines[2].replace("detail-2", "detail-X")
+    rewrite(ledger, lines)
+    report = verify(ledger)
+    assert [(p.line, p.kind, p.why) for p in report.problems] == [
+        (lineno(3), "edited", f"its content does not match its hash {stored}")
+    ]
+
+
+def test_verify_names_the_line_after_a_deleted_line(ledger: Path) -> None:
+    lines = five_lines(ledger)
+    gone = parse(lines[2]).hash  # type: ignore[union-attr]
+    rewrite(ledger, lines[:2] + lines[3:])
+    report = verify(ledger)
+    assert [(p.line, p.kind, p.why) for p in report.problems] == [
+        (lineno(3), "deleted",
+         f"the line of writer tester it follows (hash {gone}) is missing from the ledger"),
+    ]  # fmt: skip
+    assert report.lines == 4
+
+
+def test_verify_names_swapped_lines_as_reordered(ledger: Path) -> None:
+    lines = five_lines(ledger)
+    lines[1], lines[2] = lines[2], lines[1]
+    rewrite(ledger, lines)
+    report = verify(ledger)
+    assert [(p.line, p.kind) for p in report.problems] == [
+        (lineno(2), "reordered"), (lineno(3), "reordered"), (lineno(4), "reordered"),
+    ]  # fmt: skip
+    assert report.problems[0].why == f"it follows line {lineno(3)}, which comes after it"
+    assert report.problems[1].why == (
+        f"it follows line {lineno(1)}, but line {lineno(2)} of writer tester came between "
+        "(moved or duplicated)"
+    )
+
+
+def test_verify_names_a_torn_last_line(ledger: Path) -> None:
+    five_lines(ledger)
+    data = ledger.read_bytes()
+    ledger.write_bytes(data[:-20])  # cut the newline and the end of the last line
+    report = verify(ledger)
+    assert [(p.line, p.kind, p.why) for p in report.problems] == [
+        (lineno(5), "torn", "the last line has no newline")
+    ]
+
+
+def test_verify_interleaved_writers(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in range(6):
+        monkeypatch.setenv("CONTROL_ROOM_WRITER", "laptop" if k % 2 else "server")
+        append(ledger, ev("e"), detail=str(k))
+    append(ledger, ev("e"), writer="ci")
+    report = verify(ledger)
+    assert (report.ok, report.lines, report.writers) == (True, 7, {"laptop", "server", "ci"})
+
+
+def test_verify_a_union_merge_of_two_machines(tmp_path: Path, ledger: Path) -> None:
+    append(ledger, ev("init"), writer="laptop")
+    append(ledger, ev("e"), writer="server")
+    append(ledger, ev("e"), writer="laptop")
+    base = ledger.read_bytes()
+    mine, theirs = tmp_path / "mine.md", tmp_path / "theirs.md"
+    mine.write_bytes(base)
+    theirs.write_bytes(base)
+    for k in range(3):
+        append(mine, ev("e"), detail=f"laptop {k}", writer="laptop")
+        append(theirs, ev("e"), detail=f"server {k}", writer="server")
+    # git's union merge keeps the base, then our new lines, then theirs
+    merged = base + mine.read_bytes()[len(base) :] + theirs.read_bytes()[len(base) :]
+    ledger.write_bytes(merged)
+    report = verify(ledger)
+    assert (report.ok, report.lines, report.writers) == (True, 9, {"laptop", "server"})
+    # and the machine that pulls the merge keeps chaining onto it
+    append(ledger, ev("e"), writer="server")
+    assert verify(ledger).ok is True
