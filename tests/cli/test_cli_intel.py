@@ -6,6 +6,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
@@ -13,6 +14,7 @@ from click.testing import Result
 from support import events, no_room_error
 
 from control_room.cli.intel import branch, lever
+from control_room.knowledge.intelligence import add
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
@@ -187,6 +189,18 @@ def test_branch_works_like_lever_on_its_own_page(run: Run, room: Room) -> None:
     assert events(room.ledger) == ["init", "branch-add", "branch-set"]
     listed = json.loads(run("lever", "list", "--json", *where).stdout)
     assert [r["id"] for r in listed] == ["lever-example"]  # the levers page was not touched
+
+
+# the edge: a command that changed the room refreshes CURRENT_CONTEXT.md -----------------------
+
+
+def test_add_and_set_refresh_the_current_context_at_the_edge(room: Room, run: Callable[..., Any]) -> None:
+    add(room, "lever", "mmap", "Memory-map the input")
+    assert "mmap" not in room.context.read_text()  # a model change never refreshes a view itself
+    assert run("--room", str(room.root), "lever", "add", "mmio", "--title", "Map the output").exit_code == 0
+    assert "lever-add  untested  mmio: added as untested" in room.context.read_text()
+    assert run("--room", str(room.root), "lever", "set", "mmap", "pending").exit_code == 0
+    assert "lever-set  pending  mmap: untested -> pending" in room.context.read_text()
 
 
 def test_outside_a_room(run: Run, tmp_path: Path) -> None:

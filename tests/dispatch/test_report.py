@@ -1,5 +1,6 @@
 """control_room.dispatch.report: golden fixtures (tests/fixtures/reports/NAME.md + NAME.expected.json),
-properties (never raises; a generated valid report is ok and round-trips) and a few API checks.
+properties (never raises; a generated valid report is ok and round-trips), a few API checks, and
+claims_success (the runner's unsupported-claim heuristic: what counts as a CONFIRMED success claim).
 
 To add a case, write NAME.md and NAME.expected.json side by side:
 ``{"ok": bool, "violations": [[line, "message"], ...], "evidence": [["LABEL", line], ...]}``.
@@ -15,7 +16,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from control_room.dispatch.report import HEADERS, LABELS, Evidence, Report, Violation, validate
+from control_room.dispatch.report import (
+    HEADERS,
+    LABELS,
+    Evidence,
+    Report,
+    Violation,
+    claims_success,
+    validate,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 CASES = sorted(FIXTURES.glob("*.md"))
@@ -160,3 +169,33 @@ def test_generated_valid_report_is_ok_and_round_trips(
         fields["DECISION"].strip(), fields["WHY"].strip(), fields["MISSING"].strip())
     assert (report.next_command, report.stop_rule) == (
         fields["NEXT COMMAND"].strip(), fields["STOP RULE"].strip())
+
+
+# claims_success: what counts as a CONFIRMED success claim (the runner logs an unsupported claim
+# when such a report meets a failing validator) ---------------------------------------------------
+
+
+def report_with(*items: str) -> str:
+    evidence = "\n".join(f"- {i}" for i in items)
+    return (f"DECISION: d\nWHY: w\nEVIDENCE:\n{evidence}\nMISSING: none\nNEXT COMMAND: ls\n"
+            "STOP RULE: s\n")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("items", "claims"),
+    [
+        (["CONFIRMED: all tests pass (pytest -q)"], True),
+        (["CONFIRMED: the benchmark is 2x faster (bench.py)"], True),
+        (["CONFIRMED: it works"], True),
+        (["CONFIRMED: tests fail with KeyError"], False),
+        (["CONFIRMED: not faster than before"], False),
+        (['CONFIRMED: stdout line: "all tests pass"'], False),  # quoted output is not a claim
+        (["CONFIRMED: `make it-work` exited 2"], False),
+        (["INFERRED: all tests pass"], False),  # only CONFIRMED items claim
+        (["UNKNOWN: whether it works", "CONFIRMED: the file was written"], False),
+    ],
+)
+def test_claims_success(items: list[str], claims: bool) -> None:
+    report = validate(report_with(*items))
+    assert report.ok
+    assert claims_success(report) is claims

@@ -6,7 +6,6 @@ they touch, so a broken row elsewhere blocks listing (named by file and line) bu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -366,7 +365,7 @@ def test_a_row_added_by_hand_during_an_add_is_kept(room: Room, monkeypatch: pyte
     assert text_of(room) == edited.replace(NOTE, "| mmap | untested | Memory-map the input |  |\n" + NOTE)
 
 
-# ledger and context -------------------------------------------------------------------------
+# ledger -------------------------------------------------------------------------------------
 
 
 def test_every_add_and_set_writes_one_ledger_line(room: Room) -> None:
@@ -384,15 +383,6 @@ def test_every_add_and_set_writes_one_ledger_line(room: Room) -> None:
         ("branch-add", "untested", "beam-8: added as untested: Beam search of width 8"),
         ("branch-set", "pending", "beam-8: untested -> pending"),
     ]
-
-
-def test_add_and_set_refresh_the_current_context_at_the_edge(room: Room, run: Callable[..., Any]) -> None:
-    add(room, "lever", "mmap", "Memory-map the input")
-    assert "mmap" not in room.context.read_text()  # a model change never refreshes a view itself
-    assert run("--room", str(room.root), "lever", "add", "mmio", "--title", "Map the output").exit_code == 0
-    assert "lever-add  untested  mmio: added as untested" in room.context.read_text()
-    assert run("--room", str(room.root), "lever", "set", "mmap", "pending").exit_code == 0
-    assert "lever-set  pending  mmap: untested -> pending" in room.context.read_text()
 
 
 # properties ---------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
-"""control_room.room.settings: CONTROL.md, the gate (SPEC §8): defaults, wrong types named, missing file fails closed."""
+"""control_room.room.settings: CONTROL.md (SPEC §8): defaults, wrong types named, fails closed."""
 
 from __future__ import annotations
-
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""control_room.views.context: refresh() rewrites the auto block of CURRENT_CONTEXT.md and never the human part."""
+"""control_room.views.context: refresh() rewrites the auto block of CURRENT_CONTEXT.md, not the human part."""
 
 from __future__ import annotations
 

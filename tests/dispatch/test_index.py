@@ -1,18 +1,18 @@
-"""The swarm folders: scanning the queue rejects bad files, caches, and orders tasks."""
+"""control_room.dispatch.index: a queue scan rejects bad files and trusts its index; the run order."""
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
-from support import data_lines, drop, events, task
+from support import data_lines, drop, order, queue, task
 
-from control_room.dispatch import admission, index
-from control_room.errors import InvalidError, NotFoundError, QueueFullError
+from control_room.dispatch import index
 from control_room.ledger.line import parse
-from control_room.room import settings, swarm
+from control_room.room import swarm
 from control_room.room.layout import Room
 
 BAD_FILES = {
@@ -62,17 +62,6 @@ def test_scan_rejects_each_bad_file_and_keeps_the_valid_one(room: Room) -> None:
     # a second scan finds nothing more to reject
     assert [t.id for t in index.scan(room, "queue")] == ["good"]
     assert len(data_lines(room.ledger)) == before + len(BAD_FILES)
-
-
-def test_a_rejected_name_that_exists_already_gets_a_free_name(room: Room) -> None:
-    drop(room, "t.json", "{")
-    index.scan(room, "queue")
-    drop(room, "t.json", "[")
-    index.scan(room, "queue")
-    assert sorted(os.listdir(room.state_dir("rejected"))) == [
-        "t.json", "t.json.2", "t.json.2.reason", "t.json.reason",
-    ]  # fmt: skip
-    assert (room.state_dir("rejected") / "t.json.2").read_text() == "["
 
 
 def test_scan_skips_hidden_files_and_folders(room: Room) -> None:
@@ -157,47 +146,18 @@ def test_queue_order_is_priority_then_age_then_id(room: Room) -> None:
                        "negative"]  # fmt: skip
 
 
-def test_add_writes_the_task_and_one_ledger_line(room: Room) -> None:
-    before = events(room.ledger)
-    written = admission.add(room, settings.load(room), {**task("t1"), "route": "r1", "deps": []})
-    path = room.state_dir("queue") / "t1.json"
-    on_disk = json.loads(path.read_text())
-    assert on_disk == written and "deps" not in written and written["route"] == "r1"
-    assert list(on_disk)[:2] == ["id", "objective"]  # schema order, readable
-    assert events(room.ledger) == [*before, "task-add"]
-    assert swarm.locate(room, "t1") == ("queue", path)
-
-
-def test_add_refuses_an_existing_id_in_any_state(room: Room) -> None:
-    (room.state_dir("done") / "t1.json").write_text(json.dumps(task("t1")))
-    with pytest.raises(InvalidError) as err:
-        admission.add(room, settings.load(room), task("t1"))
-    assert str(err.value) == "task refused: task t1 exists already in swarm/done/ (ids are unique: give this one a new id)"
-
-
-def test_add_refuses_a_cost_above_the_gate(room: Room) -> None:
-    with pytest.raises(InvalidError) as err:
-        admission.add(room, settings.load(room), task("t1", max_cost_usd=2.5))
-    assert str(err.value) == (
-        "task refused: max_cost_usd 2.5 is above CONTROL.md max_task_cost_usd 2.0"
-    )
-
-
-def test_add_refuses_when_the_queue_is_full(room: Room) -> None:
-    text = room.control.read_text()
-    room.control.write_text(text.replace("max_queued: 10000", "max_queued: 1"))
-    admission.add(room, settings.load(room), task("t1"))
-    lines = data_lines(room.ledger)
-    with pytest.raises(QueueFullError) as err:
-        admission.add(room, settings.load(room), task("t2"))
-    assert str(err.value) == (
-        "task refused: the queue is full (1 tasks, CONTROL.md max_queued 1); nothing was written"
-    )
-    assert os.listdir(room.state_dir("queue")) == ["t1.json"]
-    assert data_lines(room.ledger) == lines
-
-
-def test_locate_a_missing_task(room: Room) -> None:
-    with pytest.raises(NotFoundError) as err:
-        swarm.locate(room, "ghost")
-    assert str(err.value) == f"no task ghost in {room.root / 'swarm'}"
+def test_run_order_trusts_its_index_briefly_then_checks_every_file(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    queue(room, "a", priority=1)
+    queue(room, "b", priority=0)
+    assert order(room) == ["a", "b"]  # a full check: every file read
+    path = room.state_dir("queue") / "b.json"
+    task = json.loads(path.read_text())
+    task["priority"] = 5
+    with open(path, "r+") as f:  # edited in place, as some editors do
+        f.seek(0)
+        f.write(json.dumps(task))
+        f.truncate()
+    queue(room, "c", priority=3)  # a new name is always read
+    assert order(room) == ["c", "a", "b"]  # b's new priority not seen yet: index trusted
+    monkeypatch.setattr(time, "time", lambda real=time.time: real() + index.RECHECK_S + 1)
+    assert order(room) == ["b", "c", "a"]  # past RECHECK_S: every file checked again

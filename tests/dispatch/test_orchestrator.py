@@ -1,0 +1,65 @@
+"""control_room.dispatch.orchestrator: an empty queue runs one bounded orchestrator."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from support import events, set_gate
+from support import probe_task as task
+
+from control_room import errors
+from control_room.dispatch import cycle, index
+from control_room.knowledge import graveyard
+from control_room.room.layout import Room
+
+PY = sys.executable
+
+
+def proposals_command(tmp_path: Path, proposals: list[dict[str, Any]]) -> list[str]:
+    script = tmp_path / "plan.py"
+    blocks = "".join(f"```json\n{json.dumps(p)}\n```\n" for p in proposals)
+    script.write_text(f"print({blocks!r})\n")
+    return [PY, str(script)]
+
+
+def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_validated(room: Room, tmp_path: Path) -> None:
+    graveyard.kill(room, "dead", "it was tried", "never", [])
+    proposals = [task("p-1", route="new"), task("p-2", route="dead"), {"objective": "a vibe"},
+                 task("p-3"), task("p-4")]  # fmt: skip
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "max_new_tasks", "2")
+    set_gate(room, "orchestrator_command", json.dumps(proposals_command(tmp_path, proposals)))
+    result = cycle.cycle(room)
+    assert result.code == errors.PASSED and result.task_id.startswith("orchestrate-")
+    assert sorted(t.id for t in index.scan(room, "queue")) == ["p-1", "p-3"]
+    refused = [line for line in room.ledger.read_text().splitlines() if "| proposal-refused |" in line]
+    assert len(refused) == 3
+    assert "route dead is killed" in refused[0]
+    assert "missing falsifier" in refused[1]
+    assert "over max_new_tasks (2)" in refused[2]
+    assert cycle.cycle(room).task_id == "p-1"  # the room fed itself, one bounded step at a time
+
+
+def test_a_parked_orchestrator_stops_orchestration_until_a_person_acts(room: Room, tmp_path: Path) -> None:
+    bad = tmp_path / "plan.py"
+    bad.write_text("print('```json\\n{\"objective\": \"a vibe\"}\\n```')\n")
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "orchestrator_command", json.dumps([PY, str(bad)]))
+    assert cycle.cycle(room).code == errors.FAILED  # only an invalid proposal: round 1
+    assert cycle.cycle(room).code == errors.FAILED  # round 2: parked
+    (parked,) = [t.id for t in index.scan(room, "parked")]
+    assert parked.startswith("orchestrate-")
+    assert cycle.cycle(room).code == errors.OK  # no new orchestrator while one is parked
+    assert events(room.ledger).count("orchestrate-held") == 1
+    assert not [t for t in index.scan(room, "queue")]
+
+
+def test_an_orchestrator_that_proposes_nothing_passes(room: Room, tmp_path: Path) -> None:
+    quiet = tmp_path / "plan.py"
+    quiet.write_text("print('nothing is worth the money today')\n")
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "orchestrator_command", json.dumps([PY, str(quiet)]))
+    assert cycle.cycle(room).code == errors.PASSED

@@ -1,0 +1,63 @@
+"""control_room.dispatch.pick: the next ready task, re-read from its file; adapter and budget holds."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support import events, order, queue
+
+from control_room import errors
+from control_room.dispatch import claims, cycle
+from control_room.room import swarm
+from control_room.room.layout import Room
+
+PY = sys.executable
+
+
+def test_a_stale_index_never_runs_a_task_its_file_no_longer_allows(room: Room) -> None:
+    queue(room, "dep")
+    path = queue(room, "t", priority=9)
+    assert order(room)[0] == "t"
+    task = json.loads(path.read_text())
+    task["deps"] = ["dep"]  # now it must wait for dep
+    with open(path, "r+") as f:
+        f.seek(0)
+        f.write(json.dumps(task))
+        f.truncate()
+    result = cycle.cycle(room)
+    assert (result.code, result.task_id) == (errors.PASSED, "dep")
+
+
+def test_a_missing_adapter_holds_its_task_and_the_next_one_runs(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(Path(PY).parent))  # python, but no claude
+    queue(room, "needs-claude", adapter="claude", priority=5, command=None)
+    queue(room, "plain")
+    first = cycle.cycle(room)
+    assert (first.code, first.task_id) == (errors.PASSED, "plain")
+    second = cycle.cycle(room)
+    assert second.code == errors.ADAPTER_MISSING
+    assert swarm.locate(room, "needs-claude")[0] == "queue"
+    assert events(room.ledger).count("adapter-missing") == 1  # logged once a day, not per cycle
+
+
+def test_running_tasks_reserve_their_cost_against_the_budget(room: Room) -> None:
+    room.control.write_text(room.control.read_text().replace("daily_budget_usd: 10.0", "daily_budget_usd: 1.0"))
+    queue(room, "other", max_cost_usd=0.6)
+    running = queue(room, "busy", max_cost_usd=0.6)
+    os.rename(running, room.state_dir("running") / "busy.json")
+    claims.write_claim(room, "busy", {"pid": os.getpid(), "host": claims.host(), "slot": 7,
+                                      "deadline": time.time() + 600})  # fmt: skip
+    held = os.open(room.cr / ".slot-7.lock", os.O_RDWR | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)  # the cycle running "busy" is alive and holds its slot
+    try:
+        result = cycle.cycle(room)
+    finally:
+        os.close(held)
+    assert result.code == errors.OK
+    assert "BUDGET_HOLD" in events(room.ledger)

@@ -1,0 +1,24 @@
+"""control_room.dispatch.runner: a run costing more than its task's ceiling is logged."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from support import events, queue
+
+from control_room.dispatch import cycle
+from control_room.room.layout import Room
+
+FAKES = Path(__file__).resolve().parents[1] / "fakes"
+
+
+def test_a_run_that_costs_more_than_its_ceiling_is_logged(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
+    queue(room, "pricey", adapter="claude", command=None, max_cost_usd=0.01)  # the fake claude costs 0.0123
+    cycle.cycle(room)
+    assert "cost-overrun" in events(room.ledger)
+    meta = json.loads((room.swarm / "results" / "pricey" / "meta.json").read_text())
+    assert meta["cost_usd"] == 0.0123
