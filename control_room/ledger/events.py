@@ -125,7 +125,9 @@ CANCEL = _e("cancel", ("cancelled",), "task route detail", "`task cancel`")
 # Routes and knowledge
 ROUTE_ADD = _e("route-add", ("untested",), "route detail", "`route add` ([routes.md](routes.md))")
 ROUTE_KILL = _e("route-kill", ("killed",), "route detail", "`route kill` ([graveyard.md](graveyard.md))")
-ROUTE_REOPEN = _e("route-reopen", ("reopened",), "route detail", "`route reopen` ([graveyard.md](graveyard.md))")
+ROUTE_REOPEN = _e(
+    "route-reopen", ("reopened",), "route detail", "`route reopen` ([graveyard.md](graveyard.md))"
+)
 ROUTE_RESUME = _e(
     "route-resume", ("released",), "task route detail", "`route resume`: a death-loop hold released"
 )
@@ -133,7 +135,8 @@ DEATH_LOOP = _e(
     "death-loop",
     ("held",),
     "task route detail",
-    "a route (or `task:<id>`) reached `death_loop_n` identical failures; once per loop ([findings.md](findings.md))",
+    "a route (or `task:<id>`) reached `death_loop_n` identical failures; once per loop "
+    "([findings.md](findings.md))",
 )
 _STATES = ("untested", "pending", "killed")
 LEVER_ADD = _e("lever-add", _STATES, "detail", "`lever add` ([intelligence.md](intelligence.md))")

@@ -13,8 +13,12 @@ PY = sys.executable
 
 def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent() -> None:
     env = {**os.environ, "CONTROL_ROOM_TASK": "mine"}
-    stranger = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"], start_new_session=True)
-    agent = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"], start_new_session=True, env=env)
+    # Each says "ready" once it runs: before its exec, /proc/PID/environ is still the parent's.
+    sleeper = [PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
+    stranger = subprocess.Popen(sleeper, start_new_session=True, stdout=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(sleeper, start_new_session=True, env=env, stdout=subprocess.PIPE, text=True)
+    assert stranger.stdout is not None and agent.stdout is not None
+    assert (stranger.stdout.readline(), agent.stdout.readline()) == ("ready\n", "ready\n")
     try:
         here = claims.host()
         assert claims.kill_agent({"host": here, "agent_pgid": stranger.pid}, "mine") is False
