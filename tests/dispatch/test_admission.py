@@ -115,3 +115,60 @@ def test_allowed_extra_args_reach_the_agent_last(room: Room, monkeypatch: pytest
     meta = json.loads((room.swarm / "results" / "bypass" / "meta.json").read_text())
     assert (meta["input_tokens"], meta["output_tokens"], meta["cost_usd"]) == (1200, 345, 0.0123)
     assert meta["prompt_tokens_est"] == -(-len((room.swarm / "outbox" / "bypass.md").read_text()) // 4)
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"extra_args": ["--yolo"]}, "extra_args given but CONTROL.md allow_extra_args is false"),
+        ({"max_cost_usd": 5}, "max_cost_usd 5 is above CONTROL.md max_task_cost_usd 2.0"),
+        ({"adapter": "nope", "command": None}, "unknown adapter 'nope' (valid: "),
+        ({"deps": ["same"]}, "deps names same itself: it could never be ready"),
+    ],
+)
+def test_one_wording_whoever_asks(room: Room, fields: dict[str, Any], reason: str) -> None:
+    """`task add` and the cycle refuse the same task with the same words."""
+    data = {k: v for k, v in {**task("same"), **fields}.items() if v is not None}
+    with pytest.raises(InvalidError) as err:
+        admission.add(room, settings.load(room), data)
+    assert str(err.value).startswith(f"task refused: {reason}")
+    queue(room, "same", **fields)
+    assert cycle.cycle(room).code == errors.OK  # nothing ran: the file was rejected
+    written = (room.state_dir("rejected") / "same.json.reason").read_text().splitlines()[2]
+    assert written.startswith(f"- {reason}")
+    assert written[2:] == str(err.value).removeprefix("task refused: ")
+
+
+def test_the_queue_scan_checks_the_file_only(room: Room) -> None:
+    """Stage QUEUED needs no settings and does not resolve the role or the adapter."""
+    t, problems = swarm.read_task(queue(room, "t1", adapter="nope", role="wizard"))
+    assert problems == []
+    assert admission.admit(room, t, admission.Stage.QUEUED) is None
+    with pytest.raises(admission.Refused) as err:
+        admission.admit(room, {**t, "deps": ["t1"]}, admission.Stage.QUEUED)
+    assert str(err.value) == "deps names t1 itself: it could never be ready"
+    with pytest.raises(TypeError):
+        admission.admit(room, t, admission.Stage.RUN)  # running needs the settings
+
+
+def test_a_task_in_the_queue_is_not_taken_by_itself_but_a_new_one_is(room: Room) -> None:
+    t, _ = swarm.read_task(queue(room, "t1"))
+    assert admission.admit(room, t, admission.Stage.QUEUED) is None  # its own file is no clash
+    with pytest.raises(admission.Refused) as err:
+        admission.admit(room, t, admission.Stage.NEW, settings.load(room))
+    assert str(err.value) == "task t1 exists already in swarm/queue/ (ids are unique: give this one a new id)"
+
+
+def test_the_plan_takes_the_tasks_choice_then_the_roles_then_the_settings(room: Room) -> None:
+    role = room.root / "agents" / "engineer.md"
+    role.write_text("---\nadapter: command\nmodel: role-model\ncommand_argv: [my-agent, '{brief}']\n---\nbody\n")
+    s = settings.load(room).replace(default_model="room-model")
+    t = {k: v for k, v in task("t1").items() if k != "command"}
+    plan = admission.admit(room, t, admission.Stage.RUN, s)
+    assert plan is not None
+    assert (plan.adapter.name, plan.model, plan.role) == ("command", "role-model", "engineer")
+    assert plan.adapter_settings["command_argv"] == ["my-agent", "{brief}"]  # the role's, over CONTROL.md's
+    plan = admission.resolve(room, s, {**t, "adapter": "probe", "model": "task-model"})
+    assert (plan.adapter.name, plan.model) == ("probe", "task-model")
+    role.write_text("---\n---\nbody\n")
+    assert admission.resolve(room, s, t).model == "room-model"

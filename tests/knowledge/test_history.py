@@ -1,4 +1,5 @@
-"""control_room.knowledge.history: only identical failures in a row make a death loop."""
+"""control_room.knowledge.history: the ledger folded per route: identical failures in a row make
+a death loop, unsupported claims are counted, old and new result lines read alike."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from support import drop_task as drop
 from support import probe_task as task
 from support import set_gate
 
+from control_room import ledger
 from control_room.dispatch import cycle
-from control_room.knowledge import findings
+from control_room.knowledge import findings, history
+from control_room.ledger import events, result
 from control_room.room import settings as control
 from control_room.room.layout import Room
 
@@ -23,3 +26,50 @@ def test_three_different_probe_failures_are_not_a_death_loop(room: Room) -> None
                         validator=[PY, "-c", f"import sys; print('case {chr(97 + n)}'); sys.exit(1)"]))  # fmt: skip
         cycle.cycle(room)
     assert findings.gather(room, control.load(room))["death_loops"] == []
+
+
+def _result(room: Room, task: str, outcome: str, run: result.RunResult, route: str = "r1") -> None:
+    ledger.append(room.ledger, events.RESULT, task=task, route=route, adapter="claude", outcome=outcome,
+                  detail=run.detail())  # fmt: skip
+
+
+def test_the_fold_reads_the_flag_on_the_result_line_and_old_unsupported_claim_lines(room: Room) -> None:
+    _result(room, "t1", "fail", result.RunResult(decision="done", failed="validator exited 1",
+                                                  unsupported=True, validator="exited 1"))  # fmt: skip
+    ledger.append(room.ledger, events.UNSUPPORTED_CLAIM, task="t0", route="r0", adapter="claude",
+                  detail="report says CONFIRMED success; validator exited 2")  # a line written before 0.2
+    st, _ = history.state(room)
+    assert st["unsupported_n"] == 2
+    assert [u[2:] for u in st["unsupported"]] == [
+        ["t1", "r1", "report says CONFIRMED success; validator exited 1"],
+        ["t0", "r0", "report says CONFIRMED success; validator exited 2"],
+    ]
+
+
+def test_a_decision_that_looks_like_a_failure_is_not_one(room: Room) -> None:
+    """The bug the structured line fixes: a DECISION with '; failed: x' in it, on a pass."""
+    _result(room, "t1", "pass", result.RunResult(decision="tried x; failed: nothing", validator="passed"))
+    st, _ = history.state(room)
+    r = st["routes"]["r1"]
+    assert (r["passes"], r["fails"], r["last"][-1][3:]) == (1, 0, ["tried x; failed: nothing", ""])
+    assert st["causes"] == {}
+
+
+def test_legacy_and_new_result_lines_fold_the_same_way(room: Room) -> None:
+    legacy = "round 1; agent exit 0 in 0.1s; decision: did it; failed: validator exited 1: case 7 wrong"
+    for n in range(2):
+        ledger.append(room.ledger, events.RESULT, task=f"old-{n}", route="r1", adapter="claude", outcome="fail",
+                      detail=legacy)  # fmt: skip
+    _result(room, "new", "fail", result.RunResult(decision="did it", failed="validator exited 1: case 9 wrong"))
+    st, _ = history.state(room)
+    loops = history.death_loops(st, 3)
+    assert list(loops) == ["r1"] and loops["r1"]["n"] == 3
+    assert loops["r1"]["cause"] == "validator exited N: case N wrong"
+
+
+def test_a_person_acting_on_a_route_ends_its_streak(room: Room) -> None:
+    for n in range(3):
+        _result(room, f"t{n}", "fail", result.RunResult(decision="same", failed="same error"))
+    assert list(history.held(room, control.load(room))) == ["r1"]
+    ledger.append(room.ledger, events.ROUTE_RESUME, route="r1", detail="fixed the bench")
+    assert history.held(room, control.load(room)) == {}
