@@ -103,13 +103,16 @@ def read(detail: str) -> RunResult:
             return RunResult()
         if not isinstance(data, dict):
             return RunResult()
-        exit_code = data.get("exit")
+        exit_code, rounds, seconds = data.get("exit"), data.get("round"), data.get("seconds")
         return RunResult(
             decision=str(data.get("decision") or ""),
             failed=str(data.get("failed") or ""),
             unsupported=data.get("unsupported") is True,
-            round=data["round"] if isinstance(data.get("round"), int) else 0,
-            exit=exit_code if isinstance(exit_code, int) else None,
+            round=rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else 0,
+            exit=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
+            seconds=float(seconds)
+            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            else 0.0,
             report=str(data.get("report") or ""),
             validator=str(data.get("validator") or ""),
         )

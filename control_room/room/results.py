@@ -23,8 +23,12 @@ def archive(results: Path) -> None:
     files = [p for p in results.iterdir() if p.is_file()]
     if not files:
         return
-    runs = sum(1 for p in results.iterdir() if p.is_dir() and p.name.startswith("run-"))
-    target = results / f"run-{runs + 1}"  # run-1, run-2, ...: a retried task's rounds restart at 1
+    numbers = [
+        int(p.name[4:])
+        for p in results.iterdir()
+        if p.is_dir() and p.name[4:].isdigit() and p.name[:4] == "run-"
+    ]
+    target = results / f"run-{max(numbers, default=0) + 1}"  # run-1, run-2, ...: one past the highest
     target.mkdir()
     for p in files:
         os.rename(p, target / p.name)

@@ -23,7 +23,8 @@ def split(text: str, where: Path | str) -> tuple[Meta, str]:
     import frontmatter  # PyYAML behind it costs ~25 ms: only when a document is parsed
     import yaml  # likewise
 
-    lines = text.lstrip("\ufeff").splitlines()
+    text = text.lstrip("\ufeff")  # a byte-order mark must not hide the front matter
+    lines = text.splitlines()
     if lines and lines[0].strip() == "---":
         close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
         if close is None:
@@ -32,13 +33,13 @@ def split(text: str, where: Path | str) -> tuple[Meta, str]:
             raw = yaml.safe_load("\n".join(lines[1:close]))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
-            at = f" line {mark.line + 2}" if mark is not None else ""
+            at = f": line {mark.line + 2}" if mark is not None else ""
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise InvalidError(f"{where}:{at}: front matter is not valid YAML: {problem}") from None
+            raise InvalidError(f"{where}{at}: front matter is not valid YAML: {problem}") from None
         if raw is not None and not isinstance(raw, dict):
             raise InvalidError(f"{where}: front matter must be a mapping of keys to values")
-    post = frontmatter.loads(text)
-    return dict(post.metadata), post.content
+    meta, body = frontmatter.parse(text)  # not loads: a key named `content` or `handler` is data
+    return dict(meta), body
 
 
 def has_front_matter(text: str) -> bool:

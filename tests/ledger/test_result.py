@@ -138,3 +138,10 @@ def test_failing_keeps_the_other_fields() -> None:
     assert fields(f) == (4, 1, "ok", "exited 1", True, "d", "x")
     assert f.seconds == 2.5
     assert r.failed == ""  # the original is unchanged
+
+
+def test_seconds_round_and_exit_read_back_and_a_boolean_is_not_a_number() -> None:
+    run = result.read(result.RunResult(round=3, exit=1, seconds=2.25).detail())
+    assert (run.round, run.exit, run.seconds) == (3, 1, 2.2)  # written to a tenth of a second
+    odd = result.read('{"round": true, "exit": false, "seconds": true}')
+    assert (odd.round, odd.exit, odd.seconds) == (0, None, 0.0)

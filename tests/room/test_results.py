@@ -82,3 +82,11 @@ def test_read_capture_reads_text(tmp_path: Path) -> None:
     path = tmp_path / "agent.stderr"
     path.write_bytes("café\nline 2\n".encode())
     assert results.read_capture(path) == "café\nline 2\n"
+
+
+def test_archive_after_a_gap_takes_the_next_number_after_the_highest(tmp_path: Path) -> None:
+    (tmp_path / "run-2").mkdir()
+    (tmp_path / "run-notes").mkdir()  # not a run: its name has no number
+    (tmp_path / "prompt.md").write_text("x")
+    results.archive(tmp_path)
+    assert (tmp_path / "run-3" / "prompt.md").read_text() == "x"

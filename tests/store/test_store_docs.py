@@ -155,3 +155,19 @@ def test_read_of_a_missing_file(tmp_path: Path) -> None:
         docs.read(path)
     assert str(err.value) == f"{path} is missing"
     assert (tmp_path / "cache").exists() is False
+
+
+def test_render_split_round_trip_with_content_and_handler_keys() -> None:
+    """python-frontmatter's Post takes these two names as arguments: they must stay data."""
+    meta = {"b": 1, "content": "c", "handler": "h"}
+    assert docs.split(docs.render(meta, "body"), "x.md") == (meta, "body")
+
+
+def test_a_byte_order_mark_does_not_hide_the_front_matter() -> None:
+    assert docs.split("\ufeff---\na: 1\n---\nbody\n", "CONTROL.md") == ({"a": 1}, "body")
+
+
+def test_a_yaml_error_without_a_line_says_so_in_one_clean_line() -> None:
+    with pytest.raises(InvalidError) as err:
+        docs.split("---\na: \x07\n---\n", "w.md")
+    assert str(err.value).startswith("w.md: front matter is not valid YAML: ")
