@@ -6,7 +6,7 @@ import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 from control_room.dispatch import index
-from control_room.errors import NotFoundError
+from control_room.errors import InvalidError, NotFoundError
 from control_room.knowledge import digest, findings, graveyard, routes
 from control_room.room import settings as settings_file
 from control_room.room.layout import STATES
@@ -74,6 +74,12 @@ def show_route(route_id: str, as_json: bool) -> None:
         if t.summary.get("route") == route_id
     ]
     history = digest.route_history(room, route_id)
+    problem = None
+    if tomb.exists():
+        try:
+            graveyard.read(room, route_id)
+        except InvalidError as exc:
+            problem = str(exc)
     if as_json:
         echo_json(
             {
@@ -81,6 +87,7 @@ def show_route(route_id: str, as_json: bool) -> None:
                 "tasks": tasks,
                 "history": history,
                 "tombstone": str(tomb) if tomb.exists() else None,
+                "tombstone_problem": problem,
             }
         )
         return
@@ -93,6 +100,8 @@ def show_route(route_id: str, as_json: bool) -> None:
         if row.get("falsifier"):
             click.echo(f"  falsifier: {row['falsifier']}")
     click.echo("tasks: " + (", ".join(f"{i} ({s})" for s, i in tasks) or "none"))
+    if problem:
+        click.echo(f"tombstone: unreadable: {problem}")
     if history:
         click.echo("\n" + history)
 

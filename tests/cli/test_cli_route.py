@@ -191,6 +191,7 @@ def test_show_gives_the_row_the_tasks_in_every_state_and_the_history(run: Run, i
         "tasks": [["queue", "t-wait"], ["done", "t-pass"], ["parked", "t-fail"]],
         "history": history,
         "tombstone": None,
+        "tombstone_problem": None,
     }  # fmt: skip
 
 
@@ -215,7 +216,15 @@ def test_show_a_route_known_only_by_its_tombstone(run: Run, inside: Room) -> Non
         "tasks": [],
         "history": "Tombstone (graveyard/ghost.md, state killed):\n\n# ghost\n\nWritten by hand.",
         "tombstone": str(tomb(inside, "ghost")),
+        "tombstone_problem": None,
     }
+
+
+def test_show_says_when_the_tombstone_cannot_be_read(run: Run, inside: Room) -> None:
+    tomb(inside, "broke").write_text(BROKEN_TOMB)
+    ok(run("route", "show", "broke"), f"tasks: none\ntombstone: unreadable: {tomb(inside, 'broke')}: {YAML_ERROR}\n")
+    result = run("route", "show", "broke", "--json")
+    assert json.loads(result.stdout)["tombstone_problem"] == f"{tomb(inside, 'broke')}: {YAML_ERROR}"
 
 
 def test_show_an_unknown_route_or_a_bad_id(run: Run, inside: Room) -> None:
