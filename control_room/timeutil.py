@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?")
+_DURATION = r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?"  # compiled on first use: few commands parse one
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -22,7 +22,7 @@ def parse_duration(text: str) -> float:
     s = text.strip().lower()
     pos, total = 0, 0.0
     while pos < len(s):
-        m = _DURATION.match(s, pos)
+        m = re.compile(_DURATION).match(s, pos)
         if not m or m.end() == pos:
             raise ValueError(f"not a duration: {text!r} (try 90, 90s, 30m, 1h)")
         total += float(m.group(1)) * _UNIT[m.group(2)]

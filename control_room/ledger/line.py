@@ -67,9 +67,9 @@ def _escape_table() -> dict[int, str]:
 
 
 _ESCAPES: dict[int, str] = {}
-_UNESCAPE = re.compile(r"\\(u[0-9a-f]{4}|.)", re.DOTALL)
+_UNESCAPE = r"(?s)\\(u[0-9a-f]{4}|.)"  # compiled on first use, like every pattern here
 _SIMPLE = {"\\": "\\", "|": "|", "n": "\n", "r": "\r", "t": "\t"}
-_CELLS = re.compile(r"((?:[^\\|]|\\.)*)\|")
+_CELLS = r"((?:[^\\|]|\\.)*)\|"
 
 
 def escape(value: object) -> str:
@@ -86,7 +86,7 @@ def unescape(cell: str) -> str:
             return chr(int(code[1:], 16))
         return _SIMPLE.get(code, code)
 
-    return _UNESCAPE.sub(sub, cell) if "\\" in cell else cell
+    return re.sub(_UNESCAPE, sub, cell) if "\\" in cell else cell
 
 
 class Entry(NamedTuple):
@@ -146,7 +146,7 @@ def split_cells(line: str) -> list[str] | None:
     if "\\" not in line:
         return line[2:-2].split(" | ")
     rest = line[1:]
-    cells = _CELLS.findall(rest)
+    cells = re.findall(_CELLS, rest)
     if sum(len(c) + 1 for c in cells) != len(rest):
         return None
     if any(len(c) < 2 or c[0] != " " or c[-1] != " " for c in cells):

@@ -21,13 +21,13 @@ from control_room.ledger.read import last_hash
 from control_room.store import lock
 from control_room.timeutil import now_iso
 
-_WRITER_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+_WRITER_CHARS = r"[^A-Za-z0-9._-]+"
 
 
 def writer_name() -> str:
     """Who writes: ``CONTROL_ROOM_WRITER`` or this machine's host name, made cell-safe."""
     raw = os.environ.get("CONTROL_ROOM_WRITER") or os.uname().nodename or "unknown"
-    return _WRITER_CHARS.sub("-", raw).strip("-")[:64] or "unknown"
+    return re.sub(_WRITER_CHARS, "-", raw).strip("-")[:64] or "unknown"
 
 
 def new_event_id() -> str:

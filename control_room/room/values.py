@@ -7,12 +7,14 @@ import re
 
 from control_room.errors import InvalidError
 
-ID_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+# Patterns in this package are compiled on first use (``re`` keeps them): every command imports
+# these modules, few need every pattern.
+ID_RE = r"[a-z0-9][a-z0-9._-]{0,63}"
 
 
 def is_id(value: object) -> bool:
     """A task, route or role id: ``[a-z0-9][a-z0-9._-]{0,63}``, never a path."""
-    return isinstance(value, str) and ID_RE.fullmatch(value) is not None
+    return isinstance(value, str) and re.fullmatch(ID_RE, value) is not None
 
 
 def is_number(v: object) -> bool:
