@@ -6,7 +6,7 @@ with the error's code. Anything else escaping a command is a bug and keeps its t
 
 from __future__ import annotations
 
-# Exit codes, documented in docs/exit-codes.md. Keep the two in step.
+# Exit codes. docs/exit-codes.md's table is generated from EXIT_CODES below.
 OK = 0  # done; for `cycle`: nothing to do
 BUG = 1  # an unexpected error (a traceback is printed)
 USAGE = 2  # bad command line (click's own code)
@@ -22,6 +22,56 @@ FAILED = 11  # `cycle`: the task failed this round
 STOPPED = 12  # `cycle`/`run`: STOP exists
 BUSY = 13  # `cycle`: every slot is taken
 ADAPTER_MISSING = 14  # `cycle`: the adapter or its CLI is not available
+INTERRUPTED = 130  # `run`: Ctrl-C
+BROKEN_PIPE = 141  # the output's reader went away
+
+# (code, name, meaning): the table of docs/exit-codes.md.
+EXIT_CODES: tuple[tuple[int, str, str], ...] = (
+    (OK, "OK", "done; for `cycle`: nothing to do (empty queue, or no task ready)"),
+    (BUG, "BUG", "an unexpected error: a traceback is printed; please report it"),
+    (USAGE, "USAGE", "bad command line (unknown option, missing argument)"),
+    (
+        NO_ROOM,
+        "NO_ROOM",
+        "not inside a room (no `control-room/` folder here or above), or the room is broken",
+    ),
+    (
+        INVALID,
+        "INVALID",
+        "invalid input: a task, an id, a file, a report, CONTROL.md, "
+        "a proposal file (`validate --proposals`)",
+    ),
+    (
+        CONFLICT,
+        "CONFLICT",
+        "a file kept changing under us, a lock was not free in time, or the task or route is in the wrong "
+        "state for this (a route killed already, not killed, not held)",
+    ),
+    (LEDGER_BAD, "LEDGER_BAD", "`ledger verify` found an edited, deleted, reordered or torn line"),
+    (NOT_FOUND, "NOT_FOUND", "no such task, route, tombstone or file"),
+    (QUEUE_FULL, "QUEUE_FULL", "`task add`: the queue already holds CONTROL.md `max_queued` tasks"),
+    (IO_ERROR, "IO_ERROR", "the system refused a read or a write (permissions, disk full)"),
+    (PASSED, "PASSED", "`cycle`: the task passed its validator"),
+    (FAILED, "FAILED", "`cycle`: the task failed this round (back in the queue, or parked)"),
+    (
+        STOPPED,
+        "STOPPED",
+        "`cycle`/`run`: `STOP` exists, or appeared while the agent ran (task back in the queue)",
+    ),
+    (BUSY, "BUSY", "`cycle`: every slot (`max_parallel`) is taken; nothing changed"),
+    (
+        ADAPTER_MISSING,
+        "ADAPTER_MISSING",
+        "`cycle`: nothing ran, and a ready task's adapter CLI is not installed (it stays queued); when "
+        "another ready task can run, that one runs instead",
+    ),
+    (INTERRUPTED, "INTERRUPTED", "`run`: interrupted with Ctrl-C"),
+    (
+        BROKEN_PIPE,
+        "BROKEN_PIPE",
+        "the output's reader went away (`control-room ... \\| head`); nothing more is printed",
+    ),
+)
 
 
 class ControlRoomError(Exception):

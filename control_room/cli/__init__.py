@@ -19,7 +19,7 @@ import click
 
 from control_room import __version__
 from control_room.cli.common import ROOM_KEY, refresh_views
-from control_room.errors import IO_ERROR, ControlRoomError
+from control_room.errors import BROKEN_PIPE, IO_ERROR, ControlRoomError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -64,7 +64,7 @@ def translated(work: Callable[[], Any]) -> Any:
         raise UserError(str(exc), exc.exit_code) from None
     except BrokenPipeError:  # `control-room ... | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise click.exceptions.Exit(141) from None
+        raise click.exceptions.Exit(BROKEN_PIPE) from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         raise UserError(f"{where}{exc.strerror or exc}", IO_ERROR) from None

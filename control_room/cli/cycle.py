@@ -62,7 +62,7 @@ def run(every: str, cycles: int | None) -> None:
                 sys.exit(errors.STOPPED)
     except KeyboardInterrupt:
         click.echo("\ninterrupted", err=True)
-        sys.exit(130)
+        sys.exit(errors.INTERRUPTED)
 
 
 def _wait(room: Room, until: float, tty: bool) -> None:

@@ -75,10 +75,20 @@ def events_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def exit_codes_table() -> str:
+    """Every exit code, from ``errors.EXIT_CODES``."""
+    from control_room.errors import EXIT_CODES
+
+    rows = ["| code | name | meaning |", "|---:|---|---|"]
+    rows += [f"| {code} | {name} | {meaning} |" for code, name, meaning in EXIT_CODES]
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "cli-reference": ("cli.md", cli_reference),
     "settings": ("gates.md", settings_table),
     "events": ("ledger.md", events_table),
+    "exit-codes": ("exit-codes.md", exit_codes_table),
 }
 
 
