@@ -80,7 +80,9 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if run.unsupported:
         why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
         _unsupported(state, [time, eid, task, route, why])
-    r = state["routes"].setdefault(key, _new_route())
+    r = state["routes"].get(key)
+    if r is None:
+        r = state["routes"][key] = _new_route()
     r["attempts"] += 1
     r["spend"] = round(r["spend"] + cost, 6)
     r["last_time"] = time

@@ -17,14 +17,19 @@ with the pattern they were written in.
 
 from __future__ import annotations
 
+import functools
 import re
 
 DECISION_MAX = 160
 FAILED_MAX = 240
-# Patterns, compiled by ``re`` on first use (status imports this module and rarely needs them).
-_NUMBER = r"\d+(?:\.\d+)?"
-_LEGACY_TAIL = r"(?s)(?:^|; )decision: (?P<decision>.*?)(?:; failed: (?P<failed>.*))?$"
-_LEGACY_FAILED = r"(?s)(?:^|; )failed: (?P<failed>.*)$"
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@functools.cache
+def _legacy() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The patterns of the pre-0.2 form, compiled once, on the first old line read."""
+    tail = re.compile(r"(?:^|; )decision: (?P<decision>.*?)(?:; failed: (?P<failed>.*))?$", re.DOTALL)
+    return tail, re.compile(r"(?:^|; )failed: (?P<failed>.*)$", re.DOTALL)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -116,14 +121,15 @@ def read(detail: str) -> RunResult:
             report=str(data.get("report") or ""),
             validator=str(data.get("validator") or ""),
         )
-    m = re.search(_LEGACY_TAIL, detail)
+    tail, failed_only = _legacy()
+    m = tail.search(detail)
     if m:
-        return RunResult(decision=m.group("decision"), failed=m.group("failed") or "")
-    m = re.search(_LEGACY_FAILED, detail)
-    return RunResult(failed=m.group("failed") if m else "")
+        return RunResult(m.group("decision"), m.group("failed") or "")
+    m = failed_only.search(detail)
+    return RunResult("", m.group("failed") if m else "")
 
 
 def cause(text: str) -> str:
     """A failure or decision reduced to its shape, so that repeats compare equal: numbers become
     N, whitespace is collapsed, the length is bounded."""
-    return " ".join(re.sub(_NUMBER, "N", text).split())[:160]
+    return " ".join(_NUMBER.sub("N", text).split())[:160]
