@@ -13,7 +13,7 @@ from typing import Any
 
 from control_room import ledger
 from control_room.dispatch import claims
-from control_room.ledger import events
+from control_room.ledger import events, result
 from control_room.ledger.events import Event
 from control_room.room import swarm
 from control_room.room.layout import Room
@@ -49,7 +49,7 @@ def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *
             events.PARK,
             task=tid,
             route=task.get("route", ""),
-            detail=f"after {rounds} failed round{plural}: {why}",
+            detail=f"after {rounds} failed round{plural}: {result.cut(why)}",  # all of it: the .reason
         )
         where = "parked for a person (swarm/parked/)"
     else:

@@ -52,23 +52,29 @@ def _unsupported(state: dict[str, Any], entry: list[str]) -> None:
     state["unsupported"] = (state["unsupported"] + [entry])[-20:]
 
 
+_RESULT, _DEATH_LOOP, _UNSUPPORTED = events.RESULT.name, events.DEATH_LOOP.name, events.UNSUPPORTED_CLAIM.name
+_FOLDED = frozenset((_RESULT, _DEATH_LOOP, _UNSUPPORTED, *CLEARS))  # the events the history reads
+
+
 def _fold(state: dict[str, Any], cells: list[str]) -> None:
-    time, eid, event = cells[Col.TIME], cells[Col.ID], unescape(cells[Col.EVENT])
-    task, route = unescape(cells[Col.TASK]), unescape(cells[Col.ROUTE])
-    state["last_time"] = time
+    time = state["last_time"] = cells[Col.TIME]
+    event = unescape(cells[Col.EVENT])
+    if event not in _FOLDED:
+        return
+    eid, task, route = cells[Col.ID], unescape(cells[Col.TASK]), unescape(cells[Col.ROUTE])
     key = route or (f"task:{task}" if task else "")
     if event in CLEARS and key:
         r = state["routes"].get(key)
         if r is not None:
             r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
         return
-    if event == events.DEATH_LOOP.name and key in state["routes"]:
+    if event == _DEATH_LOOP and key in state["routes"]:
         state["routes"][key]["announced"] = True
         return
-    if event == events.UNSUPPORTED_CLAIM.name:  # lines written before 0.2
+    if event == _UNSUPPORTED:  # lines written before 0.2
         _unsupported(state, [time, eid, task, route, unescape(cells[Col.DETAIL])])
         return
-    if event != events.RESULT.name or not key:
+    if event != _RESULT or not key:
         return
     outcome = unescape(cells[Col.OUTCOME])
     try:

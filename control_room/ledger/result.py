@@ -32,7 +32,8 @@ def _legacy() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return tail, re.compile(r"(?:^|; )failed: (?P<failed>.*)$", re.DOTALL)
 
 
-def _cut(text: str, limit: int) -> str:
+def cut(text: str, limit: int = FAILED_MAX) -> str:
+    """``text`` on one line, at most ``limit`` characters (the rest is in the run's results)."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -83,9 +84,9 @@ class RunResult:
         }
         if self.unsupported:
             data["unsupported"] = True
-        data["decision"] = _cut(self.decision, DECISION_MAX) or "(none)"
+        data["decision"] = cut(self.decision, DECISION_MAX) or "(none)"
         if self.failed:
-            data["failed"] = _cut(self.failed, FAILED_MAX)
+            data["failed"] = cut(self.failed, FAILED_MAX)
         return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
 
 
