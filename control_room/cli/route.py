@@ -62,9 +62,8 @@ def list_routes(as_json: bool) -> None:
 def show_route(route_id: str, as_json: bool) -> None:
     """One route: its row, its tasks, what it learned, its tombstone if any."""
     room = current_room()
-    graveyard.path(room, route_id)  # validates the id
+    tomb = graveyard.path(room, route_id)  # validates the id
     row = routes.find(room, route_id)
-    tomb = graveyard.path(room, route_id)
     if row is None and not tomb.exists():
         raise NotFoundError(f"no route {route_id} in control-room/ROUTES.md or graveyard/")
     tasks = [

@@ -38,7 +38,7 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     workdir = (room.root / str(settings.workdir or ".")).resolve()
     if not workdir.is_dir():
         return _finish_fail(
-            room, settings, picked, f"work dir {workdir} does not exist", RunResult(round=round_no)
+            room, settings, picked, RunResult(failed=f"work dir {workdir} does not exist", round=round_no)
         )
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
     p = prompt.assemble(room, task, plan.role, settings, history=history)
@@ -174,7 +174,7 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
             detail=f"spent ${cost:.4f}, above the task's max_cost_usd ${task['max_cost_usd']}",
         )
     if failures:
-        return _finish_fail(room, settings, picked, run.failed, run, cost=cost)
+        return _finish_fail(room, settings, picked, run, cost=cost)
     _log_result(room, picked, "pass", cost, run)
     swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
     claims.release(room, tid)
@@ -199,11 +199,12 @@ def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunRes
 
 
 def _finish_fail(
-    room: Room, settings: Settings, picked: Pick, why: str, run: RunResult, *, cost: float = 0.0
+    room: Room, settings: Settings, picked: Pick, run: RunResult, *, cost: float = 0.0
 ) -> CycleResult:
     task = picked.task
     tid = task["id"]
-    _log_result(room, picked, "fail", cost, run.failing(why))
+    why = run.failed
+    _log_result(room, picked, "fail", cost, run)
     where = fail_round(room, settings, task, why, src="running")
     _after(room, settings, task, "fail", cost)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)

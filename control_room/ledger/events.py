@@ -200,7 +200,6 @@ EVENTS: tuple[Event, ...] = (
     ORCHESTRATE_REFUSED,
     ORCHESTRATE_HELD,
 )
-BY_NAME = {e.name: e for e in EVENTS}
 
 
 def approval_needed(gate: str) -> Event:

@@ -58,19 +58,6 @@ class RunResult:
         self.round, self.exit, self.seconds = round, exit, seconds
         self.report, self.validator = report, validator
 
-    def failing(self, failed: str) -> RunResult:
-        """The same run, with what failed."""
-        return RunResult(
-            self.decision,
-            failed,
-            self.unsupported,
-            self.round,
-            self.exit,
-            self.seconds,
-            self.report,
-            self.validator,
-        )
-
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
         import json  # ~2 ms: `status` reads no result line unless the ledger grew

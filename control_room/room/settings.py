@@ -177,9 +177,6 @@ class Settings:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Settings) and self.as_dict() == other.as_dict()
 
-    def __hash__(self) -> int:
-        return hash(tuple(repr(getattr(self, n)) for n in NAMES))
-
     def __repr__(self) -> str:
         return f"Settings({', '.join(f'{n}={getattr(self, n)!r}' for n in NAMES)})"
 
@@ -228,19 +225,20 @@ def values(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def from_values(data: Mapping[str, Any]) -> Settings:
-    return Settings(**data)
-
-
-def parse(text: str, where: str) -> Settings:
-    """The settings in the text of a CONTROL.md."""
+def _checked(text: str, where: str) -> dict[str, Any]:
+    """The checked values in the text of a CONTROL.md (plain data, as cached)."""
     meta, _ = split(text, where)
     if not meta and not has_front_matter(text):
         raise InvalidError(
             f"{where}: no front matter: the limits (max_parallel, daily_budget_usd, ...) "
             "belong between --- lines at the top; `control-room init` writes a default one"
         )
-    return from_values(values(meta, where))
+    return values(meta, where)
+
+
+def parse(text: str, where: str) -> Settings:
+    """The settings in the text of a CONTROL.md."""
+    return Settings(**_checked(text, where))
 
 
 def load(room: Room) -> Settings:
@@ -254,12 +252,9 @@ def load(room: Room) -> Settings:
                 f"{room.control} is missing: the gate is gone, so nothing runs; "
                 "restore it (git checkout) or run `control-room init` to write a default one"
             ) from None
-        meta, _ = split(text, str(room.control))
-        if not meta and not has_front_matter(text):
-            parse(text, str(room.control))  # raises: no front matter
-        return values(meta, str(room.control))
+        return _checked(text, str(room.control))
 
-    return from_values(cache.derived(room.cache / "control", room.control, compute))
+    return Settings(**cache.derived(room.cache / "control", room.control, compute))
 
 
 def set_value(text: str, name: str, value: Any) -> str:

@@ -38,13 +38,6 @@ class Table:
         self.header_line = header_line  # 1-based
         self.rows = rows  # (1-based line, cells)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Table) and (self.header, self.header_line, self.rows) == (
-            other.header,
-            other.header_line,
-            other.rows,
-        )
-
     def __repr__(self) -> str:
         return f"Table({self.header!r}, {self.header_line}, {self.rows!r})"
 

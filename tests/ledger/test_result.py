@@ -130,15 +130,6 @@ def test_cause_reduces_text_to_its_shape() -> None:
     assert result.cause("x" * 500) == "x" * 160
 
 
-def test_failing_keeps_the_other_fields() -> None:
-    r = RunResult(
-        decision="d", unsupported=True, round=4, exit=1, seconds=2.5, report="ok", validator="exited 1"
-    )
-    f = r.failing("x")
-    assert fields(f) == (4, 1, "ok", "exited 1", True, "d", "x")
-    assert f.seconds == 2.5
-    assert r.failed == ""  # the original is unchanged
-
 
 def test_seconds_round_and_exit_read_back_and_a_boolean_is_not_a_number() -> None:
     run = result.read(result.RunResult(round=3, exit=1, seconds=2.25).detail())
