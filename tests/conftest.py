@@ -44,6 +44,13 @@ def ledger(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def inside(room: Room) -> Room:
+    """The fresh room, as the current folder: commands find it as a person's shell would."""
+    os.chdir(room.root)
+    return room
+
+
+@pytest.fixture
 def run() -> Callable[..., Result]:
     """Invoke the click app in-process; stdout and stderr are separate (click >= 8.2)."""
     runner = CliRunner()

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from click.testing import Result
+
+from control_room import errors
 from control_room.dispatch import index
 from control_room.ledger import append
 from control_room.ledger.events import Event
-from control_room.ledger.line import HEADER, PREAMBLE
+from control_room.ledger.line import HEADER, PREAMBLE, Entry, parse
 from control_room.room.layout import STATES, Room
 
 VALID_TASK: dict[str, Any] = {
@@ -149,3 +153,47 @@ def set_gate(room: Room, key: str, value: str) -> None:
 def order(room: Room) -> list[str]:
     """The queue's task ids in the order cycles would run them."""
     return [t.id for t in index.run_order(room)]
+
+
+# What CLI tests share --------------------------------------------------------------------
+
+TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"  # a ledger or task timestamp
+FAIL = [sys.executable, "-c", "import sys; print('took 40 ms'); sys.exit(1)"]  # the same failure every time
+BROKEN_TOMB = "---\nstate: [killed\n---\nbody\n"  # a tombstone whose YAML is broken on line 2
+
+
+def ok(result: Result, stdout: str) -> None:
+    """The command succeeded, said nothing on stderr, and printed exactly ``stdout``."""
+    assert (result.exit_code, result.stderr, result.stdout) == (0, "", stdout)
+
+
+def error(result: Result, code: int, message: str) -> None:
+    """The command exited ``code`` with exactly one line ``Error: message`` on stderr."""
+    assert (result.exit_code, result.stdout, result.stderr) == (code, "", f"Error: {message}\n")
+
+
+def snapshot(root: Path) -> dict[Path, bytes]:
+    """Every file under ``root`` and its bytes."""
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def entries(room: Room, event: str) -> list[Entry]:
+    """The ledger's entries of one event, oldest first."""
+    found = [parse(ln) for ln in data_lines(room.ledger)]
+    return [e for e in found if e is not None and e.event == event]
+
+
+def tomb(room: Room, route: str) -> Path:
+    return room.root / "graveyard" / f"{route}.md"
+
+
+def hold(run: Callable[..., Result], room: Room, route: str) -> None:
+    """Three identical failures on ``route``, one task a cycle: a death loop holds it."""
+    set_gate(room, "max_rounds", "1")
+    for n in (1, 2, 3):
+        queue(room, f"{route}-{n}", route=route, validator=FAIL)
+        result = run("cycle")
+        assert (result.exit_code, result.stdout) == (
+            errors.FAILED,
+            f"failed: {route}-{n} (validator exited 1: took 40 ms); parked for a person (swarm/parked/)\n",
+        )

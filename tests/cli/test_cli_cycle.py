@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from click.testing import Result
-from support import events, queue, where
+from support import TIME, events, queue, snapshot, where
 
 from control_room import errors
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable
-TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
-def snapshot(root: Path) -> dict[Path, bytes]:
-    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 # cycle ----------------------------------------------------------------------------------

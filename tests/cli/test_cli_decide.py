@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import data_lines, events, queue, where
+from support import TIME, data_lines, events, queue, snapshot, where
 
 from control_room import errors
 from control_room.ledger.line import parse
@@ -20,17 +18,6 @@ from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable
-TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
-def snapshot(root: Path) -> dict[Path, bytes]:
-    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
 def last_line(room: Room):  # type: ignore[no-untyped-def]

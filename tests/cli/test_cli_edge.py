@@ -3,7 +3,6 @@ and CURRENT_CONTEXT.md when it ends, however it ends; a command that only reads 
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, data_lines, drop, events, queue
+from support import ADD_ARGS, TIME, data_lines, drop, events, queue
 
 from control_room import errors
 from control_room.dispatch import brake
@@ -24,13 +23,6 @@ from control_room.views.status import format_entry
 
 Run = Callable[..., Result]
 PY = sys.executable
-TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
 
 
 def auto_block(text: str) -> list[str]:

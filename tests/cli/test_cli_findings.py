@@ -3,54 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from click.testing import Result
-from support import data_lines, queue, set_gate
+from support import entries, hold, ok, queue
 
 from control_room import errors
 from control_room.dispatch import brake
-from control_room.ledger.line import Entry, parse
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable
-FAIL = [PY, "-c", "import sys; print('took 40 ms'); sys.exit(1)"]  # the same failure every time
 REPORT = (
     "DECISION: done\nWHY: it works\nEVIDENCE:\n- CONFIRMED: all tests pass\nMISSING: none\n"
     "NEXT COMMAND: pytest -q\nSTOP RULE: stop when green\n"
 )
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
-def ok(result: Result, stdout: str) -> None:
-    assert (result.exit_code, result.stderr, result.stdout) == (0, "", stdout)
-
-
-def results(room: Room) -> list[Entry]:
-    found = [parse(ln) for ln in data_lines(room.ledger)]
-    return [e for e in found if e is not None and e.event == "result"]
-
-
-def hold(run: Run, room: Room, route: str) -> None:
-    """Three identical failures on ``route``, one task a cycle: a death loop holds it."""
-    set_gate(room, "max_rounds", "1")
-    for n in (1, 2, 3):
-        queue(room, f"{route}-{n}", route=route, validator=FAIL)
-        result = run("cycle")
-        assert (result.exit_code, result.stdout) == (
-            errors.FAILED,
-            f"failed: {route}-{n} (validator exited 1: took 40 ms); parked for a person (swarm/parked/)\n",
-        )
 
 
 def digest_line(room: Room, read: int) -> str:
@@ -109,7 +78,7 @@ def test_no_findings_in_a_fresh_room(run: Run, inside: Room) -> None:
 
 def test_a_death_loop_is_listed_with_its_ledger_lines_until_resumed(run: Run, inside: Room) -> None:
     hold(run, inside, "memo")
-    lines = [(e.time, e.id, e.task) for e in results(inside)]
+    lines = [(e.time, e.id, e.task) for e in entries(inside, "result")]
     assert [task for _, _, task in lines] == ["memo-1", "memo-2", "memo-3"]
     ok(run("findings"), (
         "death loop: memo failed 3 times in a row with the same error: validator exited N: took N ms  "
@@ -143,7 +112,7 @@ def test_an_unsupported_claim_is_listed(run: Run, inside: Room, tmp_path: Path) 
     assert (result.exit_code, result.stdout) == (
         errors.FAILED, "failed: liar (validator exited 1); back in the queue for round 2 of 2\n",
     )  # fmt: skip
-    (line,) = results(inside)
+    (line,) = entries(inside, "result")
     ok(run("findings"), (
         "unsupported CONFIRMED claims: 1\n"
         f"  {line.time}  {line.id}  liar  lru  report says CONFIRMED success; validator exited 1\n"

@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from click.testing import Result
-from support import events, no_room_error
+from support import BROKEN_TOMB, events, no_room_error, ok, tomb
 
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
-BROKEN_TOMB = "---\nstate: [killed\n---\nbody\n"
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
-def ok(result: Result, stdout: str) -> None:
-    assert (result.exit_code, result.stderr, result.stdout) == (0, "", stdout)
-
-
-def tomb(room: Room, route: str) -> Path:
-    return room.root / "graveyard" / f"{route}.md"
 
 
 def kill(run: Run, room: Room, route: str, verdict: str) -> str:

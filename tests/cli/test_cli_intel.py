@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-import pytest
 from click.testing import Result
-from support import events, no_room_error
+from support import error, events, no_room_error, ok
 
 from control_room.cli.intel import branch, lever
 from control_room.knowledge.intelligence import add
@@ -26,22 +24,8 @@ NOTE = "\nA hand-written note below the table.\n"
 PAGE = HEAD + CACHE + SIMD + NOTE  # the rows are on lines 7 and 8
 
 
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
 def levers(room: Room) -> Path:
     return room.root / "intelligence" / "levers.md"
-
-
-def ok(result: Result, stdout: str) -> None:
-    assert (result.exit_code, result.stderr, result.stdout) == (0, "", stdout)
-
-
-def error(result: Result, code: int, message: str) -> None:
-    assert (result.exit_code, result.stdout, result.stderr) == (code, "", f"Error: {message}\n")
 
 
 # list ---------------------------------------------------------------------------------------

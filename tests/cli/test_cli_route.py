@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -11,31 +10,28 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, data_lines, events, queue, set_gate
+from support import (
+    ADD_ARGS,
+    BROKEN_TOMB,
+    FAIL,
+    data_lines,
+    entries,
+    error,
+    events,
+    hold,
+    ok,
+    queue,
+    set_gate,
+    tomb,
+)
 
 from control_room import errors
-from control_room.ledger.line import Entry, parse
+from control_room.ledger.line import parse
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
 PY = sys.executable
-FAIL = [PY, "-c", "import sys; print('took 40 ms'); sys.exit(1)"]  # the same failure every time
-BROKEN_TOMB = "---\nstate: [killed\n---\nbody\n"
 YAML_ERROR = "line 2: front matter is not valid YAML: expected ',' or ']', but got '<stream end>'"
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
-def ok(result: Result, stdout: str) -> None:
-    assert (result.exit_code, result.stderr, result.stdout) == (0, "", stdout)
-
-
-def error(result: Result, code: int, message: str) -> None:
-    assert (result.exit_code, result.stdout, result.stderr) == (code, "", f"Error: {message}\n")
 
 
 def line_of(path: Path, text: str) -> int:
@@ -43,30 +39,10 @@ def line_of(path: Path, text: str) -> int:
     return path.read_text().split("\n").index(text) + 1
 
 
-def entries(room: Room, event: str) -> list[Entry]:
-    found = [parse(ln) for ln in data_lines(room.ledger)]
-    return [e for e in found if e is not None and e.event == event]
-
-
-def tomb(room: Room, route: str) -> Path:
-    return room.root / "graveyard" / f"{route}.md"
-
-
 def killed_at(text: str) -> str:
     found = re.search(r"^killed_at: '(.+)'$", text, re.MULTILINE)
     assert found is not None, text
     return found.group(1)
-
-
-def hold(run: Run, room: Room, route: str) -> None:
-    """Three identical failures on ``route``, one task a cycle: a death loop holds it."""
-    for n in (1, 2, 3):
-        queue(room, f"{route}-{n}", route=route, validator=FAIL)
-        result = run("cycle")
-        assert (result.exit_code, result.stdout) == (
-            errors.FAILED,
-            f"failed: {route}-{n} (validator exited 1: took 40 ms); parked for a person (swarm/parked/)\n",
-        )
 
 
 # add ----------------------------------------------------------------------------------------

@@ -24,12 +24,6 @@ Run = Callable[..., Result]
 PY = sys.executable
 
 
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
 def starters() -> list[list[str]]:
     """What the entry may start control-room with: the console script on PATH (absolute), or
     this interpreter with -m."""

@@ -17,12 +17,6 @@ from control_room.room.layout import Room
 Run = Callable[..., Result]
 
 
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
 def test_status_on_one_screen(run: Run, inside: Room) -> None:
     result = run("status")
     assert (result.exit_code, result.stderr) == (0, "")

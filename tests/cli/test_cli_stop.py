@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,12 +13,6 @@ from control_room.ledger.line import parse
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
 
 
 def test_stop_twice_then_resume_twice(run: Run, inside: Room) -> None:

@@ -16,12 +16,6 @@ from control_room.room.layout import Room
 Run = Callable[..., Result]
 
 
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
-
-
 def queued(room: Room) -> list[str]:
     return sorted(os.listdir(room.state_dir("queue")))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import data_lines, events, queue, task_json, where
+from support import TIME, data_lines, events, queue, task_json, where
 
 from control_room import errors
 from control_room.ledger.line import parse
@@ -22,13 +22,6 @@ from control_room.room.layout import Room
 Run = Callable[..., Result]
 PY = sys.executable
 FAKES = Path(__file__).parent.parent / "fakes"
-TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
-
-
-@pytest.fixture
-def inside(room: Room) -> Room:
-    os.chdir(room.root)
-    return room
 
 
 def last_line(room: Room):  # type: ignore[no-untyped-def]
