@@ -8,7 +8,6 @@ from control_room.cli.common import current_room, echo_json, json_option
 from control_room.dispatch.report import LABELS
 from control_room.dispatch.report import validate as check
 from control_room.errors import INVALID, ControlRoomError, NotFoundError
-from control_room.room import settings as settings_file
 
 
 @click.command()
@@ -63,6 +62,7 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     # Admission loads the adapters and the knowledge layer: only for --proposals (~10 ms).
     from control_room.dispatch.admission import check_new
     from control_room.dispatch.orchestrator import extract  # likewise
+    from control_room.room import settings as settings_file  # likewise: plain `validate` needs no room
 
     room = current_room()
     settings = settings_file.load(room)
