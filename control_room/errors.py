@@ -22,7 +22,10 @@ FAILED = 11  # `cycle`: the task failed this round
 STOPPED = 12  # `cycle`/`run`: STOP exists
 BUSY = 13  # `cycle`: every slot is taken
 ADAPTER_MISSING = 14  # `cycle`: the adapter or its CLI is not available
-INTERRUPTED = 130  # `run`: Ctrl-C
+ROOM_INVALID = 15  # `cycle`/`run`: the room cannot run a cycle (settings, permissions, disk)
+HANGUP = 129  # `cycle`/`run`: SIGHUP (128 + 1)
+INTERRUPTED = 130  # `cycle`/`run`: Ctrl-C, SIGINT (128 + 2)
+TERMINATED = 143  # `cycle`/`run`: SIGTERM (128 + 15)
 BROKEN_PIPE = 141  # the output's reader went away
 
 # (code, name, meaning): the table of docs/exit-codes.md.
@@ -65,7 +68,21 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
         "`cycle`: nothing ran, and a ready task's adapter CLI is not installed (it stays queued); when "
         "another ready task can run, that one runs instead",
     ),
-    (INTERRUPTED, "INTERRUPTED", "`run`: interrupted with Ctrl-C"),
+    (
+        ROOM_INVALID,
+        "ROOM_INVALID",
+        "`cycle`/`run`: the room cannot run a cycle (CONTROL.md invalid or names an unknown adapter, a "
+        "state folder or LEDGER.md not writable or without its header, the disk nearly full, the work "
+        "dir missing); checked before claiming, so the task stays queued and no round is used",
+    ),
+    (HANGUP, "HANGUP", "`cycle`/`run`: ended by SIGHUP (the terminal closed); the task is back in the queue"),
+    (
+        INTERRUPTED,
+        "INTERRUPTED",
+        "`cycle`/`run`: interrupted with Ctrl-C (SIGINT); the agent's process group is ended and the task "
+        "is back in the queue, no round used",
+    ),
+    (TERMINATED, "TERMINATED", "`cycle`/`run`: ended by SIGTERM; as for Ctrl-C"),
     (
         BROKEN_PIPE,
         "BROKEN_PIPE",
@@ -111,3 +128,9 @@ class QueueFullError(ControlRoomError):
 
 class AdapterMissingError(ControlRoomError):
     exit_code = ADAPTER_MISSING
+
+
+class RoomInvalidError(ControlRoomError):
+    """The room cannot run a cycle: the room's fault, never a task's."""
+
+    exit_code = ROOM_INVALID
