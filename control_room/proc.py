@@ -21,8 +21,10 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from control_room.errors import ControlRoomError
+from control_room.interrupt import deferred
 
 POLL_S = 0.1
 KILL_GRACE_S = 1.0
@@ -38,10 +40,11 @@ class Stream:
     path: Path
     bytes_seen: int = 0
     bytes_kept: int = 0
+    error: str = ""  # why the stream could not be saved (the disk filled), if it could not
 
     @property
     def truncated(self) -> bool:
-        return self.bytes_seen > self.bytes_kept
+        return self.bytes_seen > self.bytes_kept and not self.error
 
     def tail(self, lines: int = 10, max_bytes: int = 4096) -> str:
         """The last lines kept, decoded leniently."""
@@ -100,45 +103,53 @@ def run(
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
     out, err = Stream(stdout_path), Stream(stderr_path)
     start = time.monotonic()
-    try:
-        child = subprocess.Popen(
-            [exe, *argv[1:]],
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
-    threads = [
-        threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
-        threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
-    ]
-    if stdin is not None:
-        threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
-    for t in threads:
-        t.start()
-    if on_start is not None:
-        on_start(child.pid)  # the child leads its own process group: pgid == pid
+    # Signals wait while the child starts: its pumps inherit the blocked mask (so the operator's
+    # Ctrl-C always reaches the main thread) and no child is ever started without a record.
+    with deferred():
+        try:
+            child = subprocess.Popen(
+                [exe, *argv[1:]],
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+        threads = [
+            threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
+            threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
+        ]
+        if stdin is not None:
+            threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
+        for t in threads:
+            t.start()
     result = Result(list(argv), None, 0.0, out, err)
     deadline = start + timeout_s
     code: int | None
-    while True:
-        try:
-            code = child.wait(timeout=POLL_S)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        if stop_file is not None and os.path.lexists(stop_file):
-            result.stopped = True
-        elif time.monotonic() >= deadline:
-            result.timed_out = True
-        if result.stopped or result.timed_out:
+    try:
+        if on_start is not None:
+            on_start(child.pid)  # the child leads its own process group: pgid == pid
+        while True:
+            try:
+                code = child.wait(timeout=POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if stop_file is not None and os.path.lexists(stop_file):
+                result.stopped = True
+            elif time.monotonic() >= deadline:
+                result.timed_out = True
+            if result.stopped or result.timed_out:
+                _kill_group(child)
+                code = None
+                break
+    except BaseException:  # Interrupted, or a bug: the child's whole group ends before we go
+        with deferred():
             _kill_group(child)
-            code = None
-            break
+        raise
     # Whatever the child left behind in its group (a background grandchild) goes too.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
@@ -149,6 +160,8 @@ def run(
     for name, s in (("stdout", out), ("stderr", err)):
         if s.truncated:
             result.notes.append(f"{name} cut at {s.bytes_kept} bytes of {s.bytes_seen}")
+        if s.error:
+            result.notes.append(f"{name} could not be saved: {s.error}")
     if result.timed_out:
         result.notes.append(f"killed after the {timeout_s:g}s time limit")
     if result.stopped:
@@ -170,24 +183,36 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
 
 
 def _pump(pipe: object, stream: Stream, cap: int) -> None:
+    """Copy a child's stream to its file. If the file cannot be written (the disk filled), keep
+    reading and dropping, so the child never blocks on a full pipe; the error is noted."""
     fd = pipe.fileno()  # type: ignore[attr-defined]
-    with open(stream.path, "wb") as sink:
-        while True:
-            try:
-                chunk = os.read(fd, CHUNK)
-            except OSError:
-                break
-            if not chunk:
-                break
-            stream.bytes_seen += len(chunk)
-            room = cap - stream.bytes_kept
-            if room > 0:
-                kept = chunk[:room]
-                sink.write(kept)
-                sink.flush()
-                stream.bytes_kept += len(kept)
+    try:
+        with open(stream.path, "wb") as sink:
+            _copy(fd, stream, cap, sink)
+    except OSError as exc:
+        stream.error = f"{stream.path}: {exc.strerror or exc}"
+        _copy(fd, stream, 0, None)
     with contextlib.suppress(OSError):
         pipe.close()  # type: ignore[attr-defined]
+
+
+def _copy(fd: int, stream: Stream, cap: int, sink: BinaryIO | None) -> None:
+    """Read ``fd`` to its end, keeping the first ``cap`` bytes in ``sink``. A failed write
+    raises; a failed read ends the stream."""
+    while True:
+        try:
+            chunk = os.read(fd, CHUNK)
+        except OSError:
+            return
+        if not chunk:
+            return
+        stream.bytes_seen += len(chunk)
+        room = cap - stream.bytes_kept
+        if room > 0 and sink is not None:
+            kept = chunk[:room]
+            sink.write(kept)
+            sink.flush()
+            stream.bytes_kept += len(kept)
 
 
 def _feed(pipe: object, data: bytes) -> None:

@@ -17,8 +17,9 @@ def today() -> str:
     return now_iso()[:10]
 
 
-def parse_duration(text: str) -> float:
-    """Seconds in ``text``: ``90``, ``90s``, ``30m``, ``1h``, ``1h30m``. Raises ValueError."""
+def parse_duration(text: str, *, zero: bool = False) -> float:
+    """Seconds in ``text``: ``90``, ``90s``, ``30m``, ``1h``, ``1h30m``; ``0`` only where
+    ``zero`` allows it. Raises ValueError."""
     s = text.strip().lower()
     pos, total = 0, 0.0
     while pos < len(s):
@@ -27,6 +28,6 @@ def parse_duration(text: str) -> float:
             raise ValueError(f"not a duration: {text!r} (try 90, 90s, 30m, 1h)")
         total += float(m.group(1)) * _UNIT[m.group(2)]
         pos = m.end()
-    if not s or total <= 0:
+    if not s or total < 0 or (total == 0 and not zero):
         raise ValueError(f"not a positive duration: {text!r} (try 90, 90s, 30m, 1h)")
     return total

@@ -49,6 +49,11 @@ def names() -> list[str]:
     return sorted({*ADAPTERS, *_plugins()})
 
 
+def known(name: str) -> bool:
+    """Whether ``name`` is an adapter (built in, or an installed plugin)."""
+    return name in ADAPTERS or name in _plugins()
+
+
 def get(name: str) -> Adapter:
     """The adapter called ``name``; an unknown name lists the valid ones."""
     if name in ADAPTERS:
@@ -62,4 +67,4 @@ def get(name: str) -> Adapter:
     raise InvalidError(f"unknown adapter {name!r} (valid: {', '.join(names())})")
 
 
-__all__ = ["ADAPTERS", "Adapter", "Invocation", "Outcome", "get", "names"]
+__all__ = ["ADAPTERS", "Adapter", "Invocation", "Outcome", "get", "known", "names"]

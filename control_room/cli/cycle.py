@@ -7,7 +7,7 @@ import time
 
 import click
 
-from control_room import errors
+from control_room import errors, interrupt
 from control_room.cli.common import current_room, refresh_views, room_option
 from control_room.dispatch.cycle import cycle as run_cycle
 from control_room.room.layout import Room
@@ -21,48 +21,69 @@ def cycle() -> None:
 
     \b
     Exit codes: 0 nothing to do, 10 passed, 11 failed, 12 stopped, 13 busy,
-    3 no room, 4 invalid, 14 adapter unavailable (docs/exit-codes.md).
+    3 no room, 14 adapter unavailable, 15 room invalid (nothing claimed),
+    130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (the task back in the queue).
+    See docs/exit-codes.md.
     """
-    result = run_cycle(current_room())
+    room = current_room()
+    with interrupt.handled():
+        try:
+            result = run_cycle(room)
+        except interrupt.Interrupted as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(exc.exit_code)
+    for note in result.notes:
+        click.echo(note)
     click.echo(result.message)
     sys.exit(result.code)
 
 
 @click.command()
 @room_option
-@click.option("--every", default="30m", show_default=True, help="Time between cycle starts: 90s, 30m, 1h.")
+@click.option(
+    "--every",
+    default="30m",
+    show_default=True,
+    help="Time between cycle starts: 90s, 30m, 1h; 0 runs cycles back to back.",
+)
 @click.option("--cycles", type=click.IntRange(min=1), help="Stop after this many cycles.")
 def run(every: str, cycles: int | None) -> None:
     """Run cycles in the foreground until STOP, Ctrl-C or --cycles.
 
-    One line per cycle; a countdown between cycles on a terminal. For people without cron:
-    see `control-room schedule` for cron and launchd entries.
+    One line per cycle; a countdown between cycles on a terminal. Ctrl-C, SIGTERM or SIGHUP
+    ends the running agent's process group, puts its task back in the queue without using a
+    round, and exits 130, 143 or 129. For people without cron: see `control-room schedule`.
     """
     try:
-        period = parse_duration(every)
+        period = parse_duration(every, zero=True)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--every") from None
     room = current_room()
     tty = sys.stdout.isatty()
     done = 0
-    try:
-        while True:
-            started = time.monotonic()
-            result = run_cycle(room)
-            refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
-            done += 1
-            click.echo(f"{now_iso()}  cycle {done}  {result.message}")
-            if result.code == errors.STOPPED:
-                sys.exit(errors.STOPPED)
-            if cycles is not None and done >= cycles:
-                return
-            _wait(room, started + period, tty)
-            if room.stopped():
-                click.echo(f"{now_iso()}  stopped: {room.stop} exists")
-                sys.exit(errors.STOPPED)
-    except KeyboardInterrupt:
-        click.echo("\ninterrupted", err=True)
-        sys.exit(errors.INTERRUPTED)
+    with interrupt.handled():
+        try:
+            while True:
+                started = time.monotonic()
+                result = run_cycle(room)
+                refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
+                done += 1
+                for note in result.notes:
+                    click.echo(f"{now_iso()}  cycle {done}  {note}")
+                click.echo(f"{now_iso()}  cycle {done}  {result.message}")
+                if result.code in (errors.STOPPED, errors.ROOM_INVALID):
+                    sys.exit(result.code)
+                if cycles is not None and done >= cycles:
+                    return
+                _wait(room, started + period, tty)
+                if room.stopped():
+                    click.echo(f"{now_iso()}  stopped: {room.stop} exists")
+                    sys.exit(errors.STOPPED)
+        except interrupt.Interrupted as exc:
+            if tty:
+                click.echo()
+            click.echo(f"{now_iso()}  {exc}", err=True)
+            sys.exit(exc.exit_code)
 
 
 def _wait(room: Room, until: float, tty: bool) -> None:

@@ -1,9 +1,13 @@
-"""One cycle (SPEC §4), step by step: STOP, slot, recover, pick, claim; then ``runner`` runs it.
+"""One cycle (SPEC §4), step by step: STOP, the room's health (``preflight``), slot, recover,
+pick, claim; then ``runner`` runs it.
 
 Every step that changes something writes a ledger line. Nothing is ever lost: a task is in
 exactly one swarm folder at any time, and a cycle that dies leaves a claim the next one
-recovers. The views (CURRENT_CONTEXT.md, DIGEST.md) are refreshed by whoever called the cycle,
-at its edge (``views.refresh``).
+recovers. No fault but the task's own uses one of its rounds (SPEC §15): a room fault is found
+before the claim, or un-claims the task after it; Ctrl-C, SIGTERM and SIGHUP end the agent's
+process group and put the task back; a dead cycle's task goes back too (``recover``).
+The views (CURRENT_CONTEXT.md, DIGEST.md) are refreshed by whoever called the cycle, at its
+edge (``views.refresh``).
 """
 
 from __future__ import annotations
@@ -11,10 +15,10 @@ from __future__ import annotations
 import os
 import time
 
-from control_room import errors, ledger
-from control_room.dispatch import claims, orchestrator, runner
+from control_room import errors, interrupt, ledger
+from control_room.dispatch import claims, orchestrator, preflight, runner
 from control_room.dispatch.pick import Pick, pick
-from control_room.dispatch.rounds import CycleResult, fail_round, requeue
+from control_room.dispatch.rounds import CycleResult, dispatcher_died, requeue
 from control_room.ledger import events
 from control_room.room import settings as settings_file
 from control_room.room import swarm
@@ -27,7 +31,12 @@ def cycle(room: Room) -> CycleResult:
     # 1. STOP: the dumbest possible brake, before any parsing or locking.
     if room.stopped():
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
-    settings = settings_file.load(room)  # settings that cannot be read fail closed
+    # Then what the cycle needs, before it claims anything: a fault of the room is the room's.
+    try:
+        settings = settings_file.load(room)
+    except errors.InvalidError as exc:
+        raise errors.RoomInvalidError(f"room invalid: {exc}; nothing was claimed") from None
+    preflight.check(room, settings)
     # 2. A free slot, held until this process ends.
     slot = claims.take_slot(room, settings.max_parallel)
     if slot is None:
@@ -35,9 +44,11 @@ def cycle(room: Room) -> CycleResult:
         taken = "the only slot is" if n == 1 else f"all {n} slots are"
         return CycleResult(errors.BUSY, f"busy: {taken} taken; nothing changed")
     number, fd = slot
+    picked: Pick | CycleResult | None = None
     try:
-        with claims.claim_lock(room):
-            recover(room, settings, mine=number)
+        # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them.
+        with interrupt.deferred(), claims.claim_lock(room):
+            notes = recover(room, settings, mine=number)
             picked = pick(room, settings)
             nothing = isinstance(picked, CycleResult) and picked.code == errors.OK
             if (
@@ -47,21 +58,75 @@ def cycle(room: Room) -> CycleResult:
             ):
                 picked = pick(room, settings)
             if isinstance(picked, CycleResult):
+                picked.notes[:0] = notes
                 return picked
             claim(room, settings, picked, number)
-        try:
-            return runner.run_claimed(room, settings, picked)
-        except errors.ControlRoomError as exc:
-            # A room problem (not the task's) stopped the run: back to the queue, no round.
-            requeue(room, picked.task, events.REQUEUE, f"not run: {exc}")
+        result = runner.run_claimed(room, settings, picked)
+        result.notes[:0] = notes
+        return result
+    except interrupt.Interrupted as exc:
+        if isinstance(picked, Pick):
+            exc.outcome = _interrupted(room, picked, exc)
+        else:
+            exc.outcome = "nothing was claimed"
+        raise
+    except (errors.ControlRoomError, OSError) as exc:
+        if not isinstance(picked, Pick):
             raise
+        raise _unclaim(room, picked, exc) from None
     finally:
         os.close(fd)
 
 
-# 3a. Recover what dead cycles left in swarm/running/.
+def _interrupted(room: Room, picked: Pick, exc: interrupt.Interrupted) -> str:
+    """The operator stopped us while ``picked`` ran: its process group is gone already
+    (``proc.run``); back to the queue without using a round. Returns what happened."""
+    tid = picked.task["id"]
+    with interrupt.deferred():
+        back = requeue(
+            room,
+            picked.task,
+            events.INTERRUPTED,
+            f"{exc.name} while it ran; its process group was ended; no round used",
+            adapter=picked.plan.adapter.name,
+        )
+    if back:
+        return f"{tid} is back in the queue, no round used"
+    return f"{tid} had finished its round (see `control-room ledger tail`)"
+
+
+def _unclaim(room: Room, picked: Pick, exc: Exception) -> errors.ControlRoomError:
+    """A fault of the room struck after the claim (the disk filled, a folder turned read-only):
+    un-claim the task without using a round, and say so, as far as the disk allows."""
+    tid = picked.task["id"]
+    what = str(exc) if isinstance(exc, errors.ControlRoomError) else _oserror(exc)
+    code = exc.exit_code if isinstance(exc, errors.ControlRoomError) else errors.IO_ERROR
+    with interrupt.deferred():
+        try:
+            back = requeue(room, picked.task, events.REQUEUE, f"room fault after the claim: {what}")
+        except (errors.ControlRoomError, OSError) as again:
+            where = swarm.state_of(room, tid) or "running"
+            return errors.ControlRoomError(
+                f"room fault while {tid} ran: {what}; {tid} is in swarm/{where}/, no round used; its "
+                f"ledger line could not be written ({_oserror(again)})",
+                exit_code=code,
+            )
+    where = "back in the queue" if back else "out of swarm/running/ already"
+    return errors.ControlRoomError(
+        f"room fault while {tid} ran: {what}; {tid} is {where}, no round used", exit_code=code
+    )
+
+
+def _oserror(exc: BaseException) -> str:
+    if isinstance(exc, OSError):
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc.strerror or exc)
+    return str(exc)
+
+
+# 3a. Recover what dead cycles left in swarm/running/: not the tasks' fault, so no round used.
 def recover(room: Room, settings: Settings, *, mine: int | None) -> list[str]:
-    recovered = []
+    """Recover every dead claim; return what was done, one line each."""
+    said = []
     for task_id in claims.running_ids(room):
         info = claims.read_claim(room, task_id)
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)
@@ -72,18 +137,11 @@ def recover(room: Room, settings: Settings, *, mine: int | None) -> list[str]:
         if problems:
             swarm.reject(room, f"{task_id}.json", problems, task_id=task_id, state="running")
             claims.release(room, task_id)
+            said.append(f"recovered {task_id}: {why}; not a valid task, moved to swarm/rejected/")
             continue
-        ledger.append(
-            room.ledger,
-            events.RECOVER,
-            task=task_id,
-            route=task.get("route", ""),
-            detail=f"claim is dead: {why}",
-        )
-        fail_round(room, settings, task, f"the cycle running it died ({why})", src="running")
-        recovered.append(task_id)
+        said.append(dispatcher_died(room, settings, task, why))
     claims.sweep(room)
-    return recovered
+    return said
 
 
 # 3c. Claim: one rename into swarm/running/, then the claim file.

@@ -84,7 +84,7 @@ def retry(room: Room, task_id: str) -> str:
     fresh = {
         k: v
         for k, v in task.items()
-        if k not in ("rounds", "last_failure", "passed_at", "done_at", "done_by")
+        if k not in ("rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by")
     }
     swarm.move(room, task_id, state, "queue", task=fresh)
     ledger.append(

@@ -1,14 +1,17 @@
-"""How a claimed task leaves ``swarm/running/``: what a cycle returns, a failed round, and
-going back to the queue without using a round.
+"""How a claimed task leaves ``swarm/running/``: what a cycle returns, a failed round, a dead
+dispatcher, and going back to the queue without using a round.
 
 A failed round (the task's own failure: agent error, time-out, broken report, validator
 failure) sends the task back to the queue with what failed for its next brief, or parks it
-after CONTROL.md ``max_rounds``. A room problem or STOP puts it back without counting a round.
+after CONTROL.md ``max_rounds``. A fault of the room, an interruption or STOP puts it back
+without counting a round (SPEC §15). So does a dispatcher that died while it ran, except that
+those deaths are counted on their own: a task that kills its dispatcher ``max_dispatcher_deaths``
+times is parked as a poison task.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from control_room import ledger
@@ -26,6 +29,7 @@ class CycleResult:
     code: int  # an exit code from control_room.errors
     message: str  # one line for the person or the log
     task_id: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the cycle did first (recoveries), one line each
 
 
 def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *, src: str) -> str:
@@ -57,6 +61,49 @@ def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *
         where = f"back in the queue for round {rounds + 1} of {max_rounds}"
     claims.release(room, tid)
     return where
+
+
+def dispatcher_died(room: Room, settings: Settings, task: dict[str, Any], why: str) -> str:
+    """The cycle that ran ``task`` is gone (SIGKILL, OOM, reboot): back to the queue without
+    using a round, or parked as a poison task after ``max_dispatcher_deaths``. Returns what
+    happened, in one line."""
+    tid = task["id"]
+    deaths = int(task.get("dispatcher_deaths", 0)) + 1
+    limit = settings.max_dispatcher_deaths
+    updated = {**task, "dispatcher_deaths": deaths}
+    count = f"dispatcher death {deaths} of {limit}"
+    route = task.get("route", "")
+    if deaths < limit:
+        ledger.append(
+            room.ledger,
+            events.RECOVER,
+            task=tid,
+            route=route,
+            detail=f"claim is dead: {why}; back in the queue, no round used ({count})",
+        )
+        swarm.move(room, tid, "running", "queue", task=updated)
+        claims.release(room, tid)
+        return f"recovered {tid}: {why}; back in the queue, no round used ({count})"
+    ledger.append(room.ledger, events.RECOVER, task=tid, route=route, detail=f"claim is dead: {why}; {count}")
+    times = "once" if deaths == 1 else f"{deaths} times"
+    reason = (
+        f"Parked at {now_iso()} as a poison task: the cycle running it died {times} "
+        f"(CONTROL.md max_dispatcher_deaths {limit}); the last time, {why}.\n\n"
+        f"These deaths are not failed rounds (rounds used: {int(task.get('rounds', 0))}). A task "
+        "that kills the process running it may exhaust memory or disk, or kill its parent: see "
+        f"swarm/results/{tid}/.\nA person decides: `control-room task retry {tid}`, "
+        f"`control-room task cancel {tid}`, or kill its route.\n"
+    )
+    swarm.move(room, tid, "running", "parked", task=updated, reason=reason)
+    ledger.append(
+        room.ledger,
+        events.PARK,
+        task=tid,
+        route=route,
+        detail=f"poison task: the cycle running it died {times} (max_dispatcher_deaths {limit})",
+    )
+    claims.release(room, tid)
+    return f"recovered {tid}: {why}; parked as a poison task (the cycle running it died {times})"
 
 
 def requeue(room: Room, task: dict[str, Any], event: Event, detail: str, *, adapter: str = "") -> bool:

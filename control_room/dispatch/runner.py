@@ -7,13 +7,14 @@ then the task's move out of ``swarm/running/``. A cycle killed at any point leav
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from control_room import errors, ledger, proc
-from control_room.dispatch import claims, orchestrator, prompt, validator
+from control_room import errors, interrupt, ledger, proc
+from control_room.dispatch import claims, orchestrator, preflight, prompt, validator
 from control_room.dispatch.admission import agent_env
 from control_room.dispatch.pick import Pick
-from control_room.dispatch.report import claims_success
+from control_room.dispatch.report import Report, claims_success
 from control_room.dispatch.report import validate as validate_report
 from control_room.dispatch.rounds import CycleResult, fail_round, requeue
 from control_room.knowledge import digest, history, routes
@@ -27,6 +28,9 @@ from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
+if TYPE_CHECKING:
+    from control_room.adapters import Outcome
+
 
 def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     task, plan = picked.task, picked.plan
@@ -35,11 +39,9 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     round_no = int(task.get("rounds", 0)) + 1
     results = results_folder.folder(room, tid)
     results_folder.archive(results)
-    workdir = (room.root / str(settings.workdir or ".")).resolve()
-    if not workdir.is_dir():
-        return _finish_fail(
-            room, settings, picked, RunResult(failed=f"work dir {workdir} does not exist", round=round_no)
-        )
+    workdir = preflight.workdir(room, settings)
+    if not workdir.is_dir():  # checked before the claim: it vanished since, the room's fault
+        raise errors.RoomInvalidError(f"{room.control}: workdir {workdir} does not exist")
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
     p = prompt.assemble(room, task, plan.role, settings, history=history)
     for w in p.warnings:
@@ -94,19 +96,53 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     if res.stopped:
         brief.unlink(missing_ok=True)
         return _stopped(room, picked, "while the agent ran")
+    for stream in (res.stdout, res.stderr):
+        if stream.error:  # the room's fault (the disk filled): the cycle un-claims the task
+            raise errors.ControlRoomError(
+                f"the agent's output could not be saved: {stream.error}", exit_code=errors.IO_ERROR
+            )
     outcome = adapter.read(
-        res, results_folder.read_capture(res.stdout.path), results_folder.read_capture(res.stderr.path)
+        res,
+        results_folder.read_capture(res.stdout.path, res.notes, "stdout"),
+        results_folder.read_capture(res.stderr.path, res.notes, "stderr"),
     )
     atomic_write(results / "report.md", outcome.final_message)
     # What the agent said: its final message, or its output where the adapter (the probe) wrote
     # the report itself. Proposals are read from here.
     answer = str(outcome.extra.get("answer", outcome.final_message))
+    cuts = [n for n in res.notes if " cut at " in n]
+    if cuts:  # said where a person reads the answer, not only in meta.json
+        answer += "".join(
+            f"\n\n[control-room: the agent's {n}; the rest was dropped (CONTROL.md capture_max_bytes)]"
+            for n in cuts
+        )
     atomic_write(results / "answer.md", answer)
     rep = validate_report(outcome.final_message)
     val = validator.run(room, settings, task, workdir, env, results)
     brief.unlink(missing_ok=True)
     if val is not None and val.stopped:
         return _stopped(room, picked, "while its validator ran")
+    # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
+    with interrupt.deferred():
+        return _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
+
+
+def _finish(
+    room: Room,
+    settings: Settings,
+    picked: Pick,
+    results: Path,
+    meta: dict[str, Any],
+    res: proc.Result,
+    outcome: Outcome,
+    rep: Report,
+    val: proc.Result | None,
+    answer: str,
+) -> CycleResult:
+    task, plan = picked.task, picked.plan
+    adapter = plan.adapter
+    tid = task["id"]
+    round_no = int(task.get("rounds", 0)) + 1
     failures = []
     if res.timed_out:
         failures.append(f"the agent was killed at its {task['wall_clock_s']}s time limit")

@@ -83,12 +83,26 @@ UNSUPPORTED_CLAIM = _e(
     'written before 0.2 (now `"unsupported": true` on the `result` line); still read',
 )
 PARK = _e("park", ("parked",), "task route detail", "`max_rounds` failed rounds, or `task park`")
-RECOVER = _e("recover", ("recovered",), "task route detail", "a dead claim was recovered")
+RECOVER = _e(
+    "recover",
+    ("recovered",),
+    "task route detail",
+    "a dead claim was recovered: the cycle running it died; the task is back in the queue without "
+    "using a round (`dispatcher death N of M`), or parked after `max_dispatcher_deaths`",
+)
 REQUEUE = _e(
     "requeue",
     ("queued",),
     "task route detail",
-    "a room problem after the claim put the task back, no round counted",
+    "a fault of the room after the claim (disk full, a folder turned read-only) put the task back, "
+    "no round used",
+)
+INTERRUPTED = _e(
+    "interrupted",
+    ("requeued",),
+    "task route adapter detail",
+    "Ctrl-C, SIGTERM or SIGHUP while a task ran: its process group was ended and the task is back in "
+    "the queue, no round used",
 )
 STOPPED = _e(
     "stopped",
@@ -178,6 +192,7 @@ EVENTS: tuple[Event, ...] = (
     PARK,
     RECOVER,
     REQUEUE,
+    INTERRUPTED,
     STOPPED,
     ADAPTER_MISSING,
     BUDGET_HOLD,

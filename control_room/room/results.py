@@ -8,7 +8,7 @@ from pathlib import Path
 
 from control_room.room.layout import Room
 from control_room.room.values import check_id
-from control_room.store.files import read_optional
+from control_room.store.files import read_output
 
 CAPTURE_READ_MAX = 20_000_000  # bytes of a captured stream read back for the adapter
 
@@ -34,9 +34,13 @@ def archive(results: Path) -> None:
         os.rename(p, target / p.name)
 
 
-def read_capture(path: Path) -> str:
-    """A captured stream as text (its first ``CAPTURE_READ_MAX`` bytes); empty if unreadable."""
+def read_capture(path: Path, notes: list[str] | None = None, name: str = "output") -> str:
+    """A captured stream as text (its first ``CAPTURE_READ_MAX`` bytes); empty if unreadable.
+    Bytes that are not UTF-8 are read as Latin-1, and ``notes`` gets a line saying so."""
     try:
-        return read_optional(path, CAPTURE_READ_MAX) or ""
+        text, utf8 = read_output(path, CAPTURE_READ_MAX)
     except OSError:
         return ""
+    if not utf8 and notes is not None:
+        notes.append(f"{name} is not UTF-8: the bytes that are not were read as Latin-1")
+    return text

@@ -90,6 +90,11 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "daily_budget_usd": (10.0, "money", "spend per UTC day; no task starts past it"),
     "max_task_cost_usd": (2.0, "money", "the highest `max_cost_usd` a task may declare"),
     "max_rounds": (2, "posint", "failed rounds before a task is parked"),
+    "max_dispatcher_deaths": (
+        3,
+        "posint",
+        "times a task's dispatcher may die running it (not rounds) before it is parked as a poison task",
+    ),
     "max_queued": (10000, "posint", "`task add` refuses a task when the queue holds this many"),
     "default_adapter": ("probe", "adapter", "adapter when neither the task nor its role names one"),
     "default_model": (None, "text", "model when neither the task nor its role names one"),
@@ -99,6 +104,7 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "repo": (None, "text", "the target git repository (not acted on yet)"),
     "validator_timeout_s": (600, "seconds", "time limit of a task's validator"),
     "grace_s": (60, "seconds", "extra time after a claim's deadline before it counts as dead"),
+    "min_free_mb": (64, "count", "free disk space a cycle needs before it claims a task, in MiB"),
     "capture_max_bytes": (10_000_000, "posint", "per stream; output beyond it is dropped and noted"),
     "retention_days": (30, "count", "how long results are kept (not acted on yet)"),
     "on_empty_queue": (
@@ -141,6 +147,7 @@ class Settings:
     daily_budget_usd: float
     max_task_cost_usd: float
     max_rounds: int
+    max_dispatcher_deaths: int
     max_queued: int
     default_adapter: str
     default_model: str | None
@@ -150,6 +157,7 @@ class Settings:
     repo: str | None
     validator_timeout_s: float
     grace_s: float
+    min_free_mb: int
     capture_max_bytes: int
     retention_days: int
     on_empty_queue: str

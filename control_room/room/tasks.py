@@ -44,6 +44,7 @@ FIELDS: tuple[Field, ...] = (
     # Written by control-room, not by people:
     Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
     Field("rounds", "int", False, "failed rounds so far"),
+    Field("dispatcher_deaths", "int", False, "times the cycle running it died (not rounds)"),
     Field("last_failure", "text", False, "what failed in the last round, for the next brief"),
     Field("passed_at", "text", False, "when the task passed its validator"),
     Field("done_at", "text", False, "when a person marked it Done (`control-room done ID`)"),

@@ -10,6 +10,7 @@ instant between the re-check and the rename is the one race left (documented).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 from collections.abc import Callable
@@ -99,6 +100,31 @@ def read_text(path: Path, limit: int | None = None) -> str:
     with open(path, "rb") as f:
         data = f.read() if limit is None else f.read(limit)
     return data.decode("utf-8", errors="replace")
+
+
+def read_output(path: Path, limit: int | None = None) -> tuple[str, bool]:
+    """A program's captured output as text, and whether it was all UTF-8. Output that is not
+    (a tool printing Latin-1) is not mangled into U+FFFD: each byte that is not part of a
+    UTF-8 sequence is read as Latin-1, so ``caf\\xe9`` reads ``café``. Empty if missing."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read() if limit is None else f.read(limit)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return "", True
+    try:
+        return data.decode("utf-8"), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors=_LATIN1), False
+
+
+def _latin1(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return exc.object[exc.start : exc.end].decode("latin-1"), exc.end
+
+
+_LATIN1 = "control-room-latin-1"
+codecs.register_error(_LATIN1, _latin1)
 
 
 def read_optional(path: Path, limit: int | None = None) -> str | None:

@@ -10,7 +10,7 @@ from support import events, queue
 
 from control_room import errors
 from control_room.dispatch import cycle
-from control_room.errors import InvalidError
+from control_room.errors import ControlRoomError
 from control_room.room import swarm
 from control_room.room.layout import Room
 
@@ -18,8 +18,11 @@ from control_room.room.layout import Room
 def test_a_room_problem_after_the_claim_puts_the_task_back(room: Room) -> None:
     queue(room, "t")
     (room.root / "skills" / "report-format.md").unlink()
-    with pytest.raises(InvalidError):
+    with pytest.raises(ControlRoomError) as raised:
         cycle.cycle(room)
+    assert raised.value.exit_code == errors.INVALID
+    assert str(raised.value).startswith("room fault while t ran: ")
+    assert str(raised.value).endswith("; t is back in the queue, no round used")
     assert swarm.locate(room, "t")[0] == "queue"
     assert "rounds" not in json.loads((room.state_dir("queue") / "t.json").read_text())
     assert events(room.ledger)[-1] == "requeue"

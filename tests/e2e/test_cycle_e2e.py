@@ -173,9 +173,14 @@ def test_a_cycle_killed_mid_run_is_recovered_by_the_next(cr, exe: str, room: Roo
     second.touch()
     done = cr("cycle")
     assert done.returncode == errors.PASSED, done.stdout
+    assert done.stdout.splitlines()[0] == (
+        "recovered t-crash: its slot 0 is ours now, so the cycle that held it is gone; back in the queue, "
+        "no round used (dispatcher death 1 of 3)"
+    )
     assert dead(grandchild), "the dead cycle's agent group was not killed on recovery"
     assert where(room, "t-crash") == ["done"]
-    assert task_json(room, "done", "t-crash")["rounds"] == 1
+    finished = task_json(room, "done", "t-crash")
+    assert ("rounds" in finished, finished["dispatcher_deaths"]) == (False, 1)  # the dispatcher's fault
     tail = events(room.ledger)
     assert tail[tail.index("recover") :] == ["recover", "claim", "result"]
     assert not list(room.state_dir("running").iterdir())

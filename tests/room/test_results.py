@@ -72,10 +72,19 @@ def test_read_capture_of_a_missing_file(tmp_path: Path) -> None:
     assert results.read_capture(tmp_path) == ""  # a folder reads as nothing too
 
 
-def test_read_capture_replaces_invalid_utf8(tmp_path: Path) -> None:
+def test_read_capture_reads_bytes_that_are_not_utf8_as_latin1_and_says_so(tmp_path: Path) -> None:
     path = tmp_path / "agent.stdout"
-    path.write_bytes(b"ok \xff\xfe end\n")
-    assert results.read_capture(path) == "ok \ufffd\ufffd end\n"
+    path.write_bytes("café".encode("latin-1") + b" and " + "café".encode() + b"\n")  # mixed
+    notes: list[str] = []
+    assert results.read_capture(path, notes, "stdout") == "café and café\n"
+    assert notes == ["stdout is not UTF-8: the bytes that are not were read as Latin-1"]
+
+
+def test_read_capture_of_utf8_adds_no_note(tmp_path: Path) -> None:
+    path = tmp_path / "agent.stdout"
+    path.write_bytes("café\n".encode())
+    notes: list[str] = []
+    assert (results.read_capture(path, notes), notes) == ("café\n", [])
 
 
 def test_read_capture_reads_text(tmp_path: Path) -> None:

@@ -1,0 +1,74 @@
+"""The operator's signals: Ctrl-C (SIGINT), SIGTERM and SIGHUP, as one exception.
+
+``cycle`` and ``run`` turn the three signals into ``Interrupted`` (``handled``). Whoever holds
+a child process ends its whole group before letting it pass (``proc.run``); the cycle puts its
+claimed task back in the queue without using a round and writes one ``interrupted`` line.
+
+A few steps must not be cut in half (a rename and its claim file; a run's results, its ledger
+line and its move): they run under ``deferred``, which holds the signals back until the step
+is over and then lets the first one through.
+
+``Interrupted`` derives from ``BaseException``, like ``KeyboardInterrupt``, so that no
+``except Exception`` on the way swallows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+from control_room import errors
+
+# signal -> the exit code it ends a command with (128 + the signal's number)
+CODES: dict[int, int] = {signal.SIGINT: errors.INTERRUPTED, signal.SIGTERM: errors.TERMINATED}
+if hasattr(signal, "SIGHUP"):  # POSIX
+    CODES[signal.SIGHUP] = errors.HANGUP
+SIGNALS = tuple(CODES)
+
+
+class Interrupted(BaseException):
+    """The operator (or the system) asked us to stop: SIGINT, SIGTERM or SIGHUP."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.exit_code = CODES.get(signum, 128 + signum)
+        self.outcome = ""  # what the interrupted command did about it, said by whoever knows
+        super().__init__(f"interrupted by {self.name}")
+
+    def __str__(self) -> str:
+        return f"interrupted by {self.name}" + (f": {self.outcome}" if self.outcome else "")
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def handled() -> Iterator[None]:
+    """While inside, the three signals raise ``Interrupted``; the old handlers come back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can be set from the main thread only
+        return
+    old = {s: signal.signal(s, _raise) for s in SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold the signals back while inside; one that came meanwhile is delivered on leaving."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
