@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -75,3 +76,20 @@ def exe() -> str:
             f"{sys.executable} nor on PATH; run `pip install -e .` in this environment"
         )
     return found
+
+
+@pytest.fixture
+def cr(exe: str, room: Room):  # type: ignore[no-untyped-def]
+    """Run the installed command in the fresh room, as a separate process; a traceback fails."""
+    env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
+    env.update(CONTROL_ROOM=str(room.root), CONTROL_ROOM_WRITER="e2e")
+
+    def run(*args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([exe, *args], cwd=room.root, env={**env, **(extra_env or {})},
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    run.env = env  # type: ignore[attr-defined]
+    run.exe = exe  # type: ignore[attr-defined]
+    return run

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,9 @@ from control_room.ledger import append
 from control_room.ledger.events import Event
 from control_room.ledger.line import HEADER, PREAMBLE, Entry, parse
 from control_room.room.layout import STATES, Room
+
+FAKES = Path(__file__).resolve().parent / "fakes"  # the fake agent CLIs and helper programs
+PY = sys.executable
 
 VALID_TASK: dict[str, Any] = {
     "objective": "make parse() twice as fast",
@@ -197,3 +202,53 @@ def hold(run: Callable[..., Result], room: Room, route: str) -> None:
             errors.FAILED,
             f"failed: {route}-{n} (validator exited 1: took 40 ms); parked for a person (swarm/parked/)\n",
         )
+
+
+def dead(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) within ``within`` seconds."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if _state(pid) == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def group(pgid: int) -> list[int]:
+    """The live (not zombie) processes of process group ``pgid``, from /proc."""
+    alive = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":  # fields: state, ppid, pgrp, ...
+            alive.append(int(name))
+    return alive
+
+
+def wait_for(path: Path, within: float = 30.0) -> None:
+    end = time.monotonic() + within
+    while not path.exists():
+        assert time.monotonic() < end, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def verify_ok(cr: Callable[..., Any]) -> None:
+    done = cr("ledger", "verify")
+    assert done.returncode == 0, done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 
@@ -28,12 +29,10 @@ def cycle() -> None:
     room = current_room()
     with interrupt.handled():
         try:
-            result = run_cycle(room)
+            result = run_cycle(room, say=click.echo)
         except interrupt.Interrupted as exc:
             click.echo(str(exc), err=True)
             sys.exit(exc.exit_code)
-    for note in result.notes:
-        click.echo(note)
     click.echo(result.message)
     sys.exit(result.code)
 
@@ -65,12 +64,11 @@ def run(every: str, cycles: int | None) -> None:
         try:
             while True:
                 started = time.monotonic()
-                result = run_cycle(room)
-                refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
                 done += 1
-                for note in result.notes:
-                    click.echo(f"{now_iso()}  cycle {done}  {note}")
-                click.echo(f"{now_iso()}  cycle {done}  {result.message}")
+                say = functools.partial(_say, done)
+                result = run_cycle(room, say=say)
+                refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
+                say(result.message)
                 if result.code in (errors.STOPPED, errors.ROOM_INVALID):
                     sys.exit(result.code)
                 if cycles is not None and done >= cycles:
@@ -84,6 +82,10 @@ def run(every: str, cycles: int | None) -> None:
                 click.echo()
             click.echo(f"{now_iso()}  {exc}", err=True)
             sys.exit(exc.exit_code)
+
+
+def _say(n: int, line: str) -> None:
+    click.echo(f"{now_iso()}  cycle {n}  {line}")
 
 
 def _wait(room: Room, until: float, tty: bool) -> None:

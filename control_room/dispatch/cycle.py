@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from control_room import errors, interrupt, ledger
 from control_room.dispatch import claims, orchestrator, preflight, runner
@@ -27,7 +28,10 @@ from control_room.room.settings import Settings
 from control_room.timeutil import now_iso
 
 
-def cycle(room: Room) -> CycleResult:
+def cycle(room: Room, *, say: Callable[[str], None] | None = None) -> CycleResult:
+    """Run one cycle. What it did before its pick (recoveries) is in the result's ``notes``,
+    and is also passed at once, line by line, to ``say`` if given: a person watching should
+    not wait for the agent to hear of it."""
     # 1. STOP: the dumbest possible brake, before any parsing or locking.
     if room.stopped():
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
@@ -49,6 +53,9 @@ def cycle(room: Room) -> CycleResult:
         # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them.
         with interrupt.deferred(), claims.claim_lock(room):
             notes = recover(room, settings, mine=number)
+            for note in notes:
+                if say is not None:
+                    say(note)
             picked = pick(room, settings)
             nothing = isinstance(picked, CycleResult) and picked.code == errors.OK
             if (

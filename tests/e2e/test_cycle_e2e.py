@@ -9,58 +9,15 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-import pytest
-from support import data_lines, events, queue, task_json, where
+from support import FAKES, PY, data_lines, dead, events, queue, task_json, verify_ok, wait_for, where
 
 from control_room import errors
 from control_room.ledger import result
 from control_room.ledger.line import parse
 from control_room.room.layout import Room
 
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
-PY = sys.executable
-
-
-@pytest.fixture
-def cr(exe: str, room: Room):  # type: ignore[no-untyped-def]
-    env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
-    env.update(CONTROL_ROOM=str(room.root), CONTROL_ROOM_WRITER="e2e")
-
-    def run(*args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([exe, *args], cwd=room.root, env={**env, **(extra_env or {})},
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
-        assert "Traceback" not in done.stderr, done.stderr
-        return done
-
-    run.env = env  # type: ignore[attr-defined]
-    return run
-
-
-def dead(pid: int, within: float = 10.0) -> bool:
-    end = time.monotonic() + within
-    while time.monotonic() < end:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def wait_for(path: Path, within: float = 30.0) -> None:
-    end = time.monotonic() + within
-    while not path.exists():
-        assert time.monotonic() < end, f"{path} never appeared"
-        time.sleep(0.05)
-
-
-def verify_ok(cr) -> None:  # type: ignore[no-untyped-def]
-    done = cr("ledger", "verify")
-    assert done.returncode == 0, done.stderr
 
 
 def test_a_passing_task_goes_to_done(cr, room: Room) -> None:

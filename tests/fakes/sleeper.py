@@ -7,10 +7,12 @@
            agent's start time (time.time()) on the next line
 --ready    create this file once the grandchild runs
 --skip-if  if this file exists, print "quick" and exit 0 at once
+--ignore-term  ignore SIGTERM (this agent and its grandchild), so only SIGKILL ends them
 """
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +22,10 @@ p.add_argument("--pidfile", required=True)
 p.add_argument("--ready")
 p.add_argument("--sleep", type=float, default=600)
 p.add_argument("--skip-if")
+p.add_argument("--ignore-term", action="store_true")
 a = p.parse_args()
+if a.ignore_term:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # inherited by the grandchild
 started = time.time()
 if a.skip_if and os.path.exists(a.skip_if):
     print("quick")
