@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room import ledger
-from control_room.errors import ControlRoomError, InvalidError, QueueFullError
+from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
 from control_room.ledger import events
 from control_room.room import swarm, tasks
 from control_room.room.layout import Room
@@ -105,6 +105,8 @@ def admit(room: Room, task: dict[str, Any], stage: Stage, settings: Settings | N
     try:
         plan = resolve(room, settings, task)
         plan.adapter.command(plan.invocation(task, "", room.root, room.root))
+    except RoomInvalidError:
+        raise
     except ControlRoomError as exc:
         raise Refused(str(exc)) from None
     if task.get("extra_args") and not settings.allow_extra_args:
@@ -172,7 +174,20 @@ def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
 
     role = roles.name_of(task)
     meta, _ = roles.read(room, role)
-    adapter = adapters.get(str(task.get("adapter") or meta.get("adapter") or settings.default_adapter))
+    if task.get("adapter"):
+        adapter = adapters.get(str(task["adapter"]))  # the task's own choice: its fault if unknown
+    else:
+        name, where = (
+            (str(meta["adapter"]), f"agents/{role}.md")
+            if meta.get("adapter")
+            else (settings.default_adapter, "CONTROL.md")
+        )
+        if not adapters.known(name):  # the room's fault, never the task's: it is not rejected
+            raise RoomInvalidError(
+                f"room invalid: {where} names adapter {name!r}, which is not an adapter "
+                f"(known: {', '.join(adapters.names())}); fix {where}"
+            )
+        adapter = adapters.get(name)
     model = task.get("model") or meta.get("model") or settings.default_model
     overrides = {k: v for k, v in meta.items() if v not in (None, "", [])}
     return Plan(role, meta, adapter, str(model) if model else None, {**settings.as_dict(), **overrides})

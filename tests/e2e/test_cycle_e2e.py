@@ -171,3 +171,25 @@ def test_a_confirmed_success_the_validator_denies_is_an_unsupported_claim(cr, ro
     assert result.read(line.detail).unsupported  # the flag is on the result line itself
     status = json.loads(cr("status", "--json").stdout)
     assert status["findings"] == 1
+
+
+def test_output_cut_at_the_capture_cap_is_said_in_the_answer(cr, room: Room) -> None:
+    control = room.control.read_text().replace("capture_max_bytes: 10000000", "capture_max_bytes: 1000")
+    room.control.write_text(control)
+    queue(room, "t-loud", command=[PY, "-c", "print('x' * 5000)"])
+    assert cr("cycle").returncode == errors.PASSED
+    answer = (room.swarm / "results" / "t-loud" / "answer.md").read_text()
+    assert answer.endswith("x\n\n[control-room: the agent's stdout cut at 1000 bytes of 5001; the rest was dropped "
+                           "(CONTROL.md capture_max_bytes)]")  # fmt: skip
+    meta = json.loads((room.swarm / "results" / "t-loud" / "meta.json").read_text())
+    assert meta["notes"] == ["stdout cut at 1000 bytes of 5001"]
+
+
+def test_output_that_is_not_utf8_is_read_as_latin1_and_said(cr, room: Room) -> None:
+    queue(room, "t-latin", command=[PY, "-c", "import sys; sys.stdout.buffer.write('café\\n'.encode('latin-1'))"])
+    assert cr("cycle").returncode == errors.PASSED
+    results = room.swarm / "results" / "t-latin"
+    assert (results / "stdout.txt").read_bytes() == b"caf\xe9\n"  # the bytes as the agent wrote them
+    assert "café" in (results / "answer.md").read_text(encoding="utf-8")
+    meta = json.loads((results / "meta.json").read_text())
+    assert meta["notes"] == ["stdout is not UTF-8: the bytes that are not were read as Latin-1"]
