@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 import time
@@ -31,7 +32,7 @@ def cycle() -> None:
         try:
             result = run_cycle(room, say=click.echo)
         except interrupt.Interrupted as exc:
-            click.echo(str(exc), err=True)
+            _last_word(str(exc))
             sys.exit(exc.exit_code)
     click.echo(result.message)
     sys.exit(result.code)
@@ -78,10 +79,14 @@ def run(every: str, cycles: int | None) -> None:
                     click.echo(f"{now_iso()}  stopped: {room.stop} exists")
                     sys.exit(errors.STOPPED)
         except interrupt.Interrupted as exc:
-            if tty:
-                click.echo()
-            click.echo(f"{now_iso()}  {exc}", err=True)
+            _last_word(("\n" if tty else "") + f"{now_iso()}  {exc}")
             sys.exit(exc.exit_code)
+
+
+def _last_word(line: str) -> None:
+    """Say why we stop, on stderr; after SIGHUP the terminal may be gone, and then so be it."""
+    with contextlib.suppress(OSError):
+        click.echo(line, err=True)
 
 
 def _say(n: int, line: str) -> None:
