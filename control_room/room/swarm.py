@@ -16,7 +16,7 @@ from typing import Any
 from control_room import ledger
 from control_room.errors import ConflictError, InvalidError, NotFoundError
 from control_room.ledger import events
-from control_room.room import tasks
+from control_room.room import tasks, values
 from control_room.room.layout import STATES, Room
 from control_room.room.values import check_id, is_id
 from control_room.store import records
@@ -103,8 +103,9 @@ def write_new(room: Room, task: dict[str, Any]) -> Path:
 
 
 def exists_already(task_id: str, state: str) -> str:
-    """The one wording for an id that is taken."""
-    return f"task {task_id} exists already in swarm/{state}/ (ids are unique: give this one a new id)"
+    """A task id that is taken, in the one wording (``values.exists_already``)."""
+    where = f"swarm/{state}/{task_id}.json"
+    return values.exists_already("task", task_id, where) + "; ids are unique: give this one a new id"
 
 
 def dumps(task: dict[str, Any]) -> str:

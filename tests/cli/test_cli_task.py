@@ -75,7 +75,7 @@ def test_add_refuses_a_bad_id(run: Run, inside: Room) -> None:
 def test_add_refuses_an_existing_id(run: Run, inside: Room) -> None:
     run("task", "add", "--id", "t1", *ADD_ARGS)
     result = run("task", "add", "--id", "t1", *ADD_ARGS)
-    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already in swarm/queue/ (ids are unique: give this one a new id)\n")
+    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already (swarm/queue/t1.json); ids are unique: give this one a new id\n")
 
 
 def test_add_a_bad_duration_is_a_usage_error(run: Run, inside: Room) -> None:
