@@ -12,6 +12,7 @@ scan and the cycle write it beside the file they move to ``swarm/rejected/``). I
 | check | NEW | QUEUED | RUN |
 |---|---|---|---|
 | required fields, a falsifier, the schema | here | the file's (``swarm.read_task``) | the file's |
+| size, UTF-8, no command that needs a shell | the file it writes (``parse_task``) | the file's | the file's |
 | the id is not taken in another state | any state | other than the queue | other than the queue |
 | ``deps`` does not name the task itself | yes | yes | yes |
 | the route is not killed (graveyard) | yes | - | yes |
@@ -128,6 +129,8 @@ def shape(data: dict[str, Any]) -> dict[str, Any]:
         data["id"] = tasks.new_id(str(data.get("objective", "")))
     data.setdefault("created", now_iso())
     task, problems = tasks.validate(data)
+    if not problems:  # the file it would be, as the queue scan reads it: size, UTF-8, shell
+        _, problems = swarm.parse_task(f"{task['id']}.json", swarm.render(task))
     if problems:
         raise Refused("; ".join(problems))
     return task
