@@ -102,8 +102,9 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
     _upsert(room, route, mutate)
 
 
-def add(room: Room, route: str, title: str, falsifier: str = "") -> None:
-    """A new route on the board, ``untested``."""
+def add(room: Room, route: str, title: str, falsifier: str = "", *, note: str = "") -> None:
+    """A new route on the board, ``untested``; ``note`` (why it was added) goes into the ledger
+    line after the title."""
     check_id(route, "route")
     existing = find(room, route)
     if existing is not None:
@@ -115,7 +116,7 @@ def add(room: Room, route: str, title: str, falsifier: str = "") -> None:
         rec.update(verdict="untested", title=title, attempts="0", spend_usd="0", falsifier=falsifier)
 
     _upsert(room, route, mutate)
-    ledger.append(room.ledger, events.ROUTE_ADD, route=route, detail=title)
+    ledger.append(room.ledger, events.ROUTE_ADD, route=route, detail=title + (f" ({note})" if note else ""))
 
 
 def set_verdict(room: Room, route: str, verdict: str) -> None:

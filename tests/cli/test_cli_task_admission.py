@@ -1,6 +1,6 @@
 """control-room task add: what it refuses besides the schema, through the command line on real
-files: a task file the queue scan would reject (too big, not UTF-8), a command that needs a
-shell. The queue scan and proposals refuse the same, in the same words."""
+files: a route not on the board, a task file the queue scan would reject (too big, not UTF-8),
+a command that needs a shell. The queue scan and proposals refuse the same, in the same words."""
 
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, drop, error, events, ok, task
+from support import ADD_ARGS, drop, entries, error, events, hold, ok, queue, task
 
 from control_room.room import swarm
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
+NO_LOPPY = (
+    "task refused: no route loppy in control-room/ROUTES.md (did you mean loopy?); "
+    "add it with `control-room route add loppy --title ...` or pass --new-route"
+)
 
 
 def queued(room: Room) -> list[str]:
@@ -30,6 +34,93 @@ def reason(room: Room, name: str) -> str:
     lines = (room.state_dir("rejected") / f"{name}.reason").read_text().splitlines()
     assert lines[1] == "" and lines[3] == "", lines
     return lines[2].removeprefix("- ")
+
+
+# the route must be on the board -------------------------------------------------------------
+
+
+def test_an_unknown_route_is_refused_with_the_near_ones(run: Run, inside: Room) -> None:
+    ok(run("route", "add", "loopy", "--title", "Unroll the loop"), "route loopy added (untested)\n")
+    board, ledger = inside.routes.read_bytes(), inside.ledger.read_bytes()
+    error(run("task", "add", "--id", "t1", "--route", "loppy", *ADD_ARGS), 4, NO_LOPPY)
+    error(run("task", "add", "--id", "t1", "--route", "zzz", *ADD_ARGS), 4,
+          "task refused: no route zzz in control-room/ROUTES.md; add it with "
+          "`control-room route add zzz --title ...` or pass --new-route")  # fmt: skip
+    assert (queued(inside), inside.routes.read_bytes(), inside.ledger.read_bytes()) == ([], board, ledger)
+    ok(run("task", "add", "--id", "t1", "--route", "loopy", *ADD_ARGS), "queued t1  (swarm/queue/t1.json)\n")
+
+
+def test_several_near_routes_are_all_named(run: Run, inside: Room) -> None:
+    for name in ("parse-v1", "parse-v2", "parse-v3", "cache"):
+        run("route", "add", name, "--title", name)
+    error(run("task", "add", "--route", "parse-v", *ADD_ARGS), 4,
+          "task refused: no route parse-v in control-room/ROUTES.md (did you mean parse-v1 or parse-v2 "
+          "or parse-v3?); add it with `control-room route add parse-v --title ...` or pass "
+          "--new-route")  # fmt: skip
+
+
+def test_a_held_route_is_a_known_one(run: Run, inside: Room) -> None:
+    run("route", "add", "loopy", "--title", "Unroll the loop")
+    hold(run, inside, "loopy")
+    error(run("task", "add", "--id", "t1", "--route", "loppy", *ADD_ARGS), 4, NO_LOPPY)
+    assert run("task", "add", "--id", "t1", "--route", "loopy", *ADD_ARGS).exit_code == 0
+
+
+def test_new_route_puts_the_route_on_the_board_on_purpose(run: Run, inside: Room) -> None:
+    ok(run("task", "add", "--id", "t1", "--route", "loppy", "--new-route", *ADD_ARGS),
+       "queued t1  (swarm/queue/t1.json)\n")  # fmt: skip
+    assert inside.routes.read_text().endswith(
+        "| loppy | untested | make parse() twice as fast | 0 | 0 |  | no gain over three runs |\n"
+    )
+    assert events(inside.ledger) == ["init", "route-add", "task-add"]
+    (added,) = entries(inside, "route-add")
+    assert (added.route, added.outcome, added.detail) == (
+        "loppy", "untested", "make parse() twice as fast (for task t1)",
+    )  # fmt: skip
+    # On a route that is there, --new-route changes nothing on the board.
+    board = inside.routes.read_bytes()
+    ok(run("task", "add", "--id", "t2", "--route", "loppy", "--new-route", *ADD_ARGS),
+       "queued t2  (swarm/queue/t2.json)\n")  # fmt: skip
+    assert inside.routes.read_bytes() == board
+    assert events(inside.ledger) == ["init", "route-add", "task-add", "task-add"]
+
+
+def test_new_route_needs_a_route_and_a_refused_task_adds_no_route(run: Run, inside: Room) -> None:
+    error(run("task", "add", "--new-route", *ADD_ARGS), 4,
+          "--new-route needs the task's route: give --route ID")  # fmt: skip
+    args = [a if a != "1" else "5" for a in ADD_ARGS]  # above max_task_cost_usd
+    error(run("task", "add", "--route", "new", "--new-route", *args), 4,
+          "task refused: max_cost_usd 5.0 is above CONTROL.md max_task_cost_usd 2.0")  # fmt: skip
+    assert "| new |" not in inside.routes.read_text()
+    assert events(inside.ledger) == ["init"]
+
+
+def test_a_task_from_a_file_names_its_route_too(run: Run, inside: Room, tmp_path: Path) -> None:
+    run("route", "add", "loopy", "--title", "Unroll the loop")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(task("t1", route="loppy")))
+    error(run("task", "add", "--file", str(spec)), 4, NO_LOPPY)
+    ok(run("task", "add", "--file", str(spec), "--new-route"), "queued t1  (swarm/queue/t1.json)\n")
+
+
+def test_proposals_on_an_unknown_route_are_refused_in_the_same_words(
+    run: Run, inside: Room, tmp_path: Path
+) -> None:
+    run("route", "add", "loopy", "--title", "Unroll the loop")
+    plan = tmp_path / "plan.md"
+    plan.write_text("".join(f"```json\n{json.dumps(task(i, route=r))}\n```\n" for i, r in
+                            (("p1", "loppy"), ("p2", "loopy"))))  # fmt: skip
+    result = run("validate", "--proposals", str(plan))
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0, "ok: 1 valid proposal\n", f"{plan}:1: {NO_LOPPY}\n",
+    )  # fmt: skip
+
+
+def test_a_file_dropped_by_hand_on_a_new_route_still_runs(run: Run, inside: Room) -> None:
+    """Only new tasks are asked: a dropped file's route gets its row at the first run."""
+    queue(inside, "dropped", route="fresh")
+    assert run("cycle").exit_code == 10
+    assert "| fresh | alive |" in inside.routes.read_text()
 
 
 # the file task add writes is one the queue scan keeps ------------------------------------------

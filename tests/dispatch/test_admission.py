@@ -14,6 +14,7 @@ from support import data_lines, events, queue, task
 from control_room import errors
 from control_room.dispatch import admission, cycle
 from control_room.errors import InvalidError, QueueFullError
+from control_room.knowledge import routes
 from control_room.room import settings, swarm
 from control_room.room.layout import Room
 
@@ -22,6 +23,7 @@ FAKES = Path(__file__).resolve().parents[1] / "fakes"
 
 
 def test_add_writes_the_task_and_one_ledger_line(room: Room) -> None:
+    routes.add(room, "r1", "route one")
     before = events(room.ledger)
     written = admission.add(room, settings.load(room), {**task("t1"), "route": "r1", "deps": []})
     path = room.state_dir("queue") / "t1.json"
