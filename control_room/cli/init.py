@@ -9,6 +9,7 @@ import click
 from control_room.cli.common import watch
 from control_room.room.layout import Room
 from control_room.room.scaffold import init as do_init
+from control_room.room.values import exists_already
 
 
 @click.command()
@@ -32,7 +33,7 @@ def init(directory: Path, dry_run: bool) -> None:
         click.echo(f"{verb}  {rel}")
     if dry_run:
         for rel in kept:
-            click.echo(f"exists, kept  {rel}")
+            click.echo(f"{exists_already('file', rel, str(root))}: kept")
     if not created:
         click.echo(f"nothing to do: {root} is a complete room ({len(kept)} files kept)")
     elif not dry_run:

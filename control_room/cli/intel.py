@@ -54,7 +54,7 @@ def make_group(kind: str) -> click.Group:
         "add",
         help=(
             f"Add a {kind}, as untested.\n\nThe row goes after the last row of the table in {page}. "
-            "Refuses an id that is already there.\n\n"
+            "Refuses an id the page holds already.\n\n"
             "\b\nExample:\n"
             f'  control-room {kind} add {ex_id} --title "{ex_title}" \\\n'
             f'    --because "{ex_because}"'

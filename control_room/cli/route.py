@@ -6,10 +6,10 @@ import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 from control_room.dispatch import index
-from control_room.errors import InvalidError, NotFoundError
-from control_room.knowledge import digest, findings, graveyard, routes
+from control_room.errors import ControlRoomError, InvalidError, NotFoundError
+from control_room.knowledge import digest, findings, graveyard, history, routes
 from control_room.room import settings as settings_file
-from control_room.room.layout import STATES
+from control_room.room.layout import STATES, Room
 
 
 @click.group(invoke_without_command=True)
@@ -36,23 +36,42 @@ def add_route(route_id: str, title: str, falsifier: str) -> None:
 @room_option
 @json_option
 def list_routes(as_json: bool) -> None:
-    """The routes in ROUTES.md; a hand edit that broke a row is named by its line on stderr."""
+    """The routes in ROUTES.md, a route held by a death loop shown as `held`; a hand edit that
+    broke a row is named by its line on stderr."""
     room = current_room()
     rows = routes.rows(room)
     problems = routes.problems(room)
+    held = sorted(_held(room))
     if as_json:
-        echo_json({"routes": rows, "problems": problems})
+        echo_json({"routes": rows, "held": held, "problems": problems})
         return
     for p in problems:
         click.echo(p, err=True)
     if not rows:
         click.echo("no routes yet (control-room route add ID --title ...)")
+        return
+    lines = [f"{'route':<24} {'verdict':<10} {'runs':>4}  {'spend':<9} {'last result':<32} title"]
     for r in rows:
-        click.echo(
-            f"{r.get('route', ''):<24} {r.get('verdict', '') or 'untested':<10} "
-            f"{r.get('attempts', '') or '0':>4} runs  ${r.get('spend_usd', '') or '0':<8} "
-            f"{r.get('last_result', '') or '-':<32} {r.get('title', '')}"
+        verdict = "held" if r.get("route") in held else r.get("verdict", "") or "untested"
+        lines.append(
+            f"{r.get('route', ''):<24} {verdict:<10} {r.get('attempts', '') or '0':>4}  "
+            f"{'$' + (r.get('spend_usd', '') or '0'):<9} {r.get('last_result', '') or '-':<32} "
+            f"{r.get('title', '')}"
         )
+    click.echo("\n".join(line.rstrip() for line in lines))
+
+
+def _held(room: Room) -> set[str]:
+    """Routes held by a death loop (``route resume`` releases one); CONTROL.md's
+    ``death_loop_n``, or its default when CONTROL.md cannot be read (``status`` does the same)."""
+    try:
+        settings = settings_file.load(room)
+    except ControlRoomError:
+        settings = settings_file.DEFAULTS
+    try:
+        return set(history.held(room, settings))
+    except FileNotFoundError:  # no LEDGER.md: no history, nothing held
+        return set()
 
 
 @route.command("show")

@@ -57,7 +57,12 @@ def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> fl
 )
 @click.option("--kill-condition", help="When the route should be killed rather than retried.")
 @click.option("--role", help="agents/<role>.md (default engineer).")
-@click.option("--route", help="The route in ROUTES.md this task serves.")
+@click.option("--route", help="The route in ROUTES.md this task serves (it must be there).")
+@click.option(
+    "--new-route",
+    is_flag=True,
+    help="Put the task's route on the board (ROUTES.md) if it is not there, instead of refusing it.",
+)
 @click.option("--adapter", help="Override the role's / CONTROL.md default adapter.")
 @click.option("--model", help="Override the default model.")
 @click.option("--dep", "deps", multiple=True, help="A task that must be done first (repeatable).")
@@ -72,9 +77,11 @@ def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> fl
 )
 @click.option("--command", help="The command the probe adapter runs.")
 @json_option
-def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
+def add_task(file: TextIO | None, as_json: bool, new_route: bool, **fields: Any) -> None:
     """Queue a task. Refuses one without falsifier, validator, max cost, wall clock or kill
-    condition, naming each missing field.
+    condition, naming each missing field; one on a route that is not in ROUTES.md (unless
+    --new-route); and a validator or command that needs a shell (`a && b`: write
+    `sh -c 'a && b'` to use a shell on purpose).
 
     \b
     Example:
@@ -94,8 +101,10 @@ def add_task(file: TextIO | None, as_json: bool, **fields: Any) -> None:
     data.update(
         {k: (list(v) if isinstance(v, tuple) else v) for k, v in fields.items() if v not in (None, ())}
     )
+    if new_route and not data.get("route"):
+        raise InvalidError("--new-route needs the task's route: give --route ID")
     room = current_room()
-    t = admission.add(room, settings_file.load(room), data)
+    t = admission.add(room, settings_file.load(room), data, new_route="" if new_route else None)
     if as_json:
         echo_json(t)
     else:

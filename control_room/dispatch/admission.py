@@ -12,9 +12,11 @@ scan and the cycle write it beside the file they move to ``swarm/rejected/``). I
 | check | NEW | QUEUED | RUN |
 |---|---|---|---|
 | required fields, a falsifier, the schema | here | the file's (``swarm.read_task``) | the file's |
+| size, UTF-8, no command that needs a shell | the file it writes (``parse_task``) | the file's | the file's |
 | the id is not taken in another state | any state | other than the queue | other than the queue |
 | ``deps`` does not name the task itself | yes | yes | yes |
 | the route is not killed (graveyard) | yes | - | yes |
+| the route is on the board (``known_route``, in ``check_new``) | unless ``new_route`` | - | - |
 | role, adapter and model resolve; the adapter can build its argv | yes | - | yes |
 | ``extra_args`` only if CONTROL.md ``allow_extra_args`` | yes | - | yes |
 | ``max_cost_usd`` within CONTROL.md ``max_task_cost_usd`` | yes | - | yes |
@@ -130,31 +132,73 @@ def shape(data: dict[str, Any]) -> dict[str, Any]:
         data["id"] = tasks.new_id(str(data.get("objective", "")))
     data.setdefault("created", now_iso())
     task, problems = tasks.validate(data)
+    if not problems:  # the file it would be, as the queue scan reads it: size, UTF-8, shell
+        _, problems = swarm.parse_task(f"{task['id']}.json", swarm.render(task))
     if problems:
         raise Refused("; ".join(problems))
     return task
 
 
-def check_new(room: Room, settings: Settings, data: dict[str, Any]) -> dict[str, Any]:
+def check_new(
+    room: Room, settings: Settings, data: dict[str, Any], *, new_route: bool = False
+) -> dict[str, Any]:
     """The task as ``add`` would queue it, without writing anything; ``InvalidError`` saying
-    ``task refused: <reason>`` if it may not."""
+    ``task refused: <reason>`` if it may not. Its route must be on the board (ROUTES.md)
+    unless ``new_route``: ``add`` then puts it there."""
     try:
         task = shape(data)
         admit(room, task, Stage.NEW, settings)
+        if not new_route:
+            known_route(room, task.get("route") or "")
     except Refused as exc:
         raise InvalidError(f"task refused: {exc}") from None
     return task
 
 
-def add(room: Room, settings: Settings, data: dict[str, Any], *, source: str = "") -> dict[str, Any]:
-    """Admit ``data`` and queue it as a new task (SPEC §3); return the task as written."""
-    task = check_new(room, settings, data)
+def known_route(room: Room, route: str) -> None:
+    """Refuse a route that is not on the board, naming the near ones: a typo (``loppy`` for
+    ``loopy``) would otherwise start a new route. Only new tasks are asked (a file dropped
+    into the queue by hand puts its route on the board at its first run)."""
+    if not route:
+        return
+    from control_room.knowledge import routes  # as graveyard in ``admit``: not for the queue scan
+
+    names = [str(r["route"]) for r in routes.rows(room) if r.get("route")]
+    if route in names:
+        return
+    import difflib  # only for a route that is not there (difflib costs ~1 ms to import)
+
+    close = set(difflib.get_close_matches(route, names, n=3))
+    near = [n for n in names if n in close]  # in the board's order
+    hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+    raise Refused(
+        f"no route {route} in {routes.WHERE}{hint}; add it with "
+        f"`control-room route add {route} --title ...` or pass --new-route"
+    )
+
+
+def add(
+    room: Room,
+    settings: Settings,
+    data: dict[str, Any],
+    *,
+    source: str = "",
+    new_route: str | None = None,
+) -> dict[str, Any]:
+    """Admit ``data`` and queue it as a new task (SPEC §3); return the task as written.
+
+    ``new_route``: put the task's route on the board first if it is not there, with this
+    title (empty: the task's objective) and the task's falsifier; None: the route must be
+    there already (``known_route``)."""
+    task = check_new(room, settings, data, new_route=new_route is not None)
     queued = room.counts()["queue"]
     if queued >= settings.max_queued:
         raise QueueFullError(
             f"task refused: the queue is full ({queued} tasks, CONTROL.md max_queued "
             f"{settings.max_queued}); nothing was written"
         )
+    if new_route is not None and task.get("route"):
+        _put_route(room, task, new_route)
     swarm.write_new(room, task)
     ledger.append(
         room.ledger,
@@ -165,6 +209,15 @@ def add(room: Room, settings: Settings, data: dict[str, Any], *, source: str = "
         detail=(f"proposed by {source}: " if source else "") + str(task["objective"]),
     )
     return task
+
+
+def _put_route(room: Room, task: dict[str, Any], title: str) -> None:
+    """Put the task's route on the board (``route add``, its ledger line) unless it is there."""
+    from control_room.knowledge import routes  # see known_route
+
+    if routes.find(room, task["route"]) is None:
+        title = title or " ".join(str(task["objective"]).split())[:80]
+        routes.add(room, task["route"], title, str(task["falsifier"]), note=f"for task {task['id']}")
 
 
 def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:

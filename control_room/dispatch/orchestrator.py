@@ -6,7 +6,8 @@ any other task.
   (its caps from CONTROL.md), unless one is queued, running or parked, or its route is held.
 - ``accept``: after a passing run, each proposal (a JSON object in a fenced ```json block of
   the answer) goes through ``admission.add``; at most ``max_new_tasks`` are queued per run, and
-  each refusal is logged with its reason.
+  each refusal is logged with its reason. A proposal's route must be on the board already: an
+  orchestrator cannot start a route (it proposes one in its answer; a person adds it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 
 ROUTE = "orchestrate"  # so repeated identical failures make a death loop
+TITLE = "the orchestrator: proposes the next tasks when none is ready"  # its row in ROUTES.md
 PREFIX = "orchestrate-"
 _FENCE = re.compile(r"^```json[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
@@ -74,7 +76,7 @@ def queue_one(room: Room, settings: Settings) -> bool:
         command = settings.orchestrator_command
         task["command"] = command if isinstance(command, str) else list(command)
     try:
-        admission.add(room, settings, task, source="on_empty_queue: orchestrate")
+        admission.add(room, settings, task, source="on_empty_queue: orchestrate", new_route=TITLE)
     except ControlRoomError as exc:
         _hold(room, events.ORCHESTRATE_REFUSED, str(exc))
         return False

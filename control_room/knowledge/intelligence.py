@@ -24,7 +24,7 @@ from control_room import ledger
 from control_room.errors import InvalidError, NotFoundError
 from control_room.ledger import events
 from control_room.room.layout import Room
-from control_room.room.values import is_id
+from control_room.room.values import exists_already, is_id
 from control_room.store import tables
 from control_room.store.files import read_optional, update
 
@@ -168,8 +168,8 @@ def add(room: Room, kind: str, id: str, title: str, because: str = "") -> dict[s
         for line, old in page.find(id) if page is not None else []:
             state = old[1] if len(old) > 1 else "?"
             raise InvalidError(
-                f"{where(kind)}:{line}: {kind} {id} is already there (state {state}); "
-                f"change it with `control-room {kind} set {id} STATE`"
+                exists_already(kind, id, f"{where(kind)}:{line}")
+                + f"; its state is {state}: change it with `control-room {kind} set {id} STATE`"
             )
         new_text, table = tables.add_row(text, page, [*cells], columns=COLUMNS, title=_TITLES[kind])
         added["line"] = table.rows[-1][0]

@@ -15,7 +15,7 @@ from control_room import ledger
 from control_room.errors import InvalidError, NotFoundError
 from control_room.ledger import events
 from control_room.room.layout import Room
-from control_room.room.values import check_id, is_id
+from control_room.room.values import check_id, exists_already, is_id
 from control_room.store import tables
 from control_room.store.files import read_optional, update
 from control_room.timeutil import today
@@ -102,20 +102,21 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
     _upsert(room, route, mutate)
 
 
-def add(room: Room, route: str, title: str, falsifier: str = "") -> None:
-    """A new route on the board, ``untested``."""
+def add(room: Room, route: str, title: str, falsifier: str = "", *, note: str = "") -> None:
+    """A new route on the board, ``untested``; ``note`` (why it was added) goes into the ledger
+    line after the title."""
     check_id(route, "route")
     existing = find(room, route)
     if existing is not None:
-        raise InvalidError(f"route {route} exists already ({WHERE}:{existing['line']})")
+        raise InvalidError(exists_already("route", route, f"{WHERE}:{existing['line']}"))
 
     def mutate(rec: dict[str, str], existed: bool) -> None:
-        if existed:
-            raise InvalidError(f"route {route} exists already")
+        if existed:  # added by someone else since ``find`` above
+            raise InvalidError(exists_already("route", route, WHERE))
         rec.update(verdict="untested", title=title, attempts="0", spend_usd="0", falsifier=falsifier)
 
     _upsert(room, route, mutate)
-    ledger.append(room.ledger, events.ROUTE_ADD, route=route, detail=title)
+    ledger.append(room.ledger, events.ROUTE_ADD, route=route, detail=title + (f" ({note})" if note else ""))
 
 
 def set_verdict(room: Room, route: str, verdict: str) -> None:

@@ -137,7 +137,13 @@ RETRY = _e("retry", ("queued",), "task route detail", "`task retry`")
 CANCEL = _e("cancel", ("cancelled",), "task route detail", "`task cancel`")
 
 # Routes and knowledge
-ROUTE_ADD = _e("route-add", ("untested",), "route detail", "`route add` ([routes.md](routes.md))")
+ROUTE_ADD = _e(
+    "route-add",
+    ("untested",),
+    "route detail",
+    "`route add`, `task add --new-route` and the first orchestrator task (`detail` ends `(for task "
+    "<id>)`) ([routes.md](routes.md))",
+)
 ROUTE_KILL = _e("route-kill", ("killed",), "route detail", "`route kill` ([graveyard.md](graveyard.md))")
 ROUTE_REOPEN = _e(
     "route-reopen", ("reopened",), "route detail", "`route reopen` ([graveyard.md](graveyard.md))"

@@ -16,7 +16,7 @@ from typing import Any
 from control_room import ledger
 from control_room.errors import ConflictError, InvalidError, NotFoundError
 from control_room.ledger import events
-from control_room.room import tasks
+from control_room.room import shell, tasks, values
 from control_room.room.layout import STATES, Room
 from control_room.room.values import check_id, is_id
 from control_room.store import records
@@ -44,21 +44,46 @@ def locate(room: Room, task_id: str) -> tuple[str, Path]:
     return state, task_file(room, state, task_id)
 
 
+MAX_BYTES = records.MAX_BYTES
+TOO_BIG = f"the task file is larger than {MAX_BYTES} bytes (1 MiB): keep long text in a file the task names"
+
+
 def read_task(path: Path) -> tuple[dict[str, Any], list[str]]:
     """Load and validate one task file; (task, problems), never raises for bad content."""
-    name = path.name
-    if not name.endswith(".json"):
-        return {}, ["not a task file: task files are named <id>.json"]
-    stem = name[: -len(".json")]
-    if not is_id(stem):
-        return {}, [f"file name {name!r} is not <id>.json with an id matching [a-z0-9][a-z0-9._-]{{0,63}}"]
+    problem = _name_problem(path.name)
+    if problem is not None:
+        return {}, [problem]
     try:
-        data = records.read(path)
+        raw = records.head(path, MAX_BYTES)
     except OSError as exc:
         return {}, [f"cannot read: {exc.strerror or exc}"]
+    return parse_task(path.name, raw)
+
+
+def parse_task(name: str, raw: bytes) -> tuple[dict[str, Any], list[str]]:
+    """The task in ``raw``, the content of a file named ``name``, and every problem that keeps
+    it out of the queue: its name, its size, its JSON, the schema, a command that needs a shell.
+    Never raises. ``task add`` asks this of the file it would write (``render``), so it
+    refuses exactly what the queue scan would reject, in the same words."""
+    problem = _name_problem(name)
+    if problem is not None:
+        return {}, [problem]
+    if len(raw) > MAX_BYTES:
+        return {}, [TOO_BIG]
+    try:
+        data = records.parse(raw)
     except InvalidError as exc:
         return {}, [str(exc)]
-    return tasks.validate(data, expected_id=stem)
+    task, problems = tasks.validate(data, expected_id=name[: -len(".json")])
+    return task, problems + shell.problems(task)
+
+
+def _name_problem(name: str) -> str | None:
+    if not name.endswith(".json"):
+        return "not a task file: task files are named <id>.json"
+    if not is_id(name[: -len(".json")]):
+        return f"file name {name!r} is not <id>.json with an id matching [a-z0-9][a-z0-9._-]{{0,63}}"
+    return None
 
 
 def _free_name(folder: Path, name: str) -> Path:
@@ -103,12 +128,20 @@ def write_new(room: Room, task: dict[str, Any]) -> Path:
 
 
 def exists_already(task_id: str, state: str) -> str:
-    """The one wording for an id that is taken."""
-    return f"task {task_id} exists already in swarm/{state}/ (ids are unique: give this one a new id)"
+    """A task id that is taken, in the one wording (``values.exists_already``)."""
+    where = f"swarm/{state}/{task_id}.json"
+    return values.exists_already("task", task_id, where) + "; ids are unique: give this one a new id"
 
 
 def dumps(task: dict[str, Any]) -> str:
+    """The text of a task file: the fields in schema order, indented JSON."""
     return records.dumps({f.name: task[f.name] for f in tasks.FIELDS if f.name in task})
+
+
+def render(task: dict[str, Any]) -> bytes:
+    """The bytes ``write_new`` would write; text that is not Unicode (a lone surrogate, from a
+    command line in an unknown encoding) is kept as the bytes that ``parse_task`` refuses."""
+    return dumps(task).encode("utf-8", "surrogatepass")
 
 
 def reason_path(path: Path) -> Path:

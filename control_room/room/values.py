@@ -1,4 +1,5 @@
-"""Small value checks shared by tasks, settings, routes and intelligence."""
+"""Small value checks shared by tasks, settings, routes and intelligence, and the one wording
+for an id that is taken."""
 
 from __future__ import annotations
 
@@ -34,3 +35,9 @@ def check_id(value: str, what: str) -> str:
     if not is_id(value):
         raise InvalidError(f"{value!r} is not a {what} id ({ID_RULE})")
     return value
+
+
+def exists_already(kind: str, id: str, where: str) -> str:
+    """The one wording for an id that is taken, whatever it names: ``<kind> <id> exists already
+    (<where>)``. Callers may add what to do after a semicolon."""
+    return f"{kind} {id} exists already ({where})"

@@ -28,13 +28,21 @@ def parse(raw: bytes | str) -> Any:
         raise InvalidError(f"not valid JSON: {exc.msg} (line {exc.lineno} column {exc.colno})") from None
     except RecursionError:
         raise InvalidError("not valid JSON: nested too deeply") from None
+    except ValueError:  # Python's limit on the digits of an integer (4300 by default)
+        raise InvalidError("not valid JSON: a number with too many digits") from None
+
+
+def head(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
+    """The bytes of the file at ``path``, at most ``max_bytes + 1`` of them: enough to tell a
+    file that is too big. ``OSError`` when it cannot be read."""
+    with open(path, "rb") as f:
+        return f.read(max_bytes + 1)
 
 
 def read(path: Path, max_bytes: int = MAX_BYTES) -> Any:
     """The JSON value in the file at ``path``. ``OSError`` when it cannot be read; an
     ``InvalidError`` when it is too big or not JSON."""
-    with open(path, "rb") as f:
-        raw = f.read(max_bytes + 1)
+    raw = head(path, max_bytes)
     if len(raw) > max_bytes:
         raise InvalidError(f"larger than {max_bytes} bytes")
     return parse(raw)

@@ -66,7 +66,8 @@ def test_dry_run_on_a_room_lists_what_it_keeps(run: Run, tmp_path: Path) -> None
     run("init", "r")
     result = run("init", "r", "--dry-run")
     assert result.exit_code == 0
-    assert result.stdout == "".join(f"exists, kept  {rel}\n" for rel in files()) + (
+    root = tmp_path / "r"
+    assert result.stdout == "".join(f"file {rel} exists already ({root}): kept\n" for rel in files()) + (
         f"nothing to do: {tmp_path / 'r'} is a complete room ({len(files())} files kept)\n"
     )
 

@@ -86,7 +86,7 @@ def test_add_appends_a_row_and_logs_it(run: Run, inside: Room) -> None:
 def test_add_refuses_a_duplicate_a_bad_id_and_no_title(run: Run, inside: Room) -> None:
     levers(inside).write_text(PAGE)
     error(run("lever", "add", "simd", "--title", "again"), 4,
-          "intelligence/levers.md:8: lever simd is already there (state pending); "
+          "lever simd exists already (intelligence/levers.md:8); its state is pending: "
           "change it with `control-room lever set simd STATE`")  # fmt: skip
     error(run("lever", "add", "Not_An_Id", "--title", "t"), 4,
           "lever id 'Not_An_Id' must match [a-z0-9][a-z0-9._-]{0,63}")  # fmt: skip

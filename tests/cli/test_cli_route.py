@@ -84,7 +84,7 @@ def test_add_needs_a_title(run: Run, inside: Room) -> None:
 def test_list_an_empty_board(run: Run, inside: Room) -> None:
     ok(run("route", "list"), "no routes yet (control-room route add ID --title ...)\n")
     ok(run("route"), "no routes yet (control-room route add ID --title ...)\n")
-    ok(run("route", "list", "--json"), '{\n  "routes": [],\n  "problems": []\n}\n')
+    ok(run("route", "list", "--json"), '{\n  "routes": [],\n  "held": [],\n  "problems": []\n}\n')
 
 
 def test_list_names_a_broken_row_on_stderr_and_lists_the_rest(run: Run, inside: Room) -> None:
@@ -103,9 +103,10 @@ def test_list_names_a_broken_row_on_stderr_and_lists_the_rest(run: Run, inside: 
     ]
     blank = " " * 32  # an empty last_result column
     listing = (
-        f"faster                   untested      0 runs  $0        -{blank}Make it faster\n"
-        f"slow                     untested      0 runs  $0        -{blank}Slow path\n"
-        f"bad row                  maybe         0 runs  $0        -{blank}\n"
+        f"route                    verdict    runs  spend     last result{' ' * 22}title\n"
+        f"faster                   untested      0  $0        -{blank}Make it faster\n"
+        f"slow                     untested      0  $0        -{blank}Slow path\n"
+        f"bad row                  maybe         0  $0        -\n"
     )
     for args in (("route", "list"), ("route",)):
         result = run(*args)
@@ -124,6 +125,7 @@ def test_list_names_a_broken_row_on_stderr_and_lists_the_rest(run: Run, inside: 
             {"route": "bad row", "verdict": "maybe", "title": "", "attempts": "", "spend_usd": "",
              **empty, "line": bad},
         ],
+        "held": [],
         "problems": problems,
     }  # fmt: skip
     assert events(inside.ledger) == ["init", "route-add", "route-add"]  # listing writes nothing
@@ -384,3 +386,27 @@ def test_resume_releases_a_death_loop(run: Run, inside: Room) -> None:
     result = run("cycle")
     assert result.exit_code == errors.PASSED
     assert result.stdout.startswith("passed: memo-4 (round 1; ")
+
+
+def test_list_shows_a_held_route_as_held_until_it_is_resumed(run: Run, inside: Room) -> None:
+    run("route", "add", "memo", "--title", "Memoize it")
+    run("route", "add", "sieve", "--title", "Use a sieve")
+    hold(run, inside, "memo")
+    day = entries(inside, "result")[-1].time[:10]
+    head = f"route                    verdict    runs  spend     last result{' ' * 22}title\n"
+    sieve = f"sieve                    untested      0  $0        -{' ' * 32}Use a sieve\n"
+    memo = f"memo                     {{}}         3  $0        {f'fail memo-3 {day}':<32} Memoize it\n"
+    ok(run("route", "list"), head + memo.format("held ") + sieve)
+    listed = json.loads(run("route", "list", "--json").stdout)
+    assert (listed["held"], listed["routes"][0]["verdict"]) == (["memo"], "alive")  # the file's cell
+    run("route", "resume", "memo", "--because", "a new cache key")
+    ok(run("route", "list"), head + memo.format("alive") + sieve)
+    assert json.loads(run("route", "list", "--json").stdout)["held"] == []
+
+
+def test_list_with_a_broken_control_md_still_shows_holds(run: Run, inside: Room) -> None:
+    """death_loop_n falls back to its default, as in `status`: the board stays readable."""
+    hold(run, inside, "memo")
+    inside.control.write_text("---\nmax_parallel: [\n---\n")
+    result = run("route", "list")
+    assert (result.exit_code, result.stdout.splitlines()[1].split()[:2]) == (0, ["memo", "held"])

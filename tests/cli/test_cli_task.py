@@ -24,6 +24,7 @@ def queued(room: Room) -> list[str]:
 
 
 def test_add_queues_a_task(run: Run, inside: Room) -> None:
+    run("route", "add", "fast-parse", "--title", "Parse faster")
     result = run("task", "add", "--id", "t1", "--route", "fast-parse", "--priority", "3",
                  "--dep", "t0", "--gate", "gpu", *ADD_ARGS)  # fmt: skip
     assert (result.exit_code, result.stderr) == (0, "")
@@ -43,7 +44,7 @@ def test_add_queues_a_task(run: Run, inside: Room) -> None:
         "gate": ["gpu"],
         "priority": 3,
     }
-    assert events(inside.ledger) == ["init", "task-add"]
+    assert events(inside.ledger) == ["init", "route-add", "task-add"]
 
 
 def test_add_makes_an_id_from_the_objective(run: Run, inside: Room) -> None:
@@ -75,7 +76,7 @@ def test_add_refuses_a_bad_id(run: Run, inside: Room) -> None:
 def test_add_refuses_an_existing_id(run: Run, inside: Room) -> None:
     run("task", "add", "--id", "t1", *ADD_ARGS)
     result = run("task", "add", "--id", "t1", *ADD_ARGS)
-    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already in swarm/queue/ (ids are unique: give this one a new id)\n")
+    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already (swarm/queue/t1.json); ids are unique: give this one a new id\n")
 
 
 def test_add_a_bad_duration_is_a_usage_error(run: Run, inside: Room) -> None:
@@ -144,6 +145,7 @@ def test_list_an_empty_room(run: Run, inside: Room) -> None:
 
 
 def test_list_rejects_a_hand_dropped_bad_file(run: Run, inside: Room) -> None:
+    run("route", "add", "r1", "--title", "Route one")
     run("task", "add", "--id", "good", "--route", "r1", *ADD_ARGS)
     drop(inside, "vibe.json", {"id": "vibe", "objective": "make it better"})
     result = run("task", "list")
@@ -154,7 +156,7 @@ def test_list_rejects_a_hand_dropped_bad_file(run: Run, inside: Room) -> None:
         "fields: falsifier, validator, max_cost_usd, wall_clock_s, kill_condition\n"
     )
     assert queued(inside) == ["good.json"]
-    assert events(inside.ledger) == ["init", "task-add", "reject"]
+    assert events(inside.ledger) == ["init", "route-add", "task-add", "reject"]
 
 
 def test_list_json_in_run_order(run: Run, inside: Room) -> None:

@@ -14,6 +14,7 @@ from support import data_lines, events, queue, task
 from control_room import errors
 from control_room.dispatch import admission, cycle
 from control_room.errors import InvalidError, QueueFullError
+from control_room.knowledge import routes
 from control_room.room import settings, swarm
 from control_room.room.layout import Room
 
@@ -22,6 +23,7 @@ FAKES = Path(__file__).resolve().parents[1] / "fakes"
 
 
 def test_add_writes_the_task_and_one_ledger_line(room: Room) -> None:
+    routes.add(room, "r1", "route one")
     before = events(room.ledger)
     written = admission.add(room, settings.load(room), {**task("t1"), "route": "r1", "deps": []})
     path = room.state_dir("queue") / "t1.json"
@@ -36,7 +38,7 @@ def test_add_refuses_an_existing_id_in_any_state(room: Room) -> None:
     (room.state_dir("done") / "t1.json").write_text(json.dumps(task("t1")))
     with pytest.raises(InvalidError) as err:
         admission.add(room, settings.load(room), task("t1"))
-    assert str(err.value) == "task refused: task t1 exists already in swarm/done/ (ids are unique: give this one a new id)"
+    assert str(err.value) == "task refused: task t1 exists already (swarm/done/t1.json); ids are unique: give this one a new id"
 
 
 def test_add_refuses_a_cost_above_the_gate(room: Room) -> None:
@@ -89,7 +91,7 @@ def test_a_queued_file_with_an_id_that_exists_elsewhere_is_rejected(room: Room) 
     assert cycle.cycle(room).code == errors.OK  # nothing ran
     assert swarm.locate(room, "twice")[0] == "done"
     reason = (room.state_dir("rejected") / "twice.json.reason").read_text()
-    assert "- task twice exists already in swarm/done/ (ids are unique: give this one a new id)\n" in reason
+    assert "- task twice exists already (swarm/done/twice.json); ids are unique: give this one a new id\n" in reason
 
 
 def test_env_allow_limits_what_the_agent_sees(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +158,7 @@ def test_a_task_in_the_queue_is_not_taken_by_itself_but_a_new_one_is(room: Room)
     assert admission.admit(room, t, admission.Stage.QUEUED) is None  # its own file is no clash
     with pytest.raises(admission.Refused) as err:
         admission.admit(room, t, admission.Stage.NEW, settings.load(room))
-    assert str(err.value) == "task t1 exists already in swarm/queue/ (ids are unique: give this one a new id)"
+    assert str(err.value) == "task t1 exists already (swarm/queue/t1.json); ids are unique: give this one a new id"
 
 
 def test_the_plan_takes_the_tasks_choice_then_the_roles_then_the_settings(room: Room) -> None:

@@ -29,7 +29,8 @@ BAD_FILES = {
     "mismatch.json": (task("another-id"), "id 'another-id' does not match the file name "
                       "mismatch.json"),
     "huge.json": (json.dumps({**task("huge"), "objective": "x" * (1 << 20)}),
-                  "larger than 1048576 bytes"),
+                  "the task file is larger than 1048576 bytes (1 MiB): keep long text in a file "
+                  "the task names"),
 }  # fmt: skip
 
 

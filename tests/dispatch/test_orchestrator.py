@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support import events, set_gate
+from support import entries, events, set_gate
 from support import probe_task as task
 
 from control_room import errors
-from control_room.dispatch import cycle, index
-from control_room.knowledge import graveyard
+from control_room.dispatch import cycle, index, orchestrator
+from control_room.knowledge import graveyard, routes
 from control_room.room.layout import Room
 
 PY = sys.executable
@@ -27,6 +27,7 @@ def proposals_command(tmp_path: Path, proposals: list[dict[str, Any]]) -> list[s
 
 def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_validated(room: Room, tmp_path: Path) -> None:
     graveyard.kill(room, "dead", "it was tried", "never", [])
+    routes.add(room, "new", "a route a person added")
     proposals = [task("p-1", route="new"), task("p-2", route="dead"), {"objective": "a vibe"},
                  task("p-3"), task("p-4")]  # fmt: skip
     set_gate(room, "on_empty_queue", "orchestrate")
@@ -63,3 +64,26 @@ def test_an_orchestrator_that_proposes_nothing_passes(room: Room, tmp_path: Path
     set_gate(room, "on_empty_queue", "orchestrate")
     set_gate(room, "orchestrator_command", json.dumps([PY, str(quiet)]))
     assert cycle.cycle(room).code == errors.PASSED
+
+
+def test_a_proposal_on_a_route_not_on_the_board_is_refused_and_the_orchestrator_has_its_own(
+    room: Room, tmp_path: Path
+) -> None:
+    """An orchestrator cannot start a route: its proposal is refused in the words `task add`
+    uses. Its own task's route, `orchestrate`, is put on the board on purpose, once."""
+    routes.add(room, "loopy", "unroll the loop")
+    proposals = [task("p-1", route="loppy"), task("p-2", route="loopy")]
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "orchestrator_command", json.dumps(proposals_command(tmp_path, proposals)))
+    result = cycle.cycle(room)
+    assert result.code == errors.PASSED
+    assert [t.id for t in index.scan(room, "queue")] == ["p-2"]
+    (refused,) = entries(room, "proposal-refused")
+    assert refused.detail == (
+        f"proposal at line 1 of {result.task_id}'s answer: task refused: no route loppy in "
+        "control-room/ROUTES.md (did you mean loopy?); add it with `control-room route add loppy "
+        "--title ...` or pass --new-route"
+    )
+    (added,) = [e for e in entries(room, "route-add") if e.route == "orchestrate"]
+    assert added.detail == f"{orchestrator.TITLE} (for task {result.task_id})"
+    assert routes.find(room, "orchestrate") is not None

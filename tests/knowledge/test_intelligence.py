@@ -147,7 +147,7 @@ def test_add_refuses_an_id_already_there_naming_its_line(room: Room) -> None:
     with pytest.raises(InvalidError) as err:
         add(room, "lever", "simd", "Port it again")
     assert str(err.value) == (
-        "intelligence/levers.md:8: lever simd is already there (state pending); "
+        "lever simd exists already (intelligence/levers.md:8); its state is pending: "
         "change it with `control-room lever set simd STATE`"
     )
     assert err.value.exit_code == INVALID

@@ -33,6 +33,13 @@ def test_parse_empty_input() -> None:
     assert str(err.value) == "not valid JSON: Expecting value (line 1 column 1)"
 
 
+def test_parse_a_number_python_will_not_convert() -> None:
+    """Over 4300 digits json.loads raises a plain ValueError: still one line, never a traceback."""
+    with pytest.raises(InvalidError) as err:
+        records.parse('{"priority": ' + "1" * 5000 + "}")
+    assert str(err.value) == "not valid JSON: a number with too many digits"
+
+
 def test_parse_deeply_nested_value() -> None:
     with pytest.raises(InvalidError) as err:
         records.parse("[" * 100_000 + "]" * 100_000)
