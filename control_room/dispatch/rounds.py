@@ -23,6 +23,8 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.timeutil import now_iso
 
+LAST_FAILURE_MAX = 8000  # characters of what failed kept in the task file, for the next brief
+
 
 @dataclass
 class CycleResult:
@@ -37,7 +39,9 @@ def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *
     Returns where the task went, in words."""
     tid = task["id"]
     rounds = int(task.get("rounds", 0)) + 1
-    updated = {**task, "rounds": rounds, "last_failure": why}
+    # Cut (the whole text is in its results), so that the task file stays a size the scan admits.
+    kept = why if len(why) <= LAST_FAILURE_MAX else why[: LAST_FAILURE_MAX - 3] + "..."
+    updated = {**task, "rounds": rounds, "last_failure": kept}
     max_rounds = settings.max_rounds
     plural = "s" if rounds != 1 else ""
     if rounds >= max_rounds:

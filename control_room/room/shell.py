@@ -29,7 +29,18 @@ def syntax(command: str) -> str | None:
     words = command.split(None, 1)
     if words and words[0] == "cd":
         return "cd"
+    return _scan(command)[0]
+
+
+def unclosed(command: str) -> str:
+    """The quote left open at the end of ``command`` (``shlex.split`` would refuse it), or ''."""
+    return _scan(command)[1]
+
+
+def _scan(command: str) -> tuple[str | None, str]:
+    """(the first shell operator outside quotes or None, the quote still open at the end)."""
     quote = ""
+    op: str | None = None
     i, n = 0, len(command)
     while i < n:
         c = command[i]
@@ -41,12 +52,12 @@ def syntax(command: str) -> str | None:
             quote = "" if c == '"' else quote
         elif c in "'\"":
             quote = c
-        elif command[i : i + 2] in _PAIRS:
-            return command[i : i + 2]
-        elif c in _SINGLES:
-            return c
+        elif op is None and command[i : i + 2] in _PAIRS:
+            op = command[i : i + 2]
+        elif op is None and c in _SINGLES:
+            op = c
         i += 1
-    return None
+    return op, quote
 
 
 def _quote(text: str) -> str:
@@ -59,11 +70,14 @@ def problem(field: str, value: object) -> str | None:
     would; None if it can (a list is run as it is, never looked at)."""
     if not isinstance(value, str):
         return None
+    short = len(value) <= _SHOWN
+    shown = value if short else value[: _SHOWN - 3] + "..."
+    quote = unclosed(value)
+    if quote:
+        return f"{field} `{shown}` has an unclosed {quote} quote: it cannot be split into words"
     op = syntax(value)
     if op is None:
         return None
-    short = len(value) <= _SHOWN
-    shown = value if short else value[: _SHOWN - 3] + "..."
     fix = _quote(value) if short else "'...'"
     return (
         f"{field} `{shown}` needs a shell ({op}), and commands run without one: "

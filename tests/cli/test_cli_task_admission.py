@@ -200,6 +200,13 @@ def test_a_command_that_needs_a_shell_is_refused_showing_the_form_that_works(
     assert (queued(inside), events(inside.ledger)) == ([], ["init"])
 
 
+def test_an_unclosed_quote_is_refused_at_add_not_charged_as_a_round(run: Run, inside: Room) -> None:
+    error(run("task", "add", "--id", "t1", *ADD_ARGS, "--validator", 'python -c "print(1)'), 4,
+          "task refused: validator `python -c \"print(1)` has an unclosed \" quote: it cannot be split into "
+          "words")  # fmt: skip
+    assert (queued(inside), events(inside.ledger)) == ([], ["init"])
+
+
 def test_the_shell_form_it_shows_is_accepted_and_runs(run: Run, inside: Room) -> None:
     shelled = "sh -c 'echo checking && false'"
     ok(run("task", "add", "--id", "t1", *ADD_ARGS, "--adapter", "probe", "--command", "true",
