@@ -36,6 +36,32 @@ def state_of(room: Room, task_id: str, *, skip: str | None = None) -> str | None
     return next((s for s in STATES if s != skip and task_file(room, s, task_id).exists()), None)
 
 
+class Folders:
+    """Which ids each state folder holds, from one listing per folder taken on first need: for
+    questions about many ids at once (the queue scan, a pick, a listing), where a stat per id
+    and state would cost more. A snapshot: a move after the listing is not seen."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self._ids: dict[str, frozenset[str]] = {}
+
+    def ids(self, state: str) -> frozenset[str]:
+        """The ids of the task files (``<id>.json``, not hidden) in one state folder."""
+        found = self._ids.get(state)
+        if found is None:
+            try:
+                names = os.listdir(self.room.state_dir(state))
+            except FileNotFoundError:
+                names = []
+            found = frozenset(n[:-5] for n in names if n.endswith(".json") and not n.startswith("."))
+            self._ids[state] = found
+        return found
+
+    def state_of(self, task_id: str) -> str | None:
+        """The first state folder (in ``STATES`` order) holding this id, or None."""
+        return next((s for s in STATES if task_id in self.ids(s)), None)
+
+
 def locate(room: Room, task_id: str) -> tuple[str, Path]:
     """(state, path) of the task with this id, wherever it is."""
     state = state_of(room, task_id)

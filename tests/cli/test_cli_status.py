@@ -45,7 +45,7 @@ def test_status_json(run: Run, inside: Room) -> None:
     assert (result.exit_code, result.stderr) == (0, "")
     data = json.loads(result.stdout)
     assert list(data) == ["room", "stop", "ledger_error", "tasks", "routes", "daily_budget_usd",
-                          "control_error", "spend_today_usd", "ledger_lines", "findings", "held", "last"]  # fmt: skip
+                          "control_error", "spend_today_usd", "ledger_lines", "findings", "held", "waiting", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
     assert data["stop"].startswith("STOP created ") and data["stop"].endswith(
         " by tester reason: checking"
@@ -54,6 +54,7 @@ def test_status_json(run: Run, inside: Room) -> None:
                              "cancelled": 0}  # fmt: skip
     assert (data["routes"], data["daily_budget_usd"], data["control_error"]) == ({}, 10.0, None)
     assert (data["spend_today_usd"], data["ledger_lines"], data["findings"]) == (0.0, 3, 0)
+    assert data["waiting"] == []  # t1 is ready
     assert [(e["event"], e["task"], e["outcome"], e["writer"]) for e in data["last"]] == [
         ("init", "", "ok", "tester"),
         ("task-add", "t1", "queued", "tester"),

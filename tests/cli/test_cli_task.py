@@ -24,6 +24,7 @@ def queued(room: Room) -> list[str]:
 
 
 def test_add_queues_a_task(run: Run, inside: Room) -> None:
+    run("task", "add", "--id", "t0", *ADD_ARGS)  # the dep: a task that exists
     result = run("task", "add", "--id", "t1", "--route", "fast-parse", "--priority", "3",
                  "--dep", "t0", "--gate", "gpu", *ADD_ARGS)  # fmt: skip
     assert (result.exit_code, result.stderr) == (0, "")
@@ -43,7 +44,7 @@ def test_add_queues_a_task(run: Run, inside: Room) -> None:
         "gate": ["gpu"],
         "priority": 3,
     }
-    assert events(inside.ledger) == ["init", "task-add"]
+    assert events(inside.ledger) == ["init", "task-add", "task-add"]
 
 
 def test_add_makes_an_id_from_the_objective(run: Run, inside: Room) -> None:
@@ -149,8 +150,9 @@ def test_list_rejects_a_hand_dropped_bad_file(run: Run, inside: Room) -> None:
     result = run("task", "list")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        f"{'queue':<9} {'good':<32} {0:>4}  {'r1':<16} make parse() twice as fast\n"
-        f"{'rejected':<9} {'vibe.json':<32} {'':>4}  {'-':<16} PROBLEM: missing required "
+        f"{'state':<9} {'id':<32} {'pri':>4}  {'route':<16} ready  objective\n"
+        f"{'queue':<9} {'good':<32} {0:>4}  {'r1':<16} ready  make parse() twice as fast\n"
+        f"{'rejected':<9} {'vibe.json':<32} {'':>4}  {'-':<16} -      PROBLEM: missing required "
         "fields: falsifier, validator, max_cost_usd, wall_clock_s, kill_condition\n"
     )
     assert queued(inside) == ["good.json"]
