@@ -191,10 +191,10 @@ def _drop_cycles(room: Room, files: dict[str, Any], reject: bool) -> list[Listed
     reject each, or with ``reject=False`` return them listed with the cycle as their problem."""
     loops = deps.cycles({n[: -len(".json")]: v[3] for n, v in files.items() if v[3]})
     out = []
-    for task_id, loop in sorted(loops.items()):
+    for task_id, (loop, at) in sorted(loops.items()):
         name = f"{task_id}.json"
         del files[name]
-        why = deps.cycle_refusal(loop)
+        why = deps.cycle_refusal(loop, at)
         if reject:
             swarm.reject(room, name, [why], task_id=task_id)
         else:
