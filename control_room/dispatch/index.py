@@ -183,7 +183,11 @@ def _read_summary(
         stem = path.name.removesuffix(".json")
         swarm.reject(room, path.name, problems, task_id=stem if is_id(stem) else "")
         return None
-    return summarize(task, st.st_mtime) if not problems else {"problem": "; ".join(problems)}
+    if not problems:
+        return summarize(task, st.st_mtime)
+    if queued is not None and task.get("id"):  # a valid task admission refused: named by its id
+        return {"id": task["id"], "problem": "; ".join(problems)}
+    return {"problem": "; ".join(problems)}
 
 
 def _drop_cycles(room: Room, files: dict[str, Any], reject: bool) -> list[Listed]:
@@ -198,7 +202,7 @@ def _drop_cycles(room: Room, files: dict[str, Any], reject: bool) -> list[Listed
         if reject:
             swarm.reject(room, name, [why], task_id=task_id)
         else:
-            out.append(Listed("queue", name, {"problem": why}))
+            out.append(Listed("queue", name, {"id": task_id, "problem": why}))
     return out
 
 

@@ -97,7 +97,8 @@ class Readiness:
             f"{key} is in a death loop ({loop['n']} identical failures); "
             f"`control-room route resume {key} --because ...` to release it"
         )
-        return Wait("held", f"waits for a person: {detail}", events.ROUTE_HELD, detail)
+        why = f"waits for `control-room route resume {key}`: a death loop ({loop['n']} identical failures)"
+        return Wait("held", why, events.ROUTE_HELD, detail)
 
     def _approved(self, task_id: str, s: dict[str, Any]) -> Wait | None:
         missing = [g for g in s.get("gate") or () if not self.settings.approved(task_id, g)]
@@ -120,7 +121,8 @@ class Readiness:
             f"${self.spend:.2f} spent or reserved by running tasks today; this task may cost "
             f"${cost:.2f} more, over the ${budget:.2f} daily budget"
         )
-        return Wait("budget", f"waits for the daily budget: {detail}", events.BUDGET_HOLD, detail)
+        why = f"waits for the daily budget: ${self.spend:.2f} used or reserved + ${cost:.2f} > ${budget:.2f}"
+        return Wait("budget", why, events.BUDGET_HOLD, detail)
 
 
 def readiness(room: Room, settings: Settings) -> Readiness:

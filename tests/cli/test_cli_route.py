@@ -369,8 +369,8 @@ def test_resume_releases_a_death_loop(run: Run, inside: Room) -> None:
     hold(run, inside, "memo")
     assert events(inside.ledger).count("death-loop") == 1
     queue(inside, "memo-4", route="memo")
-    ok(run("cycle"), "nothing to do: 1 queued task not ready: memo-4 waits for a person: memo is in a death loop "
-       "(3 identical failures); `control-room route resume memo --because ...` to release it\n")  # fmt: skip
+    ok(run("cycle"), "nothing to do: 1 queued task not ready: memo-4 waits for `control-room route resume "
+       "memo`: a death loop (3 identical failures)\n")  # fmt: skip
 
     error(run("route", "resume", "memo", "--because", "  "), 4,
           "releasing a held route needs --because: what changed")  # fmt: skip

@@ -186,8 +186,7 @@ def test_status_names_why_each_queued_task_waits(run: Run, inside: Room) -> None
         "tasks     queue 7 · running 0 · done 0 · parked 0 · rejected 0 · cancelled 0",
         "waiting   6 of 7 queued:",
         "  base  waits for gate gpu: `control-room approve base`",
-        "  pricey  waits for the daily budget: $0.00 spent or reserved by running tasks today; this task may "
-        "cost $11.00 more, over the $10.00 daily budget",
+        "  pricey  waits for the daily budget: $0.00 used or reserved + $11.00 > $10.00",
         "  w0  waits for dep base (queue)",
         "  w1  waits for dep base (queue)",
         "  w2  waits for dep base (queue)",
@@ -209,8 +208,8 @@ def test_status_moves_nothing_and_names_what_the_next_cycle_rejects(run: Run, in
     ledger = inside.ledger.read_bytes()
     data = json.loads(run("status", "--json").stdout)
     assert sorted((w["id"], w["kind"], w["why"]) for w in data["waiting"]) == [
-        ("a.json", "refused", "refused: deps form a cycle: a -> b -> a (no task in it could ever be ready)"),
-        ("b.json", "refused", "refused: deps form a cycle: b -> a -> b (no task in it could ever be ready)"),
+        ("a", "refused", "refused: deps form a cycle: a -> b -> a (no task in it could ever be ready)"),
+        ("b", "refused", "refused: deps form a cycle: b -> a -> b (no task in it could ever be ready)"),
         ("notes.txt", "refused", "refused: not a task file: task files are named <id>.json"),
     ]
     assert inside.ledger.read_bytes() == ledger

@@ -229,12 +229,16 @@ def test_a_scan_that_may_not_reject_lists_the_problem_and_moves_nothing(room: Ro
     _put(room, "queue", "t2", deps=["t1"])
     _put(room, "queue", "t3", deps=["ghost"])
     _put(room, "queue", "ok")
-    listed = [(t.name, t.summary.get("problem")) for t in index.scan(room, "queue", reject=False)]
-    assert listed[0] == ("ok.json", None)  # the queue in run order, then what a scan would reject
+    listed = [(t.name, t.id, t.summary.get("problem")) for t in index.scan(room, "queue", reject=False)]
+    assert listed[0] == ("ok.json", "ok", None)  # the queue in run order, then what a scan would reject
     assert sorted(listed[1:]) == [
-        ("t1.json", "deps form a cycle: t1 -> t2 -> t1 (no task in it could ever be ready)"),
-        ("t2.json", "deps form a cycle: t2 -> t1 -> t2 (no task in it could ever be ready)"),
-        ("t3.json", "deps names ghost, which is not a task in any swarm folder: it could never be ready"),
+        ("t1.json", "t1", "deps form a cycle: t1 -> t2 -> t1 (no task in it could ever be ready)"),
+        ("t2.json", "t2", "deps form a cycle: t2 -> t1 -> t2 (no task in it could ever be ready)"),
+        (
+            "t3.json",
+            "t3",
+            "deps names ghost, which is not a task in any swarm folder: it could never be ready",
+        ),
     ]
     assert sorted(os.listdir(room.state_dir("queue"))) == ["ok.json", "t1.json", "t2.json", "t3.json"]
     assert events(room.ledger) == ["init"]

@@ -88,11 +88,10 @@ def test_a_death_loop_holds_its_route_or_the_task_itself(room: Room) -> None:
         "memo is in a death loop (3 identical failures); `control-room route resume memo --because ...` "
         "to release it"
     )
-    assert wait.why == f"waits for a person: {wait.detail}"
+    assert wait.why == "waits for `control-room route resume memo`: a death loop (3 identical failures)"
     assert why(r, "t2") == (
         "held",
-        "waits for a person: task:t2 is in a death loop (4 identical failures); "
-        "`control-room route resume task:t2 --because ...` to release it",
+        "waits for `control-room route resume task:t2`: a death loop (4 identical failures)",
     )
     assert why(r, "t3") is None
 
@@ -118,9 +117,10 @@ def test_the_budget_counts_what_running_tasks_may_still_spend(room: Room) -> Non
     assert why(r, max_cost_usd=0.5) is None
     wait = r.why("t1", task("t1", max_cost_usd=1))
     assert wait is not None and (wait.kind, wait.hold) == ("budget", events.BUDGET_HOLD)
-    assert wait.why == (
-        "waits for the daily budget: $9.50 spent or reserved by running tasks today; this task may "
-        "cost $1.00 more, over the $10.00 daily budget"
+    assert wait.why == "waits for the daily budget: $9.50 used or reserved + $1.00 > $10.00"
+    assert wait.detail == (
+        "$9.50 spent or reserved by running tasks today; this task may cost $1.00 more, over the "
+        "$10.00 daily budget"
     )
 
 
