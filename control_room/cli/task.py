@@ -132,26 +132,17 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
         click.echo("no tasks")
         return
     ready = _ready(room, [t for t in rows if t.state == "queue"])
-    width = max((len(w) for w in ready.values()), default=0)
-    cells = ["state", "id", "pri", "route", *(["ready"] if ready else []), "objective"]
-    out = [_row(cells, width)]
+    # Columns: state, id, priority, route, [ready: only when queued tasks are listed,] objective
+    # (or the problem of a file that is not a task). One format for 10,000 rows.
+    width = max(5, *(len(w) for w in ready.values())) if ready else 0
+    line = "{:<9} {:<32} {:>4}  {:<16} " + (f"{{:<{width}}}  " if ready else "{}") + "{}"
+    out = [line.format("state", "id", "pri", "route", "ready" if ready else "", "objective")]
     for t in rows:
         s = t.summary
         what = f"PROBLEM: {s['problem']}" if "problem" in s else s.get("objective", "")
-        why = [ready.get(t.name, "-")] if ready else []
-        out.append(
-            _row([t.state, t.id, str(s.get("priority", "")), s.get("route", "") or "-", *why, what], width)
-        )
+        why = ready.get(t.name, "-") if ready else ""
+        out.append(line.format(t.state, t.id, s.get("priority", ""), s.get("route", "") or "-", why, what))
     click.echo("\n".join(out))
-
-
-def _row(cells: list[str], ready_width: int) -> str:
-    """One line of `task list`: state, id, priority, route, [ready,] objective or problem."""
-    state, task_id, pri, route, *rest = cells
-    line = f"{state:<9} {task_id:<32} {pri:>4}  {route:<16} "
-    if len(rest) == 2:
-        line += f"{rest[0]:<{max(ready_width, 5)}}  "
-    return line + rest[-1]
 
 
 def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
@@ -166,7 +157,7 @@ def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
         return {t.name: "?" for t in queued}
     out = {}
     for t in queued:
-        wait = now.why(t.id, t.summary)
+        wait = now.why(t.name[: -len(".json")], t.summary)  # a queued task's file is <id>.json
         out[t.name] = "ready" if wait is None else wait.why if not wait.refused else f"refused: {wait.why}"
     return out
 

@@ -60,18 +60,21 @@ class Readiness:
         self.folders = swarm.Folders(room)
         self.busy, reserved = _running(room, self.folders)
         self.spend = spent + reserved  # what running tasks may still spend counts as spent
+        self.budget = float(settings.daily_budget_usd)
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
-        """None if the task (its index summary ``s``) may run now, else why not."""
+        """None if the task (its index summary ``s``) may run now, else why not. (Called for
+        every queued task by ``task list``: what nearly every task lacks is tested first.)"""
         route = s.get("route") or ""
         if route:
-            if route not in self.dead:
-                self.dead[route] = graveyard.refusal(self.room, route)
-            killed = self.dead[route]
+            try:
+                killed = self.dead[route]
+            except KeyError:
+                killed = self.dead[route] = graveyard.refusal(self.room, route)
             if killed is not None:
                 return Wait("refused", killed)
-        waits_for = s.get("deps") or ()
+        waits_for = s.get("deps")
         if waits_for:
             done = self.folders.ids("done")
             pending = [(d, self.folders.state_of(d)) for d in waits_for if d not in done]
@@ -82,12 +85,22 @@ class Readiness:
             if pending:
                 named = ", ".join(f"{d} ({state})" for d, state in pending)
                 return Wait("dep", f"waits for dep{'s' if len(pending) > 1 else ''} {named}")
-        for path in s.get("owns") or ():
-            for running, theirs in self.busy:
-                if _overlaps(path, theirs):
-                    return Wait("paths", f"waits for running task {running}, which owns {theirs}")
-        held = self._held(route or f"task:{task_id}")
-        return held or self._approved(task_id, s) or self._budget(s)
+        if self.busy and s.get("owns"):
+            for path in s["owns"]:
+                for running, theirs in self.busy:
+                    if _overlaps(path, theirs):
+                        return Wait("paths", f"waits for running task {running}, which owns {theirs}")
+        if self.held:
+            held = self._held(route or f"task:{task_id}")
+            if held is not None:
+                return held
+        if s.get("gate"):
+            approval = self._approved(task_id, s)
+            if approval is not None:
+                return approval
+        if self.spend + float(s.get("max_cost_usd", 0)) > self.budget:
+            return self._budget(s)
+        return None
 
     def _held(self, key: str) -> Wait | None:
         loop = self.held.get(key)
@@ -101,7 +114,7 @@ class Readiness:
         return Wait("held", why, events.ROUTE_HELD, detail)
 
     def _approved(self, task_id: str, s: dict[str, Any]) -> Wait | None:
-        missing = [g for g in s.get("gate") or () if not self.settings.approved(task_id, g)]
+        missing = [g for g in s["gate"] if not self.settings.approved(task_id, g)]
         if not missing:
             return None
         gates = ", ".join(missing)
@@ -112,11 +125,8 @@ class Readiness:
             f"gate {gates} needs `control-room approve {task_id}`",
         )
 
-    def _budget(self, s: dict[str, Any]) -> Wait | None:
-        cost = float(s.get("max_cost_usd", 0))
-        budget = float(self.settings.daily_budget_usd)
-        if self.spend + cost <= budget:
-            return None
+    def _budget(self, s: dict[str, Any]) -> Wait:
+        cost, budget = float(s.get("max_cost_usd", 0)), self.budget
         detail = (
             f"${self.spend:.2f} spent or reserved by running tasks today; this task may cost "
             f"${cost:.2f} more, over the ${budget:.2f} daily budget"

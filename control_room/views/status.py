@@ -138,8 +138,9 @@ def _render_waiting(s: dict[str, Any]) -> list[str]:
             "control-room task list --state queue says why each waits"
         ]
     lines = [f"waiting   {len(waits)} of {queued} queued" + (":" if waits else "")]
+    width = max((len(w["id"]) for w in waits[:SHOWN]), default=0)
     for w in waits[:SHOWN]:
-        line = f"  {w['id']}  {w['why']}"
+        line = f"  {w['id']:<{width}}  {w['why']}"
         lines.append(line if len(line) <= 160 else line[:157] + "...")
     if len(waits) > SHOWN:
         lines.append(f"  and {len(waits) - SHOWN} more: control-room task list --state queue")

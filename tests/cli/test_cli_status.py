@@ -185,11 +185,11 @@ def test_status_names_why_each_queued_task_waits(run: Run, inside: Room) -> None
     assert result.stdout.split("\n")[2:10] == [
         "tasks     queue 7 · running 0 · done 0 · parked 0 · rejected 0 · cancelled 0",
         "waiting   6 of 7 queued:",
-        "  base  waits for gate gpu: `control-room approve base`",
+        "  base    waits for gate gpu: `control-room approve base`",
         "  pricey  waits for the daily budget: $0.00 used or reserved + $11.00 > $10.00",
-        "  w0  waits for dep base (queue)",
-        "  w1  waits for dep base (queue)",
-        "  w2  waits for dep base (queue)",
+        "  w0      waits for dep base (queue)",
+        "  w1      waits for dep base (queue)",
+        "  w2      waits for dep base (queue)",
         "  and 1 more: control-room task list --state queue",
     ]
     data = json.loads(run("status", "--json").stdout)
