@@ -159,12 +159,15 @@ def shape(data: dict[str, Any]) -> dict[str, Any]:
     return task
 
 
-def check_new(room: Room, settings: Settings, data: dict[str, Any]) -> dict[str, Any]:
+def check_new(
+    room: Room, settings: Settings, data: dict[str, Any], *, where: Callable[[str], str | None] | None = None
+) -> dict[str, Any]:
     """The task as ``add`` would queue it, without writing anything; ``InvalidError`` saying
-    ``task refused: <reason>`` if it may not."""
+    ``task refused: <reason>`` if it may not. ``where``: as for ``admit`` (``validate
+    --proposals`` counts the proposals before this one as queued)."""
     try:
         task = shape(data)
-        admit(room, task, Stage.NEW, settings)
+        admit(room, task, Stage.NEW, settings, where=where)
     except Refused as exc:
         raise InvalidError(f"task refused: {exc}") from None
     return task
