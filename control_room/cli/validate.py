@@ -75,7 +75,7 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     earlier: set[str] = set()  # proposals are queued in order: a later one may depend on these
 
     def where(task_id: str) -> str | None:
-        return "queue" if task_id in earlier else swarm.state_of(room, task_id)
+        return "queue" if task_id in earlier else swarm.state_of(room, task_id, order=swarm.LIVE_FIRST)
 
     for line, data, problem in found:
         if problem is None:

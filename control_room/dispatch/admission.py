@@ -99,8 +99,9 @@ def admit(
     """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
 
     At NEW, ``task`` is what a person or an agent wrote (see ``shape``); at QUEUED and RUN it
-    is a task read from its file in the queue. ``where`` says which state folder holds an id
-    (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder).
+    is a task read from its file in the queue. ``where`` says which state folder holds a dep
+    (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder), a
+    copy in ``rejected/`` last.
     """
     taken = swarm.state_of(room, task["id"], skip=None if stage is Stage.NEW else "queue")
     if taken is not None:
@@ -109,7 +110,7 @@ def admit(
     if task["id"] in deps:
         raise Refused(f"deps names {task['id']} itself: it could never be ready")
     if deps and stage is not Stage.RUN:
-        locate = where or (lambda d: swarm.state_of(room, d))
+        locate = where or (lambda d: swarm.state_of(room, d, order=swarm.LIVE_FIRST))
         for dep in deps:
             why = depcheck.refusal(dep, locate(dep))
             if why is not None:

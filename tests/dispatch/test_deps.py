@@ -243,3 +243,14 @@ def test_a_scan_that_may_not_reject_lists_the_problem_and_moves_nothing(room: Ro
     assert sorted(os.listdir(room.state_dir("queue"))) == ["ok.json", "t1.json", "t2.json", "t3.json"]
     assert events(room.ledger) == ["init"]
     assert [t.id for t in index.scan(room, "queue")] == ["ok"]  # the next scan rejects them
+
+
+def test_a_stale_rejected_copy_of_a_dep_does_not_hide_the_task(room: Room) -> None:
+    """rejected/ may hold a copy of an id that lives elsewhere (a hand-dropped duplicate): the
+    dep is where the task lives."""
+    _put(room, "cancelled", "t0")
+    _put(room, "rejected", "t0")
+    assert admission.add(room, settings.load(room), task("t1", deps=["t0"]))["deps"] == ["t0"]
+    _put(room, "queue", "t2", deps=["t0"])
+    assert sorted(t.id for t in index.scan(room, "queue")) == ["t1", "t2"]
+    assert swarm.Folders(room).state_of("t0") == "cancelled"
