@@ -158,7 +158,7 @@ def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
     out = {}
     for t in queued:
         wait = now.why(t.name[: -len(".json")], t.summary)  # a queued task's file is <id>.json
-        out[t.name] = "ready" if wait is None else wait.why if not wait.refused else f"refused: {wait.why}"
+        out[t.name] = "ready" if wait is None else wait.shown
     return out
 
 

@@ -51,6 +51,11 @@ class Wait:
     def refused(self) -> bool:
         return self.kind == "refused"
 
+    @property
+    def shown(self) -> str:
+        """As a listing shows it (``status``, ``task list``): a refusal says so first."""
+        return f"refused: {self.why}" if self.refused else self.why
+
 
 class Readiness:
     """What readiness depends on, taken once (a cycle's pick, a listing), and the one question."""

@@ -81,8 +81,7 @@ def waiting(room: Room, settings: Settings, spent: float, loops: dict[str, Any])
             continue
         wait = ready.why(t.id, s)
         if wait is not None:
-            why = wait.why if not wait.refused else f"refused: {wait.why}"
-            out.append({"id": t.id, "kind": wait.kind, "why": why})
+            out.append({"id": t.id, "kind": wait.kind, "why": wait.shown})
     return out
 
 
