@@ -12,7 +12,8 @@ from control_room.views.status import gather, render
 @room_option
 @json_option
 def status(as_json: bool) -> None:
-    """The room on one screen: STOP, tasks, routes, spend, findings, latest events."""
+    """The room on one screen: STOP, tasks and why queued ones wait, routes, spend, findings,
+    latest events."""
     data = gather(current_room())
     if as_json:
         echo_json(data)

@@ -9,10 +9,11 @@ import click
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 from control_room.dispatch import admission, index
 from control_room.dispatch.decisions import cancel, park, retry
-from control_room.errors import InvalidError
+from control_room.dispatch.ready import readiness
+from control_room.errors import ControlRoomError, InvalidError
 from control_room.room import settings as settings_file
 from control_room.room import swarm
-from control_room.room.layout import STATES
+from control_room.room.layout import STATES, Room
 from control_room.store import records
 from control_room.store.files import read_text
 from control_room.timeutil import parse_duration
@@ -124,7 +125,9 @@ def add_task(file: TextIO | None, as_json: bool, new_route: bool, **fields: Any)
 def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
     """List tasks by state: queue (in run order), running, done, parked, rejected, cancelled.
 
-    Listing the queue also rejects any file in it that is not a valid task.
+    For each queued task, the `ready` column says whether the next cycle may run it, or why
+    not (the answer the cycle acts on). Listing the queue also rejects any file in it that is
+    not a valid task.
     """
     room = current_room()
     rows = []
@@ -137,14 +140,35 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
     if not rows:
         click.echo("no tasks")
         return
-    out = []
+    ready = _ready(room, [t for t in rows if t.state == "queue"])
+    # Columns: state, id, priority, route, [ready: only when queued tasks are listed,] objective
+    # (or the problem of a file that is not a task). One format for 10,000 rows.
+    width = max(5, *(len(w) for w in ready.values())) if ready else 0
+    line = "{:<9} {:<32} {:>4}  {:<16} " + (f"{{:<{width}}}  " if ready else "{}") + "{}"
+    out = [line.format("state", "id", "pri", "route", "ready" if ready else "", "objective")]
     for t in rows:
         s = t.summary
         what = f"PROBLEM: {s['problem']}" if "problem" in s else s.get("objective", "")
-        out.append(
-            f"{t.state:<9} {t.id:<32} {s.get('priority', ''):>4}  {s.get('route', '') or '-':<16} {what}"
-        )
+        why = ready.get(t.name, "-") if ready else ""
+        out.append(line.format(t.state, t.id, s.get("priority", ""), s.get("route", "") or "-", why, what))
     click.echo("\n".join(out))
+
+
+def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
+    """For each queued task (by file name): `ready`, or why it waits or will be refused."""
+    queued = [t for t in queued if "problem" not in t.summary]
+    if not queued:
+        return {}
+    try:
+        now = readiness(room, settings_file.load(room))
+    except (ControlRoomError, OSError) as exc:
+        click.echo(f"note: cannot tell which queued tasks are ready: {exc}", err=True)
+        return {t.name: "?" for t in queued}
+    out = {}
+    for t in queued:
+        wait = now.why(t.name[: -len(".json")], t.summary)  # a queued task's file is <id>.json
+        out[t.name] = "ready" if wait is None else wait.shown
+    return out
 
 
 @task.command("show")

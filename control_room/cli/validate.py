@@ -63,6 +63,7 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     from control_room.dispatch.admission import check_new
     from control_room.dispatch.orchestrator import extract  # likewise
     from control_room.room import settings as settings_file  # likewise: plain `validate` needs no room
+    from control_room.room import swarm  # likewise
 
     room = current_room()
     settings = settings_file.load(room)
@@ -71,10 +72,15 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     if not found:
         click.echo("ok: no proposals (proposing nothing is a valid decision)")
         return
+    earlier: set[str] = set()  # proposals are queued in order: a later one may depend on these
+
+    def where(task_id: str) -> str | None:
+        return "queue" if task_id in earlier else swarm.state_of(room, task_id, order=swarm.LIVE_FIRST)
+
     for line, data, problem in found:
         if problem is None:
             try:
-                check_new(room, settings, dict(data))
+                earlier.add(check_new(room, settings, dict(data), where=where)["id"])
                 good += 1
                 continue
             except ControlRoomError as exc:

@@ -1,7 +1,9 @@
 """Running tasks (SPEC §4, §5, §8).
 
 - ``admission``: may a task enter the queue, may it run (one function for every way in)
+- ``deps``: deps that can never get done, dependency cycles (for admission and readiness)
 - ``index``: listing task folders fast, the queue's run order
+- ``ready``: whether a queued task may run now, and why not (for the cycle, status, task list)
 - ``pick``: the next ready task; holds logged once a day
 - ``claims``: slots, claims, dead claims
 - ``cycle``: one cycle, steps 1-4; ``runner``: steps 4-8; ``rounds``: how a round ends

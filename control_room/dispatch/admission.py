@@ -15,26 +15,34 @@ scan and the cycle write it beside the file they move to ``swarm/rejected/``). I
 | size, UTF-8, no command that needs a shell | the file it writes (``parse_task``) | the file's | the file's |
 | the id is not taken in another state | any state | other than the queue | other than the queue |
 | ``deps`` does not name the task itself | yes | yes | yes |
+| each dep is a task in a state folder other than ``rejected/`` | yes | yes, from listings | (``ready``) |
+| ``deps`` closes no cycle (t1 -> t2 -> t1) | through the deps' files | queued tasks (``index``) | - |
 | the route is not killed (graveyard) | yes | - | yes |
 | the route is on the board (``known_route``, in ``check_new``) | unless ``new_route`` | - | - |
 | role, adapter and model resolve; the adapter can build its argv | yes | - | yes |
 | ``extra_args`` only if CONTROL.md ``allow_extra_args`` | yes | - | yes |
 | ``max_cost_usd`` within CONTROL.md ``max_task_cost_usd`` | yes | - | yes |
 
-The queue scan checks only the file itself, so that listing 10,000 tasks stays cheap; what a
-cycle runs always passes the whole list first. Whether an admitted task is *ready* (deps done,
-paths free, gates approved, budget left) is ``dispatch.pick``'s question.
+The queue scan checks only the file itself, and its deps against a set of known ids (one
+listing per state folder, taken only when a task has deps; the cycle check runs on the deps the
+queue index keeps), so that listing 10,000 tasks stays cheap; what a cycle runs always passes
+the whole list first. A dep that moves to ``rejected/`` or vanishes after admission is caught by
+``dispatch.ready``, which refuses the task at the next cycle. The wording of the deps checks and
+the cycle search are in ``dispatch.deps``. Whether an admitted task is *ready* (deps done, paths
+free, gates approved, budget left) is ``dispatch.ready``'s question.
 """
 
 from __future__ import annotations
 
 import enum
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room import ledger
+from control_room.dispatch import deps as depcheck
 from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
 from control_room.ledger import events
 from control_room.room import swarm, tasks
@@ -82,17 +90,36 @@ class Plan:
         )
 
 
-def admit(room: Room, task: dict[str, Any], stage: Stage, settings: Settings | None = None) -> Plan | None:
+def admit(
+    room: Room,
+    task: dict[str, Any],
+    stage: Stage,
+    settings: Settings | None = None,
+    *,
+    where: Callable[[str], str | None] | None = None,
+) -> Plan | None:
     """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
 
     At NEW, ``task`` is what a person or an agent wrote (see ``shape``); at QUEUED and RUN it
-    is a task read from its file in the queue.
+    is a task read from its file in the queue. ``where`` says which state folder holds a dep
+    (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder), a
+    copy in ``rejected/`` last.
     """
     taken = swarm.state_of(room, task["id"], skip=None if stage is Stage.NEW else "queue")
     if taken is not None:
         raise Refused(swarm.exists_already(task["id"], taken))
-    if task["id"] in task.get("deps", []):
+    deps = task.get("deps", [])
+    if task["id"] in deps:
         raise Refused(f"deps names {task['id']} itself: it could never be ready")
+    if deps and stage is not Stage.RUN:
+        locate = where or (lambda d: swarm.state_of(room, d, order=swarm.LIVE_FIRST))
+        for dep in deps:
+            why = depcheck.refusal(dep, locate(dep))
+            if why is not None:
+                raise Refused(why)
+        loop = depcheck.cycle_through(room, task) if stage is Stage.NEW else None
+        if loop is not None:
+            raise Refused(depcheck.cycle_refusal(loop))
     if stage is Stage.QUEUED:
         return None
     if settings is None:
@@ -140,14 +167,20 @@ def shape(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_new(
-    room: Room, settings: Settings, data: dict[str, Any], *, new_route: bool = False
+    room: Room,
+    settings: Settings,
+    data: dict[str, Any],
+    *,
+    new_route: bool = False,
+    where: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     """The task as ``add`` would queue it, without writing anything; ``InvalidError`` saying
     ``task refused: <reason>`` if it may not. Its route must be on the board (ROUTES.md)
-    unless ``new_route``: ``add`` then puts it there."""
+    unless ``new_route``: ``add`` then puts it there. ``where``: as for ``admit`` (``validate
+    --proposals`` counts the proposals before this one as queued)."""
     try:
         task = shape(data)
-        admit(room, task, Stage.NEW, settings)
+        admit(room, task, Stage.NEW, settings, where=where)
         if not new_route:
             known_route(room, task.get("route") or "")
     except Refused as exc:

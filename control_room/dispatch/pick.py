@@ -1,10 +1,12 @@
 """Step 3 of a cycle: pick the next ready task (SPEC §4).
 
-Candidates come in run order from the queue index. A candidate on a killed route is rejected
-at once; one that is not ready (deps not done, paths owned by a running task, a death loop on
-its route, a gate not approved, the budget) stays queued, and a hold by a gate, the budget or a
-death loop is logged once a day. The first ready candidate is re-read from its file and must
-pass admission (``Stage.RUN``); one whose CLI is not installed is held, not rejected.
+Candidates come in run order from the queue index, and ``ready`` says of each whether it may
+run (the same answer ``status`` and ``task list`` give). One refused there (a killed route, a
+dep rejected or gone) is rejected at once; one that waits (deps not done, paths owned by a
+running task, a death loop, a gate not approved, the budget) stays queued, and a hold by a
+death loop, a gate or the budget is logged once a day. The first ready candidate is re-read
+from its file and must pass admission (``Stage.RUN``); one whose CLI is not installed is held,
+not rejected. With nothing to claim, the cycle's line names the first waiting tasks and why.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch import claims, index
+from control_room.dispatch import index
 from control_room.dispatch.admission import Plan, Refused, Stage, admit, agent_env
+from control_room.dispatch.ready import Readiness, Wait, readiness
 from control_room.dispatch.rounds import CycleResult
-from control_room.knowledge import graveyard, history
 from control_room.ledger import events
 from control_room.ledger.events import Event
-from control_room.ledger.stats import summary
 from control_room.proc import which
 from control_room.room import swarm
 from control_room.room.layout import Room
@@ -36,31 +37,35 @@ class Pick:
 
 def pick(room: Room, settings: Settings) -> Pick | CycleResult:
     """The next ready task, or what the cycle says when there is none."""
-    spend = summary(room.ledger, room.cache / "ledger-summary")["spend_by_day"].get(today(), 0.0)
-    ready = Readiness(room, settings, spend)
-    waiting = rejected = seen = 0
+    ready = readiness(room, settings)
+    holds = Holds(room)
+    waiting: list[str] = []
+    rejected = seen = 0
     missing: list[str] = []
     for item in index.run_order(room):
         seen += 1
-        why = ready.refused(item.summary)
-        if why is not None:
-            swarm.reject(room, item.name, [why], task_id=item.id)
+        wait = ready.why(item.id, item.summary)
+        if wait is None:
+            chosen = _admit(room, settings, item, ready, holds)
+            if isinstance(chosen, Pick):
+                holds.save()
+                return chosen
+            if isinstance(chosen, Wait):
+                wait = chosen
+            elif chosen == "rejected":
+                rejected += 1
+                continue
+            else:
+                missing.append(f"{item.id} ({chosen})")
+                continue
+        if wait.refused:
+            swarm.reject(room, item.name, [wait.why], task_id=item.id)
             rejected += 1
             continue
-        if ready.blocked(item.id, item.summary):
-            waiting += 1
-            continue
-        chosen = _admit(room, settings, item, ready)
-        if isinstance(chosen, Pick):
-            ready.holds.save()
-            return chosen
-        if chosen == "rejected":
-            rejected += 1
-        elif chosen.startswith("missing:"):
-            missing.append(f"{item.id} ({chosen[8:]})")
-        else:
-            waiting += 1
-    ready.holds.save()
+        if wait.hold is not None:
+            holds.log(item.id, item.summary, wait.hold, wait.detail)
+        waiting.append(f"{item.id} {wait.why}")
+    holds.save()
     if missing:
         which_stay = "s, which stay" if len(missing) != 1 else ", which stays"
         return CycleResult(
@@ -69,85 +74,39 @@ def pick(room: Room, settings: Settings) -> Pick | CycleResult:
         )
     if not seen:
         return CycleResult(errors.OK, "nothing to do: the queue is empty")
+    return CycleResult(errors.OK, "nothing to do: " + nothing_to_do(waiting, rejected))
+
+
+NAMED = 3  # waiting tasks the nothing-to-do line names, in run order
+
+
+def nothing_to_do(waiting: list[str], rejected: int) -> str:
+    """``1 rejected (see swarm/rejected/); 2 queued tasks not ready: t1 waits for dep t0
+    (queue); t3 waits for gate gpu: ...``, naming the first ``NAMED`` waiting tasks."""
     parts = []
-    if waiting:
-        parts.append(
-            f"{waiting} queued task{'s' if waiting != 1 else ''} not ready "
-            "(deps, paths, gates, budget or a held route)"
-        )
     if rejected:
         parts.append(f"{rejected} rejected (see swarm/rejected/)")
-    return CycleResult(errors.OK, "nothing to do: " + "; ".join(parts))
+    if waiting:
+        n = len(waiting)
+        named = "; ".join(waiting[:NAMED])
+        more = f"; and {n - NAMED} more (control-room task list --state queue)" if n > NAMED else ""
+        parts.append(f"{n} queued task{'s' if n != 1 else ''} not ready: {named}{more}")
+    return "; ".join(parts)
 
 
-class Readiness:
-    """Whether a queued task may run now: deps done, no path overlap with running tasks,
-    no death loop on its route, gates approved, budget left."""
-
-    def __init__(self, room: Room, settings: Settings, spend: float) -> None:
-        self.room, self.settings, self.spend = room, settings, spend
-        self.busy_paths, reserved = _running_owns(room)
-        self.spend += reserved  # what running tasks may still spend counts as spent
-        self.holds = Holds(room)
-        self.held = history.held(room, settings)  # death loops: fail closed until a person acts
-        self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
-
-    def refused(self, s: dict[str, Any]) -> str | None:
-        """Why a task is refused outright: its route is in the graveyard."""
-        route = s.get("route") or ""
-        if route and route not in self.dead:
-            self.dead[route] = graveyard.refusal(self.room, route)
-        return self.dead.get(route) if route else None
-
-    def blocked(self, task_id: str, s: dict[str, Any]) -> bool:
-        room, settings = self.room, self.settings
-        if not all(swarm.task_file(room, "done", d).exists() for d in s.get("deps", [])):
-            return True
-        if _overlaps(s.get("owns", []), self.busy_paths):
-            return True
-        key = s.get("route") or f"task:{task_id}"
-        loop = self.held.get(key)
-        if loop is not None:
-            self.holds.log(
-                task_id,
-                s,
-                events.ROUTE_HELD,
-                f"{key} is in a death loop ({loop['n']} identical failures); "
-                f"`control-room route resume {key} --because ...` to release it",
-            )
-            return True
-        missing_gates = [g for g in s.get("gate", []) if not settings.approved(task_id, g)]
-        if missing_gates:
-            self.holds.log(
-                task_id,
-                s,
-                events.approval_needed(missing_gates[0]),
-                f"gate {', '.join(missing_gates)} needs `control-room approve {task_id}`",
-            )
-            return True
-        cost = float(s.get("max_cost_usd", 0))
-        budget = settings.daily_budget_usd
-        if self.spend + cost > budget:
-            self.holds.log(
-                task_id,
-                s,
-                events.BUDGET_HOLD,
-                f"${self.spend:.2f} spent or reserved by running tasks today; this task may cost "
-                f"${cost:.2f} more, over the ${float(budget):.2f} daily budget",
-            )
-            return True
-        return False
-
-
-def _admit(room: Room, settings: Settings, item: index.Listed, ready: Readiness) -> Pick | str:
-    """Re-read the candidate from its file and admit it. Returns the Pick, or why not
-    ("rejected", "waiting", "missing:<adapter>: <what>") so the next one is tried."""
+def _admit(
+    room: Room, settings: Settings, item: index.Listed, ready: Readiness, holds: Holds
+) -> Pick | Wait | str:
+    """Re-read the candidate from its file and admit it. Returns the Pick, or why not: a Wait
+    (edited since the index saw it: no longer ready), "rejected", or "<adapter>: <what>" for a
+    CLI that is not installed, so the next one is tried."""
     path = swarm.task_file(room, "queue", item.id)
     task, problems = swarm.read_task(path)
     plan = None
-    if not problems and ready.blocked(item.id, index.summarize(task)):
-        return "waiting"  # edited since the index saw it: no longer ready
     if not problems:
+        wait = ready.why(item.id, index.summarize(task))
+        if wait is not None:
+            return wait
         try:
             plan = admit(room, task, Stage.RUN, settings)
         except Refused as exc:
@@ -158,32 +117,14 @@ def _admit(room: Room, settings: Settings, item: index.Listed, ready: Readiness)
     adapter = plan.adapter
     exe = adapter.executable(plan.invocation(task, "", path, room.root))
     if exe is None or which(exe, agent_env(room, settings, task)) is None:
-        ready.holds.log(
+        holds.log(
             item.id,
             item.summary,
             events.ADAPTER_MISSING,
             f"{adapter.name}: {exe} not found on PATH; {adapter.install}",
         )
-        return f"missing:{adapter.name}: {exe} not found on PATH"
+        return f"{adapter.name}: {exe} not found on PATH"
     return Pick(task, plan)
-
-
-def _running_owns(room: Room) -> tuple[list[str], float]:
-    """(paths owned by running tasks, what they may still spend)."""
-    paths: list[str] = []
-    reserved = 0.0
-    for task_id in claims.running_ids(room):
-        task, _ = swarm.read_task(swarm.task_file(room, "running", task_id))
-        paths += task.get("owns", [])
-        reserved += float(task.get("max_cost_usd", 0))
-    return paths, reserved
-
-
-def _overlaps(mine: list[str], theirs: list[str]) -> bool:
-    def norm(p: str) -> str:
-        return p.strip("/").rstrip("/") + "/"
-
-    return any(norm(a).startswith(norm(b)) or norm(b).startswith(norm(a)) for a in mine for b in theirs)
 
 
 class Holds:

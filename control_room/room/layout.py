@@ -13,6 +13,7 @@ from control_room.store import cache
 STATES = ("queue", "running", "done", "parked", "rejected", "cancelled")
 SWARM_DIRS = (*STATES, "outbox", "results")
 DEFAULT_DIRS = ("agents", "skills", "intelligence", "graveyard", "swarm")
+CLAIM = ".claim"  # running/<id>.claim: which cycle runs a task (dispatch/claims.py); not a task
 ENV_VAR = "CONTROL_ROOM"
 PACKAGE = Path(__file__).resolve().parent.parent  # control_room/
 
@@ -65,13 +66,14 @@ class Room:
     def counts(self) -> dict[str, int]:
         """Task files per state folder, from the directory listings alone (nothing is read).
 
-        Hidden files (locks, temp files) and ``.reason`` files do not count. A folder's count
+        Hidden files (locks, temp files), ``.reason`` files and, in ``running/``, the ``.claim``
+        beside each running task do not count. A folder's count
         changes only when a name is added or removed, which changes the folder's mtime; so a
         count is kept in ``.cache/counts`` against that mtime, once the mtime is two seconds old
         (a change in the same clock tick as the listing could not be told apart otherwise).
         """
         memo = cache.load(self.cache / "counts")
-        memo = memo if isinstance(memo, dict) else {}
+        memo = memo if isinstance(memo, dict) and memo.get("v") == 2 else {"v": 2}
         now = time.time()
         changed = False
         out = {}
@@ -103,9 +105,10 @@ class Room:
         if not names:
             return 0
         joined = "\n" + "\n".join(names) + "\n"
-        skip = joined.count("\n.") + joined.count(".reason\n")
+        ends = (".reason", CLAIM) if state == "running" else (".reason",)
+        skip = joined.count("\n.") + sum(joined.count(f"{end}\n") for end in ends)
         if skip:  # a hidden .reason file would be subtracted twice: count exactly
-            skip = sum(1 for n in names if n.startswith(".") or n.endswith(".reason"))
+            skip = sum(1 for n in names if n.startswith(".") or n.endswith(ends))
         return len(names) - skip
 
     def stopped(self) -> bool:

@@ -24,6 +24,9 @@ from control_room.store.files import atomic_write, create_exclusive
 from control_room.timeutil import now_iso
 
 REASON = ".reason"
+# Where a task lives, a copy in rejected/ last: rejected/ may also hold a stale copy of an id
+# that lives in another folder (a hand-dropped duplicate is rejected there).
+LIVE_FIRST = (*(s for s in STATES if s != "rejected"), "rejected")
 
 
 def task_file(room: Room, state: str, task_id: str) -> Path:
@@ -31,9 +34,37 @@ def task_file(room: Room, state: str, task_id: str) -> Path:
     return room.state_dir(state) / f"{check_id(task_id, 'task')}.json"
 
 
-def state_of(room: Room, task_id: str, *, skip: str | None = None) -> str | None:
-    """The state folder that holds this task (other than ``skip``), or None."""
-    return next((s for s in STATES if s != skip and task_file(room, s, task_id).exists()), None)
+def state_of(
+    room: Room, task_id: str, *, skip: str | None = None, order: tuple[str, ...] = STATES
+) -> str | None:
+    """The state folder that holds this task (other than ``skip``; the first in ``order``), or None."""
+    return next((s for s in order if s != skip and task_file(room, s, task_id).exists()), None)
+
+
+class Folders:
+    """Which ids each state folder holds, from one listing per folder taken on first need: for
+    questions about many ids at once (the queue scan, a pick, a listing), where a stat per id
+    and state would cost more. A snapshot: a move after the listing is not seen."""
+
+    def __init__(self, room: Room) -> None:
+        self.room = room
+        self._ids: dict[str, frozenset[str]] = {}
+
+    def ids(self, state: str) -> frozenset[str]:
+        """The ids of the task files (``<id>.json``, not hidden) in one state folder."""
+        found = self._ids.get(state)
+        if found is None:
+            try:
+                names = os.listdir(self.room.state_dir(state))
+            except FileNotFoundError:
+                names = []
+            found = frozenset(n[:-5] for n in names if n.endswith(".json") and not n.startswith("."))
+            self._ids[state] = found
+        return found
+
+    def state_of(self, task_id: str) -> str | None:
+        """The state folder holding this id (``rejected/`` last: ``LIVE_FIRST``), or None."""
+        return next((s for s in LIVE_FIRST if task_id in self.ids(s)), None)
 
 
 def locate(room: Room, task_id: str) -> tuple[str, Path]:

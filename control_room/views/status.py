@@ -1,7 +1,10 @@
 """``control-room status``: the state of a room on one screen, and as JSON.
 
 Everything here is cheap: folder listings, cached CONTROL.md and ROUTES.md values, an
-incremental ledger summary and a backward read of its last lines. No task file is opened.
+incremental ledger summary and a backward read of its last lines. Why each queued task waits
+is ``dispatch.ready``'s answer, the one a cycle acts on, from the queue index (only files that
+changed since the last scan are opened, and none is moved: status changes nothing) and the
+running tasks' files; above ``WAITING_MAX`` queued tasks status leaves that to ``task list``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from control_room.room.layout import Room
 from control_room.room.settings import DEFAULTS, Settings
 from control_room.store.files import read_text
 from control_room.timeutil import today
+
+WAITING_MAX = 200  # status says why queued tasks wait up to this many; `task list` for more
+SHOWN = 5  # waiting tasks named on the screen (all of them in --json)
 
 
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
@@ -42,15 +48,40 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
         s = {"lines": 0, "events": {}, "spend_by_day": {}}
         recent = []
         out["ledger_error"] = f"{room.ledger} is missing"
-    out["spend_today_usd"] = round(s["spend_by_day"].get(today(), 0.0), 6)
+    spent = s["spend_by_day"].get(today(), 0.0)
+    out["spend_today_usd"] = round(spent, 6)
     out["ledger_lines"] = s["lines"]
-    out["findings"], out["held"] = 0, []
+    out["findings"], out["held"], out["waiting"] = 0, [], None
     if out["ledger_error"] is None:
         st, _ = history.state(room)
         loops = history.death_loops(st, (settings or DEFAULTS).death_loop_n)
         out["findings"] = st["unsupported_n"] + len(loops)
         out["held"] = sorted(loops)
+        queued = out["tasks"]["queue"]
+        if not queued:
+            out["waiting"] = []
+        elif settings is not None and queued <= WAITING_MAX:
+            out["waiting"] = waiting(room, settings, spent, loops)
     out["last"] = [e.as_dict() for e in recent if e is not None]
+    return out
+
+
+def waiting(room: Room, settings: Settings, spent: float, loops: dict[str, Any]) -> list[dict[str, str]]:
+    """Each queued task that does not run now, in run order: id, kind, why. A file a scan
+    would reject is ``refused`` with its problem (status moves nothing)."""
+    from control_room.dispatch import index  # only with a queue to check (docs/performance.md)
+    from control_room.dispatch.ready import Readiness  # likewise
+
+    ready = Readiness(room, settings, spent=spent, held=loops)
+    out = []
+    for t in index.scan(room, "queue", reject=False):
+        s = t.summary
+        if "problem" in s:
+            out.append({"id": t.id, "kind": "refused", "why": f"refused: {s['problem']}"})
+            continue
+        wait = ready.why(t.id, s)
+        if wait is not None:
+            out.append({"id": t.id, "kind": wait.kind, "why": wait.shown})
     return out
 
 
@@ -71,6 +102,7 @@ def render(s: dict[str, Any]) -> str:
     lines = [f"room      {s['room']}"]
     lines.append(f"STOP      YES - every cycle halts: {s['stop']}" if s["stop"] else "STOP      no")
     lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in t))
+    lines += _render_waiting(s)
     routes = s["routes"]
     lines.append("routes    " + (" · ".join(f"{k} {v}" for k, v in sorted(routes.items())) or "none yet"))
     budget = s["daily_budget_usd"]
@@ -91,6 +123,27 @@ def render(s: dict[str, Any]) -> str:
     for e in s["last"]:
         lines.append("  " + format_entry(e))
     return "\n".join(lines)
+
+
+def _render_waiting(s: dict[str, Any]) -> list[str]:
+    queued, waits = s["tasks"]["queue"], s["waiting"]
+    if not queued:
+        return []
+    if waits is None:
+        if s.get("control_error") or s.get("ledger_error"):
+            return []  # said below: a cycle could not run either
+        return [
+            f"waiting   not checked here: {queued:,} queued tasks, more than {WAITING_MAX:,}; "
+            "control-room task list --state queue says why each waits"
+        ]
+    lines = [f"waiting   {len(waits)} of {queued} queued" + (":" if waits else "")]
+    width = max((len(w["id"]) for w in waits[:SHOWN]), default=0)
+    for w in waits[:SHOWN]:
+        line = f"  {w['id']:<{width}}  {w['why']}"
+        lines.append(line if len(line) <= 160 else line[:157] + "...")
+    if len(waits) > SHOWN:
+        lines.append(f"  and {len(waits) - SHOWN} more: control-room task list --state queue")
+    return lines
 
 
 def format_entry(e: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ from click.testing import Result
 from support import TIME, events, queue, snapshot, where
 
 from control_room import errors
+from control_room.ledger.events import approval_needed
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
@@ -26,6 +27,19 @@ def test_cycle_on_an_empty_queue_has_nothing_to_do(run: Run, inside: Room) -> No
         errors.OK, "nothing to do: the queue is empty\n", "",
     )  # fmt: skip
     assert events(inside.ledger) == ["init"]
+
+
+def test_cycle_with_nothing_ready_says_why_each_task_waits(run: Run, inside: Room) -> None:
+    queue(inside, "t0", gate=["gpu"], priority=1)
+    queue(inside, "t1", deps=["t0"])
+    result = run("cycle")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        errors.OK,
+        "nothing to do: 2 queued tasks not ready: t0 waits for gate gpu: `control-room approve t0`; "
+        "t1 waits for dep t0 (queue)\n",
+        "",
+    )
+    assert events(inside.ledger) == ["init", approval_needed("gpu").name]  # the hold, once a day
 
 
 def test_cycle_passes_a_task(run: Run, inside: Room) -> None:

@@ -112,7 +112,7 @@ def test_a_gated_task_waits_for_approval_then_runs(run: Run, inside: Room) -> No
     for _ in range(3):
         held = run("cycle")
         assert (held.exit_code, held.stdout) == (
-            errors.OK, "nothing to do: 1 queued task not ready (deps, paths, gates, budget or a held route)\n",
+            errors.OK, "nothing to do: 1 queued task not ready: g waits for gate gpu: `control-room approve g`\n",
         )  # fmt: skip
     assert where(inside, "g") == ["queue"]
     assert events(inside.ledger).count("GPU_APPROVAL_NEEDED") == 1  # logged once, not per cycle

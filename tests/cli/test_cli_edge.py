@@ -121,6 +121,7 @@ def test_a_listing_that_rejected_a_file_refreshes_the_views(run: Run, inside: Ro
     result = run("task", "list")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
+        "state     id                                pri  route            objective\n"
         "rejected  junk.json                              -                PROBLEM: not valid JSON: "
         "Expecting property name enclosed in double quotes (line 1 column 2)\n"
     )

@@ -371,7 +371,8 @@ def test_resume_releases_a_death_loop(run: Run, inside: Room) -> None:
     hold(run, inside, "memo")
     assert events(inside.ledger).count("death-loop") == 1
     queue(inside, "memo-4", route="memo")
-    ok(run("cycle"), "nothing to do: 1 queued task not ready (deps, paths, gates, budget or a held route)\n")
+    ok(run("cycle"), "nothing to do: 1 queued task not ready: memo-4 waits for `control-room route resume "
+       "memo`: a death loop (3 identical failures)\n")  # fmt: skip
 
     error(run("route", "resume", "memo", "--because", "  "), 4,
           "releasing a held route needs --because: what changed")  # fmt: skip

@@ -25,6 +25,7 @@ def queued(room: Room) -> list[str]:
 
 def test_add_queues_a_task(run: Run, inside: Room) -> None:
     run("route", "add", "fast-parse", "--title", "Parse faster")
+    run("task", "add", "--id", "t0", *ADD_ARGS)  # the dep: a task that exists
     result = run("task", "add", "--id", "t1", "--route", "fast-parse", "--priority", "3",
                  "--dep", "t0", "--gate", "gpu", *ADD_ARGS)  # fmt: skip
     assert (result.exit_code, result.stderr) == (0, "")
@@ -44,7 +45,7 @@ def test_add_queues_a_task(run: Run, inside: Room) -> None:
         "gate": ["gpu"],
         "priority": 3,
     }
-    assert events(inside.ledger) == ["init", "route-add", "task-add"]
+    assert events(inside.ledger) == ["init", "route-add", "task-add", "task-add"]
 
 
 def test_add_makes_an_id_from_the_objective(run: Run, inside: Room) -> None:
@@ -151,8 +152,9 @@ def test_list_rejects_a_hand_dropped_bad_file(run: Run, inside: Room) -> None:
     result = run("task", "list")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        f"{'queue':<9} {'good':<32} {0:>4}  {'r1':<16} make parse() twice as fast\n"
-        f"{'rejected':<9} {'vibe.json':<32} {'':>4}  {'-':<16} PROBLEM: missing required "
+        f"{'state':<9} {'id':<32} {'pri':>4}  {'route':<16} ready  objective\n"
+        f"{'queue':<9} {'good':<32} {0:>4}  {'r1':<16} ready  make parse() twice as fast\n"
+        f"{'rejected':<9} {'vibe.json':<32} {'':>4}  {'-':<16} -      PROBLEM: missing required "
         "fields: falsifier, validator, max_cost_usd, wall_clock_s, kill_condition\n"
     )
     assert queued(inside) == ["good.json"]
@@ -167,6 +169,72 @@ def test_list_json_in_run_order(run: Run, inside: Room) -> None:
     assert [(r["state"], r["file"], r["id"], r["priority"]) for r in rows] == [
         ("queue", "high.json", "high", 2), ("queue", "low.json", "low", 0),
     ]  # fmt: skip
+
+
+def test_list_says_why_each_queued_task_waits(run: Run, inside: Room) -> None:
+    run("task", "add", "--id", "t0", "--route", "r1", "--new-route", *ADD_ARGS)
+    run("task", "add", "--id", "t1", "--dep", "t0", "--priority", "2", *ADD_ARGS)
+    run("task", "add", "--id", "t2", "--gate", "gpu", "--priority", "1", *ADD_ARGS)
+    drop(inside, "t3.json", task("t3", deps=["t1"]))
+    (inside.state_dir("cancelled") / "old.json").write_text(json.dumps(task("old")))
+    gate = "waits for gate gpu: `control-room approve t2`"
+    w = len(gate)
+    result = run("task", "list")
+    assert (result.exit_code, result.stderr) == (0, "")
+    what = "make parse() twice as fast"
+    assert result.stdout == (
+        f"{'state':<9} {'id':<32} {'pri':>4}  {'route':<16} {'ready':<{w}}  objective\n"
+        f"{'queue':<9} {'t1':<32} {2:>4}  {'-':<16} {'waits for dep t0 (queue)':<{w}}  {what}\n"
+        f"{'queue':<9} {'t2':<32} {1:>4}  {'-':<16} {gate}  {what}\n"
+        f"{'queue':<9} {'t0':<32} {0:>4}  {'r1':<16} {'ready':<{w}}  {what}\n"
+        f"{'queue':<9} {'t3':<32} {0:>4}  {'-':<16} {'waits for dep t1 (queue)':<{w}}  {what}\n"
+        f"{'cancelled':<9} {'old':<32} {0:>4}  {'-':<16} {'-':<{w}}  {what}\n"
+    )
+    os.rename(inside.state_dir("queue") / "t0.json", inside.state_dir("done") / "t0.json")  # as if it passed
+    assert run("task", "list", "--state", "queue").stdout.split("\n")[1:3] == [
+        f"{'queue':<9} {'t1':<32} {2:>4}  {'-':<16} {'ready':<{w}}  {what}",
+        f"{'queue':<9} {'t2':<32} {1:>4}  {'-':<16} {gate}  {what}",
+    ]
+    rows = json.loads(run("task", "list", "--state", "queue", "--json").stdout)  # no readiness in JSON
+    assert sorted(rows[0]) == [
+        "created", "deps", "file", "id", "max_cost_usd", "objective", "priority", "state",
+    ]  # fmt: skip
+
+
+def test_list_of_other_states_has_no_ready_column(run: Run, inside: Room) -> None:
+    (inside.state_dir("done") / "d.json").write_text(json.dumps(task("d")))
+    assert run("task", "list", "--state", "done").stdout == (
+        f"{'state':<9} {'id':<32} {'pri':>4}  {'route':<16} objective\n"
+        f"{'done':<9} {'d':<32} {0:>4}  {'-':<16} make parse() twice as fast\n"
+    )
+
+
+def test_list_with_a_broken_gate_still_lists(run: Run, inside: Room) -> None:
+    run("task", "add", "--id", "t0", *ADD_ARGS)
+    inside.control.write_text("---\nmax_parallel: many\n---\n")
+    result = run("task", "list")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"note: cannot tell which queued tasks are ready: {inside.control}: max_parallel must be a "
+        "positive integer (got 'many')\n"
+    )
+    row = result.stdout.split("\n")[1]
+    assert row == f"{'queue':<9} {'t0':<32} {0:>4}  {'-':<16} ?      make parse() twice as fast"
+
+
+def test_add_refuses_deps_that_could_never_be_done(run: Run, inside: Room) -> None:
+    result = run("task", "add", "--id", "t1", "--dep", "t9", *ADD_ARGS)
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        4, "", "Error: task refused: deps names t9, which is not a task in any swarm folder: it could "
+        "never be ready\n",
+    )  # fmt: skip
+    drop(inside, "t2.json", task("t2", deps=["t1"]))  # by hand, not scanned yet
+    result = run("task", "add", "--id", "t1", "--dep", "t2", *ADD_ARGS)
+    assert (result.exit_code, result.stderr) == (
+        4, "Error: task refused: deps form a cycle: t1 -> t2 -> t1 (no task in it could ever be ready)\n",
+    )  # fmt: skip
+    assert queued(inside) == ["t2.json"]
+    assert events(inside.ledger) == ["init"]
 
 
 def test_list_an_unknown_state_is_a_usage_error(run: Run, inside: Room) -> None:

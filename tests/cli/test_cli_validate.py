@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner, Result
+from support import probe_task
 
 from control_room.cli import cli
+from control_room.room.layout import Room
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "reports"
 GOOD = (FIXTURES / "skill_good.md").read_bytes()
@@ -96,3 +100,22 @@ def test_help() -> None:
     result = validate_cli("-h")
     assert result.exit_code == 0
     assert result.stdout.startswith("Usage: cli validate [OPTIONS] FILE|-\n")
+
+
+def test_proposals_may_depend_on_a_task_or_an_earlier_proposal(
+    run: Callable[..., Result], inside: Room
+) -> None:
+    """`validate --proposals` says what the dispatcher will do: proposals are queued in order, so
+    one may depend on an existing task or on a proposal before it, never on nothing."""
+    (inside.state_dir("done") / "base.json").write_text(json.dumps(probe_task("base")))
+    proposals = [probe_task("p-1", deps=["base"]), probe_task("p-2", deps=["p-1"]),
+                 probe_task("p-3", deps=["p-9"]), probe_task("p-9")]  # fmt: skip
+    answer = inside.root / "answer.md"
+    answer.write_text("".join(f"```json\n{json.dumps(p)}\n```\n" for p in proposals))
+    result = run("validate", "--proposals", str(answer))
+    assert (result.exit_code, result.stdout) == (0, "ok: 3 valid proposals\n")
+    assert result.stderr == (
+        f"{answer}:7: task refused: deps names p-9, which is not a task in any swarm folder: it could "
+        "never be ready\n"
+    )
+    assert os.listdir(inside.state_dir("queue")) == []  # validating writes nothing

@@ -13,6 +13,7 @@ from support import probe_task as task
 from control_room import errors
 from control_room.dispatch import cycle, index, orchestrator
 from control_room.knowledge import graveyard, routes
+from control_room.room import settings
 from control_room.room.layout import Room
 
 PY = sys.executable
@@ -87,3 +88,14 @@ def test_a_proposal_on_a_route_not_on_the_board_is_refused_and_the_orchestrator_
     (added,) = [e for e in entries(room, "route-add") if e.route == "orchestrate"]
     assert added.detail == f"{orchestrator.TITLE} (for task {result.task_id})"
     assert routes.find(room, "orchestrate") is not None
+
+
+def test_a_proposal_may_depend_on_one_before_it_never_on_nothing(room: Room) -> None:
+    blocks = [task("p-1"), task("p-2", deps=["p-1"]), task("p-3", deps=["p-9"]), task("p-9")]
+    text = "".join(f"```json\n{json.dumps(p)}\n```\n" for p in blocks)
+    queued, refused = orchestrator.accept(room, settings.load(room), "orchestrate-1", text)
+    assert queued == ["p-1", "p-2", "p-9"]
+    assert refused == [
+        "proposal at line 7 of orchestrate-1's answer: task refused: deps names p-9, which is not a "
+        "task in any swarm folder: it could never be ready"
+    ]

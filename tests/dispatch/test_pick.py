@@ -61,3 +61,27 @@ def test_running_tasks_reserve_their_cost_against_the_budget(room: Room) -> None
         os.close(held)
     assert result.code == errors.OK
     assert "BUDGET_HOLD" in events(room.ledger)
+
+
+def test_nothing_to_do_names_the_first_waiting_tasks_and_why(room: Room) -> None:
+    queue(room, "base", gate=["gpu"], priority=9)
+    for k in range(4):
+        queue(room, f"w{k}", deps=["base"], priority=5 - k)
+    result = cycle.cycle(room)
+    assert (result.code, result.message) == (
+        errors.OK,
+        "nothing to do: 5 queued tasks not ready: base waits for gate gpu: `control-room approve base`; "
+        "w0 waits for dep base (queue); w1 waits for dep base (queue); and 2 more "
+        "(control-room task list --state queue)",
+    )
+
+
+def test_a_task_whose_dep_was_rejected_since_is_rejected_at_the_pick(room: Room) -> None:
+    queue(room, "base", gate=["gpu"])
+    queue(room, "after", deps=["base"])
+    assert sorted(order(room)) == ["after", "base"]  # both admitted
+    os.rename(room.state_dir("queue") / "base.json", room.state_dir("rejected") / "base.json")
+    result = cycle.cycle(room)
+    assert (result.code, result.message) == (errors.OK, "nothing to do: 1 rejected (see swarm/rejected/)")
+    reason = (room.state_dir("rejected") / "after.json.reason").read_text().splitlines()
+    assert reason[2] == "- deps names base, which is in swarm/rejected/: it could never be ready"

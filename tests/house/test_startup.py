@@ -58,6 +58,25 @@ def test_status_does_not_load_the_engine(warm_room: Path) -> None:
     assert "control_room.ledger.write" not in modules  # readers do not pay for the writer
 
 
+def test_status_with_a_queue_loads_only_what_readiness_needs(warm_room: Path, tmp_path: Path) -> None:
+    """Why each queued task waits is the cycle's own answer (dispatch/ready.py), read from the
+    queue index: status then loads that and the index, but no adapter, no admission (nothing to
+    admit on a known queue), no heavy module and no ledger writer."""
+    room = shutil.copytree(warm_room, tmp_path / "queued", symlinks=True)
+    task = {"id": "t1", "objective": "o", "falsifier": "f", "validator": "true", "max_cost_usd": 0.1,
+            "wall_clock_s": 60, "kill_condition": "k", "deps": ["sieve-1"], "gate": ["gpu"]}  # fmt: skip
+    (room / "swarm" / "queue" / "t1.json").write_text(json.dumps(task))
+    loaded(room, "status")  # the first run indexes the new file
+    modules = loaded(room, "status")
+    engine = sorted(m for m in modules if m.startswith(("control_room.dispatch", "control_room.adapters")))
+    assert engine == [
+        "control_room.dispatch", "control_room.dispatch.deps", "control_room.dispatch.index",
+        "control_room.dispatch.ready",
+    ]  # fmt: skip
+    assert heavy(modules) == []
+    assert "control_room.ledger.write" not in modules
+
+
 def test_the_check_sees_a_heavy_import(warm_room: Path, tmp_path: Path) -> None:
     """A command that parses a changed CONTROL.md does load the YAML parser: the check can fail."""
     room = shutil.copytree(warm_room, tmp_path / "copy", symlinks=True)

@@ -11,6 +11,7 @@ import pytest
 from control_room.errors import InvalidError, NoRoomError
 from control_room.room import scaffold
 from control_room.room.layout import STATES, Room, find_room
+from control_room.store import cache
 
 # find_room ------------------------------------------------------------------------------
 
@@ -115,3 +116,22 @@ def test_counts_are_cached_against_folder_mtimes_and_never_go_stale(room: Room) 
     (room.state_dir("parked") / "p.json").write_text("{}")
     (room.state_dir("parked") / "p.reason").write_text("why")
     assert room.counts() == {"queue": 2, "running": 0, "done": 0, "parked": 1, "rejected": 0, "cancelled": 0}
+
+
+def test_a_claim_beside_a_running_task_is_not_a_task(room: Room) -> None:
+    running = room.state_dir("running")
+    (running / "slow6.json").write_text("{}")
+    (running / "slow6.claim").write_text("{}")  # which cycle runs it: dispatch/claims.py
+    (room.state_dir("queue") / "odd.claim").write_text("{}")  # in the queue, a file the scan rejects
+    assert room.counts() == {"queue": 1, "running": 1, "done": 0, "parked": 0, "rejected": 0, "cancelled": 0}
+
+
+def test_counts_cached_before_claims_were_skipped_are_not_trusted(room: Room) -> None:
+    running = room.state_dir("running")
+    (running / "t.json").write_text("{}")
+    (running / "t.claim").write_text("{}")
+    old = time.time() - 60
+    os.utime(running, (old, old))
+    st = os.stat(running)
+    cache.save(room.cache / "counts", {"running": ((st.st_mtime_ns, st.st_ino), 2)})  # the old format
+    assert room.counts()["running"] == 1

@@ -39,3 +39,20 @@ def test_a_rejected_name_that_exists_already_gets_a_free_name(room: Room) -> Non
         "t.json", "t.json.2", "t.json.2.reason", "t.json.reason",
     ]  # fmt: skip
     assert (room.state_dir("rejected") / "t.json.2").read_text() == "["
+
+
+def test_folders_lists_each_state_once_and_knows_only_task_files(room: Room) -> None:
+    (room.state_dir("queue") / "q.json").write_text("{}")
+    (room.state_dir("running") / "r.json").write_text("{}")
+    (room.state_dir("running") / "r.claim").write_text("{}")
+    (room.state_dir("done") / "d.json").write_text("{}")
+    (room.state_dir("rejected") / "x.json.2").write_text("{")
+    (room.state_dir("rejected") / "x.json.2.reason").write_text("why")
+    (room.state_dir("parked") / ".p.json").write_text("{}")  # hidden: not a task
+    folders = swarm.Folders(room)
+    assert [folders.state_of(t) for t in ("q", "r", "d", "x", "p", "r.claim")] == [
+        "queue", "running", "done", None, None, None,
+    ]  # fmt: skip
+    (room.state_dir("done") / "late.json").write_text("{}")
+    assert folders.state_of("late") is None  # a snapshot: one listing per folder
+    assert swarm.Folders(room).state_of("late") == "done"
