@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -197,3 +199,17 @@ def hold(run: Callable[..., Result], room: Room, route: str) -> None:
             errors.FAILED,
             f"failed: {route}-{n} (validator exited 1: took 40 ms); parked for a person (swarm/parked/)\n",
         )
+
+
+def refuse_new_files(monkeypatch: Any, folder: Path) -> None:
+    """Creating a file in ``folder`` fails as on a read-only disk (EROFS, as ``os.open``
+    raises it), whatever the file: a target, a temp file, a lock file."""
+    real = os.open
+
+    def fake(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        name = os.fsdecode(path)
+        if flags & os.O_CREAT and Path(name).parent == folder:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), name)
+        return real(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", fake)

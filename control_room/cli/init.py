@@ -12,7 +12,7 @@ from control_room.room.scaffold import init as do_init
 
 
 @click.command()
-@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", default=".", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print what would be created; write nothing.")
 def init(directory: Path, dry_run: bool) -> None:
     """Lay out a room in DIRECTORY (default: here). Never overwrites a file.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from control_room import ledger
+from control_room.errors import InvalidError
 from control_room.ledger import events
 from control_room.ledger.line import PREAMBLE
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
@@ -58,13 +60,52 @@ def plan() -> list[Item]:
     return items
 
 
+def _not_a_folder(path: Path) -> str:
+    if path.is_symlink() and not path.exists():
+        return f"{path} is a symbolic link to a missing target"
+    return f"{path} is a file"
+
+
+def check_root(root: Path) -> None:
+    """A room is a folder: refuse, saying what to do, a ``root`` that is a file (or a dangling
+    link) or that lies inside one."""
+    for p in (root, *root.parents):
+        if not os.path.lexists(p):
+            continue
+        if p.is_dir():
+            return
+        if p == root:
+            raise InvalidError(
+                f"{_not_a_folder(p)}, not a folder: a room is a folder; give init a new folder "
+                f"(e.g. `control-room init {root.name}-room`) or an existing one"
+            )
+        raise InvalidError(
+            f"cannot make a room at {root}: {_not_a_folder(p)}, not a folder; "
+            "give init a path whose parents are folders"
+        )
+
+
+def _check_folders(root: Path, items: list[Item]) -> None:
+    """Before anything is created: a file where the room needs a folder is refused."""
+    for item in items:
+        path = root / item.rel
+        if item.is_dir and os.path.lexists(path) and not path.is_dir():
+            raise InvalidError(
+                f"{_not_a_folder(path)} where the room needs a folder: move it away, "
+                "then run `control-room init` again"
+            )
+
+
 def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
     """Create what is missing; return (created, kept). Existing files are never touched."""
     created: list[str] = []
     kept: list[str] = []
+    items = plan()
+    check_root(root)
+    _check_folders(root, items)
     if not dry_run:
         root.mkdir(parents=True, exist_ok=True)
-    for item in plan():
+    for item in items:
         path = root / item.rel
         if item.is_dir:
             if path.is_dir():

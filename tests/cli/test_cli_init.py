@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 
+from control_room import errors
 from control_room.room import scaffold
 
 Run = Callable[..., Result]
@@ -71,14 +74,48 @@ def test_dry_run_on_a_room_lists_what_it_keeps(run: Run, tmp_path: Path) -> None
     )
 
 
-def test_init_on_a_file_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+def test_init_on_a_file_says_what_to_do(run: Run, tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     result = run("init", "afile")
-    assert result.exit_code == 2
-    assert result.stdout == ""
+    assert (result.exit_code, result.stdout) == (errors.INVALID, "")
     assert result.stderr == (
-        "Usage: control-room init [OPTIONS] [DIRECTORY]\n"
-        "Try 'control-room init --help' for help.\n\n"
-        "Error: Invalid value for '[DIRECTORY]': Directory 'afile' is a file.\n"
+        f"Error: {tmp_path / 'afile'} is a file, not a folder: a room is a folder; give init a new "
+        "folder (e.g. `control-room init afile-room`) or an existing one\n"
     )
     assert (tmp_path / "afile").read_text() == "x"
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
+
+
+@pytest.mark.parametrize("args", [("afile/room",), ("afile/a/b",), ("--dry-run", "afile/room")])
+def test_init_inside_a_file_says_what_to_do(run: Run, tmp_path: Path, args: tuple[str, ...]) -> None:
+    (tmp_path / "afile").write_text("x")
+    result = run("init", *args)
+    assert (result.exit_code, result.stdout) == (errors.INVALID, "")
+    assert result.stderr == (
+        f"Error: cannot make a room at {tmp_path / args[-1]}: {tmp_path / 'afile'} is a file, not a "
+        "folder; give init a path whose parents are folders\n"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
+
+
+def test_init_on_a_dangling_link_says_what_to_do(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    result = run("init", "link")
+    assert (result.exit_code, result.stdout) == (errors.INVALID, "")
+    assert result.stderr == (
+        f"Error: {tmp_path / 'link'} is a symbolic link to a missing target, not a folder: a room is "
+        "a folder; give init a new folder (e.g. `control-room init link-room`) or an existing one\n"
+    )
+
+
+def test_a_file_where_the_room_needs_a_folder_is_refused_before_anything_is_made(run: Run, tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "swarm").write_text("mine\n")
+    result = run("init", "r")
+    assert (result.exit_code, result.stdout) == (errors.INVALID, "")
+    assert result.stderr == (
+        f"Error: {tmp_path / 'r' / 'swarm'} is a file where the room needs a folder: move it away, "
+        "then run `control-room init` again\n"
+    )
+    assert sorted(os.listdir(tmp_path / "r")) == ["swarm"]
+    assert (tmp_path / "r" / "swarm").read_text() == "mine\n"
