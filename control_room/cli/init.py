@@ -9,6 +9,7 @@ import click
 from control_room.cli.common import watch
 from control_room.room.layout import Room
 from control_room.room.scaffold import init as do_init
+from control_room.words import count
 
 
 @click.command()
@@ -34,6 +35,6 @@ def init(directory: Path, dry_run: bool) -> None:
         for rel in kept:
             click.echo(f"exists, kept  {rel}")
     if not created:
-        click.echo(f"nothing to do: {root} is a complete room ({len(kept)} files kept)")
+        click.echo(f"nothing to do: {root} is a complete room ({count(len(kept), 'file')} kept)")
     elif not dry_run:
         click.echo(f"room ready: {root}  (next: cat {directory}/AGENTS.md)")

@@ -50,9 +50,14 @@ def list_routes(as_json: bool) -> None:
     for r in rows:
         click.echo(
             f"{r.get('route', ''):<24} {r.get('verdict', '') or 'untested':<10} "
-            f"{r.get('attempts', '') or '0':>4} runs  ${r.get('spend_usd', '') or '0':<8} "
+            f"{_runs(r.get('attempts', '') or '0'):>9}  ${r.get('spend_usd', '') or '0':<8} "
             f"{r.get('last_result', '') or '-':<32} {r.get('title', '')}"
         )
+
+
+def _runs(attempts: str) -> str:
+    """``   1 run `` / ``  12 runs``: the count right-aligned, the noun agreeing."""
+    return f"{attempts:>4} {'run ' if attempts == '1' else 'runs'}"
 
 
 @route.command("show")

@@ -17,6 +17,7 @@ from control_room.room import roles
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store.files import read_optional
+from control_room.words import count
 
 CHARS_PER_TOKEN = 4
 
@@ -42,7 +43,7 @@ def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
     if len(lines) <= max_lines:
         return text, []
     warning = (
-        f"intelligence/FIELD_GUIDE.md has {len(lines)} lines, over the cap of {max_lines}: "
+        f"intelligence/FIELD_GUIDE.md has {count(len(lines), 'line')}, over the cap of {max_lines}: "
         f"only the first {max_lines} were injected"
     )
     return "\n".join(lines[:max_lines]) + "\n", [warning]

@@ -12,6 +12,7 @@ from control_room.ledger import events
 from control_room.ledger.line import PREAMBLE
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
 from control_room.store.files import create_exclusive
+from control_room.words import count
 
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
@@ -124,6 +125,6 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
         ledger.append(
             Room(root).ledger,
             events.INIT,
-            detail=f"created {len(files)} files, {len(created) - len(files)} folders",
+            detail=f"created {count(len(files), 'file')}, {count(len(created) - len(files), 'folder')}",
         )
     return created, kept

@@ -19,6 +19,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import DEFAULTS, Settings
 from control_room.store.files import read_text
 from control_room.timeutil import today
+from control_room.words import count
 
 
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
@@ -87,7 +88,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append(
             "held      " + ", ".join(s["held"]) + "  (death loops: fed no tasks until a person acts)"
         )
-    lines.append(f"ledger    {s['ledger_lines']:,} lines" + ("; last:" if s["last"] else ""))
+    lines.append(f"ledger    {count(s['ledger_lines'], 'line')}" + ("; last:" if s["last"] else ""))
     for e in s["last"]:
         lines.append("  " + format_entry(e))
     return "\n".join(lines)

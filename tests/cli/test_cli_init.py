@@ -108,7 +108,7 @@ def test_init_on_a_dangling_link_says_what_to_do(run: Run, tmp_path: Path) -> No
     )
 
 
-def test_a_file_where_the_room_needs_a_folder_is_refused_before_anything_is_made(run: Run, tmp_path: Path) -> None:
+def test_a_file_where_a_folder_belongs_is_refused_before_anything_is_made(run: Run, tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "swarm").write_text("mine\n")
     result = run("init", "r")

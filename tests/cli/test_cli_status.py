@@ -28,7 +28,7 @@ def test_status_on_one_screen(run: Run, inside: Room) -> None:
         "routes    none yet",
         "spend     $0.00 today of $10.00 daily budget (0%)",
         "findings  0",
-        "ledger    1 lines; last:",
+        "ledger    1 line; last:",
         lines[7],
     ]
     plan = scaffold.plan()

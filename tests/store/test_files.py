@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from support import refuse_new_files
 
 from control_room.errors import IO_ERROR, ConflictError, ControlRoomError
@@ -142,7 +141,9 @@ def test_a_refused_write_names_the_target_not_its_temp_file(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_refused_update_names_the_file_not_its_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_update_names_the_file_not_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sibling lock is the first file an update creates: its refusal names the file."""
     path = tmp_path / "ROUTES.md"
     refuse_new_files(monkeypatch, tmp_path)
