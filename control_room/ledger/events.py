@@ -48,6 +48,12 @@ INIT = _e("init", ("ok",), "detail", "`init` created something")
 STOP = _e("stop", ("stopped",), "detail", "`control-room stop` created STOP (`detail`: the reason)")
 RESUME = _e("resume", ("resumed",), "", "`control-room resume` removed STOP")
 WARNING = _e("warning", (), "task detail", "FIELD_GUIDE.md is over its line cap")
+HEADER_RESTORED = _e(
+    "header-restored",
+    ("restored",),
+    "detail",
+    "`init` put back the table header LEDGER.md had lost, keeping every line (`detail`: how many)",
+)
 
 # Tasks
 TASK_ADD = _e(
@@ -169,6 +175,7 @@ EVENTS: tuple[Event, ...] = (
     STOP,
     RESUME,
     WARNING,
+    HEADER_RESTORED,
     TASK_ADD,
     REJECT,
     CLAIM,

@@ -9,11 +9,14 @@ from pathlib import Path
 from control_room import ledger
 from control_room.errors import InvalidError
 from control_room.ledger import events
-from control_room.ledger.line import PREAMBLE
+from control_room.ledger.line import HEADER, PREAMBLE
+from control_room.ledger.read import numbered_lines
+from control_room.ledger.write import restore_header
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
 from control_room.store.files import create_exclusive
 from control_room.words import count
 
+LEDGER = "control-room/LEDGER.md"
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
 _GITIGNORE = (
@@ -61,6 +64,11 @@ def plan() -> list[Item]:
     return items
 
 
+def has_header(path: Path) -> bool:
+    """Whether the ledger at ``path`` has its table header (read up to it; all of a file without)."""
+    return any(line == HEADER for _, line, _ in numbered_lines(path))
+
+
 def _not_a_folder(path: Path) -> str:
     if path.is_symlink() and not path.exists():
         return f"{path} is a symbolic link to a missing target"
@@ -97,10 +105,13 @@ def _check_folders(root: Path, items: list[Item]) -> None:
             )
 
 
-def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
-    """Create what is missing; return (created, kept). Existing files are never touched."""
+def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """Create what is missing; return (created, kept, repaired). Existing files are never
+    replaced; the one repair is a ledger that lost its header, which gets it back with every
+    line kept (``ledger.write.restore_header``)."""
     created: list[str] = []
     kept: list[str] = []
+    repaired: list[str] = []
     items = plan()
     check_root(root)
     _check_folders(root, items)
@@ -120,11 +131,24 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
             created.append(item.rel)
         else:
             kept.append(item.rel)
+    room = Room(root)
+    if LEDGER in kept and room.ledger.is_file() and not has_header(room.ledger):
+        if dry_run:
+            repaired.append(f"{LEDGER} (its header)")
+        else:
+            rows = restore_header(room.ledger)
+            if rows is not None:
+                repaired.append(f"{LEDGER} (its header, above {count(rows, 'line')})")
+                ledger.append(
+                    room.ledger,
+                    events.HEADER_RESTORED,
+                    detail=f"{LEDGER} had lost its table header: put back above its {count(rows, 'line')}",
+                )
     if created and not dry_run:
         files = [c for c in created if not c.endswith("/")]
         ledger.append(
-            Room(root).ledger,
+            room.ledger,
             events.INIT,
             detail=f"created {count(len(files), 'file')}, {count(len(created) - len(files), 'folder')}",
         )
-    return created, kept
+    return created, kept, repaired
