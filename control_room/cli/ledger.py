@@ -63,7 +63,7 @@ def verify(as_json: bool) -> None:
                 "lines": report.lines,
                 "writers": sorted(report.writers),
                 "header_found": report.header_found,
-                "problems": [p.__dict__ for p in report.problems],
+                "problems": [p._asdict() for p in report.problems],
             }
         )
     elif not report.header_found:

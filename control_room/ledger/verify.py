@@ -18,41 +18,81 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from control_room.ledger.follow import follow_lines
-from control_room.ledger.line import GENESIS, HEADER, body_and_hash, line_hash, parse
+from control_room.ledger.line import (
+    COLUMNS,
+    GENESIS,
+    HEADER,
+    Col,
+    body_and_hash,
+    line_hash,
+    parse,
+    split_cells,
+    unescape,
+)
 from control_room.ledger.read import numbered_lines, table_lines
 
 
-@dataclass
-class Problem:
+class _Record:
+    """A plain record: its ``_fields`` in order, compared and shown by value. (Not a dataclass
+    nor a NamedTuple: ``status`` imports this module, and defining those costs it 1.5 to 3 ms.)"""
+
+    __slots__: tuple[str, ...] = ()
+    _fields: tuple[str, ...] = ()  # in order
+
+    def __init__(self, *values: Any) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            setattr(self, name, value)
+
+    def _asdict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._fields}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._asdict() == other._asdict()
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, mutable: not hashable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._asdict().items())})"
+
+
+class Problem(_Record):
+    __slots__ = _fields = ("line", "kind", "why")
     line: int
-    kind: str  # torn | edited | deleted | reordered
+    kind: str  # torn | edited | deleted | reordered; `check` says unlinked for the last two
     why: str
 
+    def __init__(self, line: int, kind: str, why: str) -> None:
+        super().__init__(line, kind, why)
 
-@dataclass
+
 class Report:
-    lines: int = 0
-    writers: set[str] = field(default_factory=set)
-    problems: list[Problem] = field(default_factory=list)
-    header_found: bool = False
+    """What ``verify`` found. (Plain classes here: ``status`` imports this module.)"""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.writers: set[str] = set()
+        self.problems: list[Problem] = []
+        self.header_found = False
 
     @property
     def ok(self) -> bool:
         return self.header_found and not self.problems
 
 
-@dataclass
-class _Link:
+class _Link(_Record):
+    __slots__ = _fields = ("line", "writer", "prev", "head", "head_line")
     line: int
     writer: str
     prev: str
     head: str  # hash of the writer's last line before this one
     head_line: int
+
+    def __init__(self, line: int, writer: str, prev: str, head: str, head_line: int) -> None:
+        super().__init__(line, writer, prev, head, head_line)
 
 
 Found = Callable[[dict[str, Any], "Problem | _Link"], None]  # (the pass's state, what is wrong)
@@ -75,24 +115,21 @@ def _step(st: dict[str, Any], line: str, whole: bool, found: Found) -> None:
         if line.startswith("|---"):
             return
     st["rows"] += 1
-    entry = parse(line) if whole else None
-    split = body_and_hash(line) if entry is not None else None
-    if entry is None or split is None:
-        found(
-            st,
-            Problem(
-                number, "torn", "the last line has no newline" if not whole else "not a whole ledger line"
-            ),
-        )
+    cells = split_cells(line) if whole else None  # three cells are read: no full parse
+    split = body_and_hash(line) if cells is not None and len(cells) == len(COLUMNS) else None
+    if cells is None or split is None:
+        why = "the last line has no newline" if not whole else "not a whole ledger line"
+        found(st, Problem(number, "torn", why))
         return
     body, stored = split
     if line_hash(body) != stored:
         found(st, Problem(number, "edited", f"its content does not match its hash {stored}"))
+    writer, prev = unescape(cells[Col.WRITER]), unescape(cells[Col.PREV])
     heads: dict[str, tuple[str, int]] = st["heads"]
-    head, head_line = heads.get(entry.writer, (GENESIS, 0))
-    if entry.prev != head:
-        found(st, _Link(number, entry.writer, entry.prev, head, head_line))
-    heads[entry.writer] = (stored, number)
+    head, head_line = heads.get(writer, (GENESIS, 0))
+    if prev != head:
+        found(st, _Link(number, writer, prev, head, head_line))
+    heads[writer] = (stored, number)
 
 
 def verify(path: Path) -> Report:
@@ -123,15 +160,18 @@ KIND = "chain-1"
 KEEP = 3  # problems kept for status; `ledger verify` lists them all
 
 
-@dataclass
-class Check:
+class Check(_Record):
     """What ``status`` says about the ledger: whether it has its header, and its first bad lines."""
 
+    __slots__ = _fields = ("empty", "header", "bad", "first", "torn_tail")
     empty: bool
     header: bool
     bad: int  # how many bad lines
     first: list[Problem]  # the first few, in file order
     torn_tail: bool  # the last line has no newline (yet)
+
+    def __init__(self, empty: bool, header: bool, bad: int, first: list[Problem], torn_tail: bool) -> None:
+        super().__init__(empty, header, bad, first, torn_tail)
 
     @property
     def ok(self) -> bool:
