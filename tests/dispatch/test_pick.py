@@ -60,4 +60,4 @@ def test_running_tasks_reserve_their_cost_against_the_budget(room: Room) -> None
     finally:
         os.close(held)
     assert result.code == errors.OK
-    assert "BUDGET_HOLD" in events(room.ledger)
+    assert "budget-hold" in events(room.ledger)
