@@ -67,7 +67,11 @@ def verify(as_json: bool) -> None:
             }
         )
     elif not report.header_found:
-        click.echo(f"{rel}: no ledger table header found; the file is not a ledger", err=True)
+        click.echo(
+            f"{rel}: no ledger table header found, so none of its lines is read; "
+            "`control-room init` puts the header back, keeping every line",
+            err=True,
+        )
     elif report.ok:
         click.echo(
             f"ledger ok: {count(report.lines, 'line')} from {count(len(report.writers), 'writer')}, "

@@ -67,7 +67,10 @@ def test_verify_a_file_that_is_not_a_ledger(run: Run, inside: Room) -> None:
     inside.ledger.write_text("# notes\n")
     result = run("ledger", "verify")
     assert (result.exit_code, result.stdout) == (6, "")
-    assert result.stderr == f"{REL}: no ledger table header found; the file is not a ledger\n"
+    assert result.stderr == (
+        f"{REL}: no ledger table header found, so none of its lines is read; "
+        "`control-room init` puts the header back, keeping every line\n"
+    )
 
 
 def test_verify_lists_at_most_twenty_problems(run: Run, inside: Room) -> None:
