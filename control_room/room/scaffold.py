@@ -9,8 +9,8 @@ from pathlib import Path
 from control_room import ledger
 from control_room.errors import InvalidError
 from control_room.ledger import events
-from control_room.ledger.line import HEADER, PREAMBLE
-from control_room.ledger.read import numbered_lines
+from control_room.ledger.line import PREAMBLE
+from control_room.ledger.read import has_header
 from control_room.ledger.write import restore_header
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
 from control_room.store.files import create_exclusive
@@ -62,11 +62,6 @@ def plan() -> list[Item]:
                 rel = path.relative_to(src).as_posix()
                 items.append(Item(rel, path.read_text(encoding="utf-8")))
     return items
-
-
-def has_header(path: Path) -> bool:
-    """Whether the ledger at ``path`` has its table header (read up to it; all of a file without)."""
-    return any(line == HEADER for _, line, _ in numbered_lines(path))
 
 
 def _not_a_folder(path: Path) -> str:
