@@ -41,6 +41,22 @@ def main() -> None:
               f"(target <= 1.5: {verdict(warm / floor <= 1.5)})")
         peak = max(rss, cold_rss) / 1024
         print(f"status peak RSS                 {peak:7.1f} MB   (target <= 64 MB: {verdict(peak <= 64)})")
+        # What a status pays after a working day: 1,000 new lines, each read once by the summary,
+        # the chain check and the history; the whole ledger is hashed only by `ledger verify`.
+        from control_room.ledger import append
+        from control_room.ledger.events import WARNING
+
+        ledger = room / "control-room" / "LEDGER.md"
+        for i in range(1000):
+            append(ledger, WARNING, detail=f"bench line {i}")
+        after, _, code = run_once([*cr, "status"], env)
+        assert code == 0, f"status exited {code}"
+        print(f"status after 1,000 new lines      {after * 1000:7.1f} ms   ratio {after / floor:4.2f}")
+        again, _ = median_time([*cr, "status"], a.runs, env)
+        print(f"status median, nothing new again  {again * 1000:7.1f} ms   ratio {again / floor:4.2f}")
+        full, _, code = run_once([*cr, "ledger", "verify"], env)
+        assert code == 0, f"ledger verify exited {code}"
+        print(f"ledger verify (hashes every line) {full * 1000:7.1f} ms")
         lcold, _, code = run_once([*cr, "task", "list"], env)
         assert code == 0, f"task list exited {code}"
         lwarm, lrss = median_time([*cr, "task", "list"], max(3, a.runs // 3), env)

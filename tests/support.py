@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -252,3 +253,51 @@ def wait_for(path: Path, within: float = 30.0) -> None:
 def verify_ok(cr: Callable[..., Any]) -> None:
     done = cr("ledger", "verify")
     assert done.returncode == 0, done.stderr
+
+
+def refuse_new_files(monkeypatch: Any, folder: Path) -> None:
+    """Creating a file in ``folder`` fails as on a read-only disk (EROFS, as ``os.open``
+    raises it), whatever the file: a target, a temp file, a lock file."""
+    real = os.open
+
+    def fake(path: Any, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        name = os.fsdecode(path)
+        if flags & os.O_CREAT and Path(name).parent == folder:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), name)
+        return real(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", fake)
+
+
+# the views and status agree ----------------------------------------------------------------
+
+
+def auto_lines(context_text: str) -> list[str]:
+    """The lines between the auto block's markers of CURRENT_CONTEXT.md."""
+    from control_room.store.markdown import AUTO_BEGIN, AUTO_END
+
+    lines = context_text.split("\n")
+    return lines[lines.index(AUTO_BEGIN) + 1 : lines.index(AUTO_END)]
+
+
+def assert_views_agree(room: Room, status: dict[str, Any]) -> None:
+    """CURRENT_CONTEXT.md's auto block and DIGEST.md say exactly what ``status --json`` says:
+    task counts, STOP, warnings, findings, the latest events; DIGEST.md counts every line."""
+    import re
+
+    from control_room.views.status import format_entry
+
+    block = auto_lines(room.context.read_text())
+    tasks = next(ln for ln in block if ln.startswith("- tasks: "))[len("- tasks: ") :]
+    counts = {k: int(v) for k, v in (part.split(" ") for part in tasks.split(", "))}
+    assert counts == status["tasks"], (counts, status["tasks"])
+    stop = next(ln for ln in block if ln.startswith("- STOP: "))
+    halts = f"YES, every cycle halts: {status['stop']}"
+    assert stop == "- STOP: " + ("no" if status["stop"] is None else halts)
+    assert [ln[len("- WARNING: ") :] for ln in block if ln.startswith("- WARNING: ")] == status["warnings"]
+    assert f"- findings: {status['findings']}" in block
+    events = block[block.index("- latest ledger events:") + 1 :]
+    assert events == ([f"  - {format_entry(e)}" for e in status["last"]] or ["  - (none)"])
+    found = re.search(r"from the ledger \(([\d,]+) lines?, ", room.digest.read_text())
+    assert found is not None
+    assert int(found.group(1).replace(",", "")) == status["ledger_lines"] == len(data_lines(room.ledger))

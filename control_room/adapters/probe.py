@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 from control_room.adapters.base import Adapter, Invocation, Outcome
 from control_room.errors import InvalidError
@@ -52,7 +53,7 @@ class Probe(Adapter):
             what = f"exited {result.exit_code}"
         evidence = [
             f"- CONFIRMED: `{cmd}` {what} after {result.duration_s:.2f}s "
-            f"(swarm/results/<task>/stdout.txt, stderr.txt)"
+            f"(its output: {_shown(result.stdout.path)}, {_shown(result.stderr.path)})"
         ]
         for name, text in (("stdout", stdout), ("stderr", stderr)):
             lines = [ln for ln in text.strip().splitlines() if ln.strip()]
@@ -79,6 +80,15 @@ class Probe(Adapter):
             error=None if ok else f"command {what}",
             extra={"answer": stdout},
         )
+
+
+def _shown(path: Path) -> str:
+    """Where a capture is, as a reader of the room finds it: ``swarm/results/ID/stdout.txt``
+    (the run's own folder, so the task's id), else the path as it is."""
+    parts = path.parts
+    if len(parts) >= 4 and parts[-4:-2] == ("swarm", "results"):
+        return "/".join(parts[-4:])
+    return str(path)
 
 
 def _one_line(text: str) -> str:

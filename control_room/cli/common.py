@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from control_room.room.layout import Room, find_room
+from control_room.room.layout import STATES, Room, find_room
 
 F = TypeVar("F", bound=Callable[..., Any])
 ROOM_KEY = "control_room.room"
@@ -45,37 +45,50 @@ def current_room() -> Room:
 
 
 class _Edge:
-    __slots__ = ("ledger_size", "room")
+    __slots__ = ("room", "stamp")
 
-    def __init__(self, room: Room, ledger_size: int) -> None:
-        self.room, self.ledger_size = room, ledger_size
+    def __init__(self, room: Room, stamp: tuple[object, ...]) -> None:
+        self.room, self.stamp = room, stamp
 
 
-def _size(room: Room) -> int:
+def _stat(path: os.PathLike[str] | str) -> tuple[int, int, int] | None:
     try:
-        return os.stat(room.ledger).st_size
+        st = os.stat(path)
     except OSError:
-        return -1
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def stamp(room: Room) -> tuple[object, ...]:
+    """What the views are made from, cheaply: the ledger, STOP, each state folder (a task moved
+    in or out changes its mtime) and CONTROL.md. Ten stat() calls."""
+    paths = (room.ledger, room.stop, room.control, *(room.state_dir(s) for s in STATES))
+    return tuple(_stat(p) for p in paths)
 
 
 def watch(room: Room) -> None:
     """Refresh ``room``'s views at the end of this command if the command changed the room."""
     meta = click.get_current_context().meta
     if _EDGE not in meta:
-        meta[_EDGE] = _Edge(room, _size(room))
+        meta[_EDGE] = _Edge(room, stamp(room))
 
 
 def refresh_views(ctx: click.Context | None = None) -> None:
-    """The edge of a command: every change to a room writes a ledger line, so a ledger that
-    grew since the command started means DIGEST.md and CURRENT_CONTEXT.md are out of date."""
+    """The edge of a command: if what the views show changed since the command started (or
+    since they were last refreshed in it), rewrite DIGEST.md and CURRENT_CONTEXT.md.
+
+    Every change to a room writes a ledger line, but the views also show what a ledger line
+    does not date: the task counts, STOP, the settings. So the test is a stamp of all of them,
+    not only "the ledger grew": a change that failed before its ledger line, or a file a
+    person moved while the command ran, is refreshed too."""
     meta = (ctx or click.get_current_context()).meta
     edge: _Edge | None = meta.get(_EDGE)
-    if edge is None or _size(edge.room) == edge.ledger_size:
+    if edge is None or stamp(edge.room) == edge.stamp:
         return
     from control_room.views.refresh import refresh  # loads the engine: only once a room changed
 
     refresh(edge.room)
-    edge.ledger_size = _size(edge.room)
+    edge.stamp = stamp(edge.room)
 
 
 def echo_json(data: Any) -> None:

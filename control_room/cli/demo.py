@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from control_room import errors
+from control_room.cli.common import refresh_views, watch
 from control_room.dispatch import admission
 from control_room.dispatch.cycle import cycle
 from control_room.errors import InvalidError
@@ -27,7 +28,6 @@ from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.room.scaffold import init
 from control_room.store.files import atomic_write, update
-from control_room.views.refresh import refresh
 from control_room.views.status import gather, render
 
 SLOW = '''"""The code under attack: count the primes below n."""
@@ -226,14 +226,17 @@ def build(root: Path) -> Room:
 
 
 def run(root: Path, echo: Callable[[str], None]) -> Room:
-    """Build the demo room and run cycles until nothing is left to do. The demo is an edge:
-    it refreshes the views after building the room and after each cycle."""
+    """Build the demo room and run cycles until nothing is left to do. The demo is an edge like
+    any command (``common.watch``): the views are refreshed after building the room and after
+    each cycle, as ``run`` does, and once more when the command ends, however it ends, if
+    anything changed since (the last cycle's rejections, a cycle that raised)."""
+    watch(Room(root))
     room = build(root)
-    refresh(room)
+    refresh_views()
     echo(f"demo room: {root}")
     for n in range(1, 21):
         result = cycle(room)
-        refresh(room)
+        refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
         echo(f"cycle {n}: {result.message}")
         if result.code in (errors.OK, errors.STOPPED, errors.BUSY, errors.ADAPTER_MISSING):
             break

@@ -8,6 +8,7 @@ from control_room.cli.common import current_room, echo_json, json_option, room_o
 from control_room.knowledge import digest as d
 from control_room.knowledge.findings import gather
 from control_room.room import settings as settings_file
+from control_room.words import count
 
 
 @click.command()
@@ -17,7 +18,8 @@ def digest() -> None:
     room = current_room()
     path, read = d.refresh(room, settings_file.load(room))
     click.echo(
-        f"{path.relative_to(room.root)}: {path.stat().st_size:,} bytes (read {read:,} new ledger bytes)"
+        f"{path.relative_to(room.root)}: {count(path.stat().st_size, 'byte')} "
+        f"(read {count(read, 'new ledger byte')})"
     )
 
 
@@ -37,7 +39,7 @@ def findings(as_json: bool) -> None:
         return
     for lp in data["death_loops"]:
         click.echo(
-            f"death loop: {lp['key']} failed {lp['n']} times in a row with the same {lp['same']}: "
+            f"death loop: {lp['key']} failed {count(lp['n'], 'time')} in a row with the same {lp['same']}: "
             f"{lp['cause']}  (held; release: control-room route resume {lp['key']} --because ...)"
         )
         for time, eid, task, what in lp["lines"]:

@@ -10,15 +10,17 @@ from control_room.cli.common import watch
 from control_room.room.layout import Room
 from control_room.room.scaffold import init as do_init
 from control_room.room.values import exists_already
+from control_room.words import count
 
 
 @click.command()
-@click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", default=".", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Print what would be created; write nothing.")
 def init(directory: Path, dry_run: bool) -> None:
     """Lay out a room in DIRECTORY (default: here). Never overwrites a file.
 
-    Running it again only adds what is missing, so it also repairs a room.
+    Running it again only adds what is missing, so it also repairs a room; a LEDGER.md that
+    lost its table header gets it back, every line kept.
 
     \b
     Example:
@@ -27,14 +29,18 @@ def init(directory: Path, dry_run: bool) -> None:
     root = directory.absolute()
     if not dry_run:
         watch(Room(root))
-    created, kept = do_init(root, dry_run=dry_run)
+    created, kept, repaired = do_init(root, dry_run=dry_run)
     verb = "would create" if dry_run else "created"
     for rel in created:
         click.echo(f"{verb}  {rel}")
+    for what in repaired:
+        click.echo(f"{'would restore' if dry_run else 'restored'}  {what}")
     if dry_run:
         for rel in kept:
             click.echo(f"{exists_already('file', rel, str(root))}: kept")
-    if not created:
-        click.echo(f"nothing to do: {root} is a complete room ({len(kept)} files kept)")
+    if repaired and not created and not dry_run:
+        click.echo(f"room repaired: {root}  (next: control-room status)")
+    elif not created and not repaired:
+        click.echo(f"nothing to do: {root} is a complete room ({count(len(kept), 'file')} kept)")
     elif not dry_run:
         click.echo(f"room ready: {root}  (next: cat {directory}/AGENTS.md)")

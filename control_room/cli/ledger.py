@@ -11,6 +11,7 @@ from control_room.ledger.read import tail as read_tail
 from control_room.ledger.stats import stats as compute
 from control_room.ledger.verify import verify as do_verify
 from control_room.views.status import format_entry
+from control_room.words import count
 
 
 @click.group(invoke_without_command=True)
@@ -62,15 +63,19 @@ def verify(as_json: bool) -> None:
                 "lines": report.lines,
                 "writers": sorted(report.writers),
                 "header_found": report.header_found,
-                "problems": [p.__dict__ for p in report.problems],
+                "problems": [p._asdict() for p in report.problems],
             }
         )
     elif not report.header_found:
-        click.echo(f"{rel}: no ledger table header found; the file is not a ledger", err=True)
+        click.echo(
+            f"{rel}: no ledger table header found, so none of its lines is read; "
+            "`control-room init` puts the header back, keeping every line",
+            err=True,
+        )
     elif report.ok:
         click.echo(
-            f"ledger ok: {report.lines:,} lines from {len(report.writers)} "
-            f"writer{'s' if len(report.writers) != 1 else ''}, every chain intact"
+            f"ledger ok: {count(report.lines, 'line')} from {count(len(report.writers), 'writer')}, "
+            "every chain intact"
         )
     else:
         first = report.problems[0]
@@ -80,7 +85,7 @@ def verify(as_json: bool) -> None:
         more = len(report.problems) - 20
         if more > 0:
             click.echo(f"... and {more} more", err=True)
-        click.echo(f"ledger BAD: {len(report.problems)} bad line(s) of {report.lines:,}", err=True)
+        click.echo(f"ledger BAD: {count(len(report.problems), 'bad line')} of {report.lines:,}", err=True)
     if not report.ok:
         raise SystemExit(LEDGER_BAD)
 
@@ -95,7 +100,7 @@ def stats(as_json: bool) -> None:
         echo_json(data)
         return
     t = data["total"]
-    click.echo(f"{t['events']:,} events, ${t['spend_usd']:,.4f} spent")
+    click.echo(f"{count(t['events'], 'event')}, ${t['spend_usd']:,.4f} spent")
     for group in ("day", "adapter", "route"):
         rows = data[f"by_{group}"]
         if not rows:
@@ -103,4 +108,5 @@ def stats(as_json: bool) -> None:
         click.echo(f"\nby {group}:")
         for key, b in rows.items():
             outcomes = ", ".join(f"{k} {v}" for k, v in sorted(b["outcomes"].items()))
-            click.echo(f"  {key:<20} {b['events']:>8,} events  ${b['spend_usd']:>10,.4f}  {outcomes}")
+            events = f"{b['events']:>8,} {'event ' if b['events'] == 1 else 'events'}"
+            click.echo(f"  {key:<20} {events}  ${b['spend_usd']:>10,.4f}  {outcomes}")

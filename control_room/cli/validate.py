@@ -89,5 +89,6 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     if good:
         click.echo(f"ok: {good} valid proposal{'' if good == 1 else 's'}")
         return
-    click.echo(f"{name}: none of the {len(found)} proposals is a valid task", err=True)
+    what = "the only proposal is not" if len(found) == 1 else f"none of the {len(found)} proposals is"
+    click.echo(f"{name}: {what} a valid task", err=True)
     ctx.exit(INVALID)

@@ -138,7 +138,8 @@ class Holds:
 
     def log(self, task_id: str, s: dict[str, Any], event: Event, detail: str) -> None:
         key = f"{event.name} {today()}"
-        if self.seen.get(task_id) == key:
+        name, _, day = self.seen.get(task_id, "").partition(" ")
+        if f"{events.canonical(name)} {day}" == key:  # a hold logged before 0.3.0 has its old name
             return
         ledger.append(self.room.ledger, event, task=task_id, route=s.get("route", ""), detail=detail)
         self.seen[task_id] = key

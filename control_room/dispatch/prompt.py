@@ -1,6 +1,6 @@
 """Prompt assembly: what an agent is told, in a fixed order, and how big it is.
 
-role prompt + report-format skill + CURRENT_CONTEXT + DIGEST + FIELD_GUIDE (capped) + the
+role prompt + report-format skill + CURRENT_CONTEXT + DIGEST + FIELD_GUIDE's lessons (capped) + the
 route's history + the task. Every part is a file a person can read; the assembled prompt is
 snapshotted to ``swarm/outbox/ID.md``. Its size is recorded as bytes, estimated tokens
 (characters / 4, a documented proxy) and its share of the adapter's context window: the run's
@@ -9,6 +9,7 @@ context pressure.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from control_room.room import roles
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store.files import read_optional
+from control_room.words import count
 
 CHARS_PER_TOKEN = 4
 
@@ -36,16 +38,47 @@ class Prompt:
         }
 
 
-def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
-    text = read_optional(room.root / "intelligence" / "FIELD_GUIDE.md") or ""
-    lines = text.splitlines()
-    if len(lines) <= max_lines:
-        return text, []
-    warning = (
-        f"intelligence/FIELD_GUIDE.md has {len(lines)} lines, over the cap of {max_lines}: "
-        f"only the first {max_lines} were injected"
+_COMMENT = r"(?s)<!--.*?(?:-->|\Z)"  # an HTML comment; one left open runs to the end of the file
+
+# The text of intelligence/FIELD_GUIDE.md as `init` wrote it before 0.3.0, when its guidance and
+# examples were plain lines: rooms made then still hold it, and it is not a lesson either.
+SHIPPED_BEFORE_0_3 = frozenset(
+    (
+        "This notebook belongs to the agents. It is injected into every prompt, and it is capped at",
+        "CONTROL.md `field_guide_max_lines` (default 80): beyond the cap only the first lines are",
+        "injected, so prune before you add. Keep only terse, durable, verified lessons: one line each,",
+        "newest at the bottom, with the task id that shows it; delete what turned out wrong.",
+        "injected, so prune before you add, and put the lessons that matter most at the top. Keep only",
+        "terse, durable, verified lessons: one line each, with the task id that shows it; delete what",
+        "turned out wrong.",
+        "- Example: `python3 bench/run.py` varies by up to 3% between identical runs on this machine; "
+        "take the median of 5 runs before calling a gain (task bench-noise-1).",
+        "- Example: the validator for tests/ needs `PYTHONHASHSEED=0` or test_order fails at random; "
+        "set it in the task's validator, not in the code (task fix-flaky-2).",
     )
-    return "\n".join(lines[:max_lines]) + "\n", [warning]
+)
+
+
+def guide_lines(text: str) -> list[str]:
+    """The lines of FIELD_GUIDE.md that reach a prompt: its lessons. Not injected: HTML comments
+    (``<!-- ... -->``, where the guide's own guidance and examples live), blank lines, the
+    ``# ...`` title on its first line, and the text older rooms were given by ``init``."""
+    lines = [ln.rstrip() for ln in re.sub(_COMMENT, "", text).splitlines() if ln.strip()]
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return [ln for ln in lines if ln not in SHIPPED_BEFORE_0_3]
+
+
+def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
+    """The injected field guide (its lessons, at most ``max_lines``) and any warning."""
+    lines = guide_lines(read_optional(room.root / "intelligence" / "FIELD_GUIDE.md") or "")
+    if len(lines) <= max_lines:
+        return "".join(f"{ln}\n" for ln in lines), []
+    warning = (
+        f"intelligence/FIELD_GUIDE.md has {count(len(lines), 'lesson line')}, over the cap of "
+        f"{max_lines}: only the first {max_lines} were injected"
+    )
+    return "".join(f"{ln}\n" for ln in lines[:max_lines]), [warning]
 
 
 def task_block(task: dict[str, Any]) -> str:

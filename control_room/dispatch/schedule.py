@@ -1,7 +1,8 @@
 """Schedule entries for cron and launchd that fire one cycle each time.
 
-Entries use absolute paths (the command, the room, the log) and carry the current PATH, since
-schedulers start with an almost empty environment and agent CLIs live on PATH. Entries cannot
+Entries use absolute paths (the command, the room, the log) and carry the current PATH (each
+folder once, in its first place), since schedulers start with an almost empty environment and
+agent CLIs live on PATH. Entries cannot
 overlap themselves in any harmful way: a cycle that finds every slot taken exits ``busy``
 without changing anything.
 """
@@ -29,6 +30,16 @@ def command_argv() -> list[str]:
     return [sys.executable, "-m", "control_room"]
 
 
+def search_path() -> str:
+    """The current PATH with each folder kept once, where it first appears (a shell that
+    sources its profile twice repeats entries; the entry would carry the repeats)."""
+    seen: dict[str, None] = {}
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        if folder:
+            seen.setdefault(folder, None)
+    return os.pathsep.join(seen)
+
+
 def log_path(room: Room) -> Path:
     return room.cr / LOG_NAME
 
@@ -50,9 +61,8 @@ def cron_spec(seconds: float) -> str:
 
 def cron_entry(room: Room, seconds: float) -> str:
     argv = [*command_argv(), "--room", str(room.root), "cycle"]
-    path = os.environ.get("PATH", os.defpath)
     command = (
-        f"cd {shlex.quote(str(room.root))} && PATH={shlex.quote(path)} "
+        f"cd {shlex.quote(str(room.root))} && PATH={shlex.quote(search_path())} "
         f"{shlex.join(argv)} >> {shlex.quote(str(log_path(room)))} 2>&1"
     )
     # cron turns an unescaped % into a newline (crontab(5)); \% reaches the shell as %.
@@ -78,7 +88,7 @@ def launchd_plist(room: Room, seconds: float) -> bytes:
         "WorkingDirectory": str(room.root),
         "StartInterval": int(seconds),
         "RunAtLoad": False,
-        "EnvironmentVariables": {"PATH": os.environ.get("PATH", os.defpath)},
+        "EnvironmentVariables": {"PATH": search_path()},
         "StandardOutPath": str(log_path(room)),
         "StandardErrorPath": str(log_path(room)),
     }

@@ -3,7 +3,7 @@
 - ``line``: columns, escaping, formatting and parsing of one line
 - ``events``: every event written, its columns and outcomes
 - ``result``: the structured detail of a ``result`` line
-- ``write``: ``append``, the only writer
+- ``write``: ``append``, the only writer; ``restore_header`` for ``init``
 - ``read``: streaming forward, tailing backward
 - ``follow``: derived states kept current with the ledger
 - ``verify``: chain checks that name every bad line

@@ -23,7 +23,7 @@ class Event:
         return f"Event({self.name!r})"
 
     def named(self, name: str) -> Event:
-        """This event under another name (``GPU_APPROVAL_NEEDED`` from ``<GATE>_APPROVAL_NEEDED``)."""
+        """This event under another name (``gpu-approval-needed`` from ``<gate>-approval-needed``)."""
         return Event(name, self.outcomes, self.columns, self.when)
 
     def check(self, outcome: str | None, filled: dict[str, object]) -> str:
@@ -48,6 +48,12 @@ INIT = _e("init", ("ok",), "detail", "`init` created something")
 STOP = _e("stop", ("stopped",), "detail", "`control-room stop` created STOP (`detail`: the reason)")
 RESUME = _e("resume", ("resumed",), "", "`control-room resume` removed STOP")
 WARNING = _e("warning", (), "task detail", "FIELD_GUIDE.md is over its line cap")
+HEADER_RESTORED = _e(
+    "header-restored",
+    ("restored",),
+    "detail",
+    "`init` put back the table header LEDGER.md had lost, keeping every line (`detail`: how many)",
+)
 
 # Tasks
 TASK_ADD = _e(
@@ -117,19 +123,23 @@ ADAPTER_MISSING = _e(
     "a ready task's CLI is not on PATH (once a day per task), or vanished at run time",
 )
 BUDGET_HOLD = _e(
-    "BUDGET_HOLD", ("held",), "task route detail", "the daily budget holds a task (once a day per task)"
+    "budget-hold",
+    ("held",),
+    "task route detail",
+    "the daily budget holds a task (once a day per task; `BUDGET_HOLD` before 0.3.0)",
 )
 APPROVAL_NEEDED = _e(
-    "<GATE>_APPROVAL_NEEDED",
+    "<gate>-approval-needed",
     ("held",),
     "task route detail",
-    "a task waits for `control-room approve` of its gate, e.g. `GPU_APPROVAL_NEEDED` (once a day per task)",
+    "a task waits for `control-room approve` of its gate, e.g. `gpu-approval-needed` (once a day per "
+    "task; `GPU_APPROVAL_NEEDED` before 0.3.0)",
 )
 ROUTE_HELD = _e(
-    "ROUTE_HELD",
+    "route-held",
     ("held",),
     "task route detail",
-    "a death loop on its route holds a task (once a day per task)",
+    "a death loop on its route holds a task (once a day per task; `ROUTE_HELD` before 0.3.0)",
 )
 APPROVE = _e("approve", ("approved",), "task detail", "`control-room approve`, one line per gate")
 DONE = _e("done", ("done",), "task route detail", "`control-room done`: a person marked a passed task Done")
@@ -189,6 +199,7 @@ EVENTS: tuple[Event, ...] = (
     STOP,
     RESUME,
     WARNING,
+    HEADER_RESTORED,
     TASK_ADD,
     REJECT,
     CLAIM,
@@ -224,8 +235,24 @@ EVENTS: tuple[Event, ...] = (
 
 
 def approval_needed(gate: str) -> Event:
-    """The hold event of one gate: ``GPU_APPROVAL_NEEDED`` for ``gpu``."""
-    return APPROVAL_NEEDED.named(f"{gate.upper()}_APPROVAL_NEEDED")
+    """The hold event of one gate: ``gpu-approval-needed`` for ``gpu``."""
+    return APPROVAL_NEEDED.named(f"{gate.lower()}-approval-needed")
+
+
+# Names written before 0.3.0, when three events were upper snake case: ledgers keep them, and a
+# reader that compares names reads them through ``canonical``. This is the one place that knows.
+RENAMED = {"BUDGET_HOLD": BUDGET_HOLD.name, "ROUTE_HELD": ROUTE_HELD.name}
+_OLD_APPROVAL = "_APPROVAL_NEEDED"  # GPU_APPROVAL_NEEDED -> gpu-approval-needed
+
+
+def canonical(name: str) -> str:
+    """An event name as control-room writes it today: an old name (``BUDGET_HOLD``,
+    ``ROUTE_HELD``, ``<GATE>_APPROVAL_NEEDED``) becomes its lower-kebab name; others are kept."""
+    if name in RENAMED:
+        return RENAMED[name]
+    if name.endswith(_OLD_APPROVAL) and name[: -len(_OLD_APPROVAL)]:
+        return f"{name[: -len(_OLD_APPROVAL)].lower()}-approval-needed"
+    return name
 
 
 def intelligence(kind: str, verb: str) -> Event:

@@ -81,6 +81,12 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
             yield number, text, whole
 
 
+def has_header(path: Path) -> bool:
+    """Whether the ledger at ``path`` has its table header: read up to it (the whole file when it
+    has none). Readers start after the header, so without it no line is read."""
+    return any(line == HEADER for _, line, _ in numbered_lines(path))
+
+
 def table_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
     """``numbered_lines`` after the table header (the preamble above it is not ledger)."""
     in_table = False

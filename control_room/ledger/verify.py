@@ -1,78 +1,214 @@
-"""``ledger verify``: stream the ledger and name every line that breaks its writer's chain.
+"""``ledger verify``: stream the ledger and name every line that breaks its writer's chain; and
+the same check kept current incrementally for ``status`` (``check``).
 
 First pass: check each line's own hash (edited?) and that it links to the last line seen from
 the same writer (deleted or reordered?). Memory is one hash per writer. When a link is broken, a
 second pass looks for the line the broken one claims to follow, to tell a deletion (that line is
 nowhere) from a reordering (it is elsewhere in the file).
+
+``check`` runs the first pass over the lines appended since it last ran (``ledger.follow``), so a
+big ledger is hashed once, not on every ``status``. It sees what is appended, any rewrite that
+moves the bytes it stopped at, and a file replaced by another (a rename over it: most editors'
+save, ``sed -i``, a checkout), which it checks again from the start. An edit written into the
+same file in place that keeps every byte offset of lines it has checked already is for
+``ledger verify``, which reads everything.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from control_room.ledger.line import GENESIS, HEADER, body_and_hash, line_hash, parse
+from control_room.ledger.follow import follow_lines
+from control_room.ledger.line import (
+    COLUMNS,
+    GENESIS,
+    HEADER,
+    Col,
+    body_and_hash,
+    line_hash,
+    parse,
+    split_cells,
+    unescape,
+)
 from control_room.ledger.read import numbered_lines, table_lines
 
 
-@dataclass
-class Problem:
+class _Record:
+    """A plain record: its ``_fields`` in order, compared and shown by value. (Not a dataclass
+    nor a NamedTuple: ``status`` imports this module, and defining those costs it 1.5 to 3 ms.)"""
+
+    __slots__: tuple[str, ...] = ()
+    _fields: tuple[str, ...] = ()  # in order
+
+    def __init__(self, *values: Any) -> None:
+        for name, value in zip(self._fields, values, strict=True):
+            setattr(self, name, value)
+
+    def _asdict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._fields}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._asdict() == other._asdict()
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, mutable: not hashable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self._asdict().items())})"
+
+
+class Problem(_Record):
+    __slots__ = _fields = ("line", "kind", "why")
     line: int
-    kind: str  # torn | edited | deleted | reordered
+    kind: str  # torn | edited | deleted | reordered; `check` says unlinked for the last two
     why: str
 
+    def __init__(self, line: int, kind: str, why: str) -> None:
+        super().__init__(line, kind, why)
 
-@dataclass
+
 class Report:
-    lines: int = 0
-    writers: set[str] = field(default_factory=set)
-    problems: list[Problem] = field(default_factory=list)
-    header_found: bool = False
+    """What ``verify`` found. (Plain classes here: ``status`` imports this module.)"""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.writers: set[str] = set()
+        self.problems: list[Problem] = []
+        self.header_found = False
 
     @property
     def ok(self) -> bool:
         return self.header_found and not self.problems
 
 
-@dataclass
-class _Link:
+class _Link(_Record):
+    __slots__ = _fields = ("line", "writer", "prev", "head", "head_line")
     line: int
     writer: str
     prev: str
     head: str  # hash of the writer's last line before this one
     head_line: int
 
+    def __init__(self, line: int, writer: str, prev: str, head: str, head_line: int) -> None:
+        super().__init__(line, writer, prev, head, head_line)
+
+
+Found = Callable[[dict[str, Any], "Problem | _Link"], None]  # (the pass's state, what is wrong)
+
+
+def _new() -> dict[str, Any]:
+    """The first pass's state: lines seen, the header, each writer's last hash and line."""
+    return {"number": 0, "header": False, "separator": False, "rows": 0, "heads": {}}
+
+
+def _step(st: dict[str, Any], line: str, whole: bool, found: Found) -> None:
+    """The first pass over one physical line (``whole``: it ended with a newline)."""
+    st["number"] += 1
+    number = st["number"]
+    if not st["header"]:
+        st["header"] = line == HEADER
+        return
+    if not st["separator"]:
+        st["separator"] = True
+        if line.startswith("|---"):
+            return
+    st["rows"] += 1
+    cells = split_cells(line) if whole else None  # three cells are read: no full parse
+    split = body_and_hash(line) if cells is not None and len(cells) == len(COLUMNS) else None
+    if cells is None or split is None:
+        why = "the last line has no newline" if not whole else "not a whole ledger line"
+        found(st, Problem(number, "torn", why))
+        return
+    body, stored = split
+    if line_hash(body) != stored:
+        found(st, Problem(number, "edited", f"its content does not match its hash {stored}"))
+    writer, prev = unescape(cells[Col.WRITER]), unescape(cells[Col.PREV])
+    heads: dict[str, tuple[str, int]] = st["heads"]
+    head, head_line = heads.get(writer, (GENESIS, 0))
+    if prev != head:
+        found(st, _Link(number, writer, prev, head, head_line))
+    heads[writer] = (stored, number)
+
 
 def verify(path: Path) -> Report:
     report = Report()
-    heads: dict[str, tuple[str, int]] = {}  # writer -> (hash, line number)
+    st = _new()
+    problems: list[Problem] = []
     links: list[_Link] = []
-    report.header_found = any(line == HEADER for _, line, _ in numbered_lines(path))  # stops there
-    separator_seen = False
-    for number, line, whole in table_lines(path):
-        if not separator_seen:
-            separator_seen = True
-            if line.startswith("|---"):
-                continue
-        report.lines += 1
-        entry = parse(line) if whole else None
-        split = body_and_hash(line) if entry is not None else None
-        if entry is None or split is None:
-            why = "the last line has no newline" if not whole else "not a whole ledger line"
-            report.problems.append(Problem(number, "torn", why))
-            continue
-        report.writers.add(entry.writer)
-        body, stored = split
-        if line_hash(body) != stored:
-            report.problems.append(Problem(number, "edited", f"its content does not match its hash {stored}"))
-        head, head_line = heads.get(entry.writer, (GENESIS, 0))
-        if entry.prev != head:
-            links.append(_Link(number, entry.writer, entry.prev, head, head_line))
-        heads[entry.writer] = (stored, number)
+
+    def found(_st: dict[str, Any], p: Problem | _Link) -> None:
+        if isinstance(p, Problem):
+            problems.append(p)
+        else:
+            links.append(p)
+
+    for _, line, whole in numbered_lines(path):
+        _step(st, line, whole, found)
+    report.header_found, report.lines, report.writers = st["header"], st["rows"], set(st["heads"])
+    report.problems = problems
     if links:
         report.problems.extend(_explain(path, links))
-        report.problems.sort(key=lambda p: p.line)
+    report.problems.sort(key=lambda p: p.line)
     return report
+
+
+# the incremental check, for status -------------------------------------------------------------
+
+KIND = "chain-1"
+KEEP = 3  # problems kept for status; `ledger verify` lists them all
+
+
+class Check(_Record):
+    """What ``status`` says about the ledger: whether it has its header, and its first bad lines."""
+
+    __slots__ = _fields = ("empty", "header", "bad", "first", "torn_tail")
+    empty: bool
+    header: bool
+    bad: int  # how many bad lines
+    first: list[Problem]  # the first few, in file order
+    torn_tail: bool  # the last line has no newline (yet)
+
+    def __init__(self, empty: bool, header: bool, bad: int, first: list[Problem], torn_tail: bool) -> None:
+        super().__init__(empty, header, bad, first, torn_tail)
+
+    @property
+    def ok(self) -> bool:
+        return self.header and not self.bad and not self.torn_tail
+
+
+def _record(st: dict[str, Any], p: Problem | _Link) -> None:
+    """Count a bad line; keep the first few (a broken link is named, not yet explained)."""
+    if isinstance(p, _Link):
+        p = Problem(
+            p.line,
+            "unlinked",
+            f"it does not follow the line of writer {p.writer} before it: a line was deleted or moved",
+        )
+    st["bad"] += 1
+    if len(st["first"]) < KEEP:
+        st["first"].append((p.line, p.kind, p.why))
+
+
+def check(path: Path, checkpoint: Path) -> Check:
+    """The chain check of ``path``, brought up to date by reading only what was appended."""
+
+    def init() -> dict[str, Any]:
+        return {**_new(), "bad": 0, "first": []}
+
+    def fold(st: dict[str, Any], line: str) -> None:
+        _step(st, line, True, _record)
+
+    st, _ = follow_lines(path, checkpoint, KIND, init, fold, same_inode=True)
+    size = os.stat(path).st_size
+    return Check(
+        empty=size == 0,
+        header=st["header"],
+        bad=st["bad"],
+        first=[Problem(*p) for p in st["first"]],
+        torn_tail=size > st["size"],
+    )
 
 
 def _explain(path: Path, links: list[_Link]) -> list[Problem]:

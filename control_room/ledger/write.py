@@ -1,4 +1,5 @@
-"""Appending to the ledger: one ``write`` per line, under an exclusive lock on the file.
+"""Appending to the ledger: one ``write`` per line, under an exclusive lock on the file; and
+putting back a lost header (``restore_header``, for ``init``).
 
 The lock is ``flock`` on the ledger itself (blocking, held for microseconds), so concurrent
 writers queue up instead of polling. After taking it we check that the path still names the
@@ -16,9 +17,19 @@ from pathlib import Path
 
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
 from control_room.ledger.events import Event
-from control_room.ledger.line import GENESIS, Entry, cut_detail, format_cost, render
+from control_room.ledger.line import (
+    GENESIS,
+    HEADER,
+    PREAMBLE,
+    SEPARATOR,
+    Entry,
+    cut_detail,
+    format_cost,
+    render,
+)
 from control_room.ledger.read import last_hash
 from control_room.store import lock
+from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
 _WRITER_CHARS = r"[^A-Za-z0-9._-]+"
@@ -102,3 +113,38 @@ def _inode(path: Path) -> int:
         return os.stat(path).st_ino
     except FileNotFoundError:
         return -1
+
+
+def restore_header(path: Path) -> int | None:
+    """Put the table header (with the preamble) back into a ledger that lost it, keeping every
+    line; return how many ledger lines it now heads, or None if the header was there.
+
+    What stood above the first table row (the old preamble, or anything a person wrote) stays
+    above the header, so it is not read as ledger lines; every row below keeps its place, its
+    bytes and so its hash chain. Runs under the ledger's lock, and replaces the file whole (a
+    writer waiting for the lock sees the new file and appends to it)."""
+    while True:
+        fd = os.open(path, os.O_RDWR)
+        try:
+            lock.hold(fd, path)
+            if os.fstat(fd).st_ino != _inode(path):
+                continue  # replaced while we waited for the lock
+            data = os.pread(fd, os.fstat(fd).st_size, 0)
+            lines = data.split(b"\n")
+            if HEADER.encode() in lines:
+                return None
+            first_row = next((i for i, ln in enumerate(lines) if ln.startswith(b"|")), len(lines))
+            head, rows = lines[:first_row], lines[first_row:]
+            if rows and rows[0] == SEPARATOR.encode():
+                rows = rows[1:]  # the separator of the lost header: the new header brings its own
+            above = b"\n".join(head).rstrip(b"\n")
+            if b"# LEDGER" not in head:  # the preamble went too: put it back, above what was there
+                above = PREAMBLE.split(HEADER)[0].rstrip("\n").encode() + (b"\n\n" + above if above else b"")
+            body = b"\n".join(rows)
+            text = above + b"\n\n" + f"{HEADER}\n{SEPARATOR}\n".encode() + body
+            if body and not body.endswith(b"\n"):
+                text += b"\n"  # a torn last line is closed, so the next append starts its own
+            atomic_write(path, text)
+            return sum(1 for r in rows if r.startswith(b"| "))
+        finally:
+            os.close(fd)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from control_room import ledger
+from control_room.errors import InvalidError
 from control_room.ledger import events
 from control_room.ledger.line import PREAMBLE
+from control_room.ledger.read import has_header
+from control_room.ledger.write import restore_header
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
 from control_room.store.files import create_exclusive
+from control_room.words import count
 
+LEDGER = "control-room/LEDGER.md"
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
 _GITIGNORE = (
@@ -58,13 +64,55 @@ def plan() -> list[Item]:
     return items
 
 
-def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
-    """Create what is missing; return (created, kept). Existing files are never touched."""
+def _not_a_folder(path: Path) -> str:
+    if path.is_symlink() and not path.exists():
+        return f"{path} is a symbolic link to a missing target"
+    return f"{path} is a file"
+
+
+def check_root(root: Path) -> None:
+    """A room is a folder: refuse, saying what to do, a ``root`` that is a file (or a dangling
+    link) or that lies inside one."""
+    for p in (root, *root.parents):
+        if not os.path.lexists(p):
+            continue
+        if p.is_dir():
+            return
+        if p == root:
+            raise InvalidError(
+                f"{_not_a_folder(p)}, not a folder: a room is a folder; give init a new folder "
+                f"(e.g. `control-room init {root.name}-room`) or an existing one"
+            )
+        raise InvalidError(
+            f"cannot make a room at {root}: {_not_a_folder(p)}, not a folder; "
+            "give init a path whose parents are folders"
+        )
+
+
+def _check_folders(root: Path, items: list[Item]) -> None:
+    """Before anything is created: a file where the room needs a folder is refused."""
+    for item in items:
+        path = root / item.rel
+        if item.is_dir and os.path.lexists(path) and not path.is_dir():
+            raise InvalidError(
+                f"{_not_a_folder(path)} where the room needs a folder: move it away, "
+                "then run `control-room init` again"
+            )
+
+
+def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """Create what is missing; return (created, kept, repaired). Existing files are never
+    replaced; the one repair is a ledger that lost its header, which gets it back with every
+    line kept (``ledger.write.restore_header``)."""
     created: list[str] = []
     kept: list[str] = []
+    repaired: list[str] = []
+    items = plan()
+    check_root(root)
+    _check_folders(root, items)
     if not dry_run:
         root.mkdir(parents=True, exist_ok=True)
-    for item in plan():
+    for item in items:
         path = root / item.rel
         if item.is_dir:
             if path.is_dir():
@@ -78,11 +126,24 @@ def init(root: Path, *, dry_run: bool = False) -> tuple[list[str], list[str]]:
             created.append(item.rel)
         else:
             kept.append(item.rel)
+    room = Room(root)
+    if LEDGER in kept and room.ledger.is_file() and not has_header(room.ledger):
+        if dry_run:
+            repaired.append(f"{LEDGER} (its header)")
+        else:
+            rows = restore_header(room.ledger)
+            if rows is not None:
+                repaired.append(f"{LEDGER} (its header, above {count(rows, 'line')})")
+                ledger.append(
+                    room.ledger,
+                    events.HEADER_RESTORED,
+                    detail=f"{LEDGER} had lost its table header: put back above its {count(rows, 'line')}",
+                )
     if created and not dry_run:
         files = [c for c in created if not c.endswith("/")]
         ledger.append(
-            Room(root).ledger,
+            room.ledger,
             events.INIT,
-            detail=f"created {len(files)} files, {len(created) - len(files)} folders",
+            detail=f"created {count(len(files), 'file')}, {count(len(created) - len(files), 'folder')}",
         )
-    return created, kept
+    return created, kept, repaired

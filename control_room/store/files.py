@@ -33,7 +33,7 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, dura
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-    fd, tmp = _temp(path.parent)
+    fd, tmp = _temp(path)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -46,7 +46,7 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, dura
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise ControlRoomError(f"cannot write {path}: {exc.strerror or exc}", exit_code=IO_ERROR) from exc
+            raise cannot_write(path, exc) from exc
         raise
 
 
@@ -56,7 +56,7 @@ def create_exclusive(path: Path, text: str) -> bool:
     Written to a temp file first and then hard-linked into place, so the file appears whole
     or not at all, and an existing file is never replaced.
     """
-    fd, tmp = _temp(path.parent)
+    fd, tmp = _temp(path)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(text.encode("utf-8"))
@@ -68,19 +68,29 @@ def create_exclusive(path: Path, text: str) -> bool:
         except FileExistsError:
             return False
         return True
+    except OSError as exc:
+        raise cannot_write(path, exc) from exc
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
 
-def _temp(folder: Path) -> tuple[int, str]:
-    """A new hidden temp file in ``folder`` (O_EXCL; tempfile costs more to import)."""
+def cannot_write(path: Path, exc: OSError) -> ControlRoomError:
+    """The one error for a write that the system refused, naming the file the caller meant to
+    write: never the temp or lock file it went through, which a person has never heard of."""
+    return ControlRoomError(f"cannot write {path}: {exc.strerror or exc}", exit_code=IO_ERROR)
+
+
+def _temp(path: Path) -> tuple[int, str]:
+    """A new hidden temp file beside ``path`` (O_EXCL; tempfile costs more to import)."""
     while True:
-        name = os.path.join(folder, f"{TMP_PREFIX}{os.urandom(6).hex()}")
+        name = os.path.join(path.parent, f"{TMP_PREFIX}{os.urandom(6).hex()}")
         try:
             return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), name
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise cannot_write(path, exc) from exc
 
 
 _UMASK: int | None = None

@@ -35,8 +35,14 @@ def _posix(what: Path) -> None:
         raise ControlRoomError(f"{what}: this lock needs POSIX file locks (fcntl)")
 
 
-def open_lock_file(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def open_lock_file(path: Path, guards: Path | None = None) -> int:
+    """Open (creating it) lock file ``path``. A refusal (an ``OSError`` still) names what a
+    person knows: the file the lock ``guards``, else the folder the lock lives in; never the
+    hidden lock file itself."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(guards or path.parent)) from None
 
 
 def hold(fd: int, what: Path) -> None:
@@ -108,7 +114,7 @@ def sibling(path: Path, timeout: float = TIMEOUT_S) -> Iterator[None]:
         finally:
             lock.release()
         return
-    fd = open_lock_file(lock_path)
+    fd = open_lock_file(lock_path, guards=path)
     try:
         deadline = time.monotonic() + timeout
         while not try_hold(fd):

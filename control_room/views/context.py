@@ -23,6 +23,7 @@ def render(room: Room) -> str:
         f"_Refreshed {now_iso()} by control-room._",
         "",
         f"- STOP: {'YES, every cycle halts: ' + s['stop'] if s['stop'] else 'no'}",
+        *[f"- WARNING: {w}" for w in s["warnings"]],
         "- tasks: " + ", ".join(f"{k} {v}" for k, v in t.items()),
         f"- spend today: ${s['spend_today_usd']:.2f}"
         + (f" of ${budget:.2f} daily budget" if budget is not None else ""),

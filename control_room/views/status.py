@@ -17,18 +17,20 @@ from control_room.ledger import events, result
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
 from control_room.ledger.stats import summary
+from control_room.ledger.verify import Check, check
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.room.settings import DEFAULTS, Settings
 from control_room.store.files import read_text
 from control_room.timeutil import today
+from control_room.words import count
 
 WAITING_MAX = 200  # status says why queued tasks wait up to this many; `task list` for more
 SHOWN = 5  # waiting tasks named on the screen (all of them in --json)
 
 
 def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
-    out: dict[str, Any] = {"room": str(room.root), "stop": None, "ledger_error": None}
+    out: dict[str, Any] = {"room": str(room.root), "stop": None, "ledger_error": None, "warnings": []}
     if room.stopped():
         out["stop"] = _stop_note(room)
     out["tasks"] = room.counts()
@@ -44,10 +46,15 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
     try:
         s = summary(room.ledger, room.cache / "ledger-summary")
         recent = [parse(line) for line in tail(room.ledger, last)]
+        out["warnings"] = ledger_warnings(check(room.ledger, room.cache / "ledger-chain"))
     except FileNotFoundError:
         s = {"lines": 0, "events": {}, "spend_by_day": {}}
         recent = []
         out["ledger_error"] = f"{room.ledger} is missing"
+        out["warnings"] = [
+            f"{LEDGER} is missing: restore it (`git checkout {LEDGER}`), or run `control-room init` "
+            "to start a new one"
+        ]
     spent = s["spend_by_day"].get(today(), 0.0)
     out["spend_today_usd"] = round(spent, 6)
     out["ledger_lines"] = s["lines"]
@@ -85,6 +92,37 @@ def waiting(room: Room, settings: Settings, spent: float, loops: dict[str, Any])
     return out
 
 
+LEDGER = "control-room/LEDGER.md"
+
+
+def ledger_warnings(c: Check) -> list[str]:
+    """What a person must know about the ledger file itself, one line each, with the fix."""
+    if c.empty:
+        return [
+            f"{LEDGER} is empty: its header is gone and no line can be read; restore it "
+            f"(`git checkout {LEDGER}`), or run `control-room init` to write its header again"
+        ]
+    out = []
+    if not c.header:
+        out.append(
+            f"{LEDGER} has no ledger header (the table header under its preamble): none of its "
+            "lines is read; run `control-room init` to put the header back, keeping every line"
+        )
+    if c.bad:
+        first = c.first[0]
+        more = f" (and {count(c.bad - 1, 'more bad line')})" if c.bad > 1 else ""
+        out.append(
+            f"{LEDGER}:{first.line}: {first.kind}: {first.why}{more}; "
+            "`control-room ledger verify` lists every bad line"
+        )
+    if c.torn_tail:
+        out.append(
+            f"{LEDGER}: its last line has no newline (a torn write); the next append starts a new "
+            "line, `control-room ledger verify` names the torn one"
+        )
+    return out
+
+
 def _stop_note(room: Room) -> str:
     try:
         head = read_text(room.stop, 400).strip()
@@ -101,6 +139,7 @@ def render(s: dict[str, Any]) -> str:
     t = s["tasks"]
     lines = [f"room      {s['room']}"]
     lines.append(f"STOP      YES - every cycle halts: {s['stop']}" if s["stop"] else "STOP      no")
+    lines += [f"warning   {w}" for w in s["warnings"]]
     lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in t))
     lines += _render_waiting(s)
     routes = s["routes"]
@@ -119,7 +158,7 @@ def render(s: dict[str, Any]) -> str:
         lines.append(
             "held      " + ", ".join(s["held"]) + "  (death loops: fed no tasks until a person acts)"
         )
-    lines.append(f"ledger    {s['ledger_lines']:,} lines" + ("; last:" if s["last"] else ""))
+    lines.append(f"ledger    {count(s['ledger_lines'], 'line')}" + ("; last:" if s["last"] else ""))
     for e in s["last"]:
         lines.append("  " + format_entry(e))
     return "\n".join(lines)

@@ -34,3 +34,11 @@ def test_timeout_kills_the_whole_group(tmp_path):
     assert r.result.timed_out and not r.outcome.ok
     assert "killed at its time limit" in r.outcome.final_message
     assert_group_dead(pidfile)
+
+
+def test_the_report_names_the_files_it_points_at(tmp_path):
+    r = run(tmp_path, ["python3", "-c", "print('hi')"])
+    out, res = r.outcome, r.result
+    where = f"(its output: {res.stdout.path}, {res.stderr.path})"
+    assert f"after {res.duration_s:.2f}s {where}\n" in out.final_message
+    assert "<task>" not in out.final_message

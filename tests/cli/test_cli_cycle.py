@@ -53,6 +53,30 @@ def test_cycle_passes_a_task(run: Run, inside: Room) -> None:
     assert events(inside.ledger)[-2:] == ["claim", "result"]
 
 
+def test_the_probe_report_names_the_task_s_own_captures(run: Run, inside: Room) -> None:
+    queue(inside, "t-probe")
+    assert run("cycle").exit_code == errors.PASSED
+    report = (inside.swarm / "results" / "t-probe" / "report.md").read_text()
+    found = re.search(r"^- CONFIRMED: `.*` exited 0 after [\d.]+s \(its output: (.*)\)$", report, re.M)
+    assert found is not None, report
+    assert found.group(1) == "swarm/results/t-probe/stdout.txt, swarm/results/t-probe/stderr.txt"
+    assert "<task>" not in report
+
+
+def test_the_prompt_carries_the_field_guide_s_lessons_only(run: Run, inside: Room) -> None:
+    guide = inside.root / "intelligence" / "FIELD_GUIDE.md"
+    queue(inside, "t-new")
+    assert run("cycle").exit_code == errors.PASSED
+    brief = (inside.swarm / "outbox" / "t-new.md").read_text()
+    assert "## Field guide\n\n(empty)\n\n## Your task\n" in brief  # a new room: no lesson yet
+    assert "PYTHONHASHSEED" not in brief and "This notebook belongs" not in brief
+    guide.write_text(guide.read_text() + "\n- the bench needs a warm cache (task t-new)\n")
+    queue(inside, "t-next")
+    assert run("cycle").exit_code == errors.PASSED
+    brief = (inside.swarm / "outbox" / "t-next.md").read_text()
+    assert "## Field guide\n\n- the bench needs a warm cache (task t-new)\n\n## Your task\n" in brief
+
+
 def test_cycle_with_room_option_from_outside(run: Run, room: Room, tmp_path: Path) -> None:
     queue(room, "t-out")
     result = run("cycle", "--room", str(room.root))  # cwd is tmp_path, not the room

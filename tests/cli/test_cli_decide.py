@@ -115,9 +115,9 @@ def test_a_gated_task_waits_for_approval_then_runs(run: Run, inside: Room) -> No
             errors.OK, "nothing to do: 1 queued task not ready: g waits for gate gpu: `control-room approve g`\n",
         )  # fmt: skip
     assert where(inside, "g") == ["queue"]
-    assert events(inside.ledger).count("GPU_APPROVAL_NEEDED") == 1  # logged once, not per cycle
+    assert events(inside.ledger).count("gpu-approval-needed") == 1  # logged once, not per cycle
     hold = last_line(inside)
-    assert (hold.event, hold.task, hold.outcome) == ("GPU_APPROVAL_NEEDED", "g", "held")
+    assert (hold.event, hold.task, hold.outcome) == ("gpu-approval-needed", "g", "held")
     assert hold.detail == "gate gpu needs `control-room approve g`"
 
     before = inside.control.read_text()
@@ -143,7 +143,7 @@ def test_a_gated_task_waits_for_approval_then_runs(run: Run, inside: Room) -> No
     assert ran.exit_code == errors.PASSED, ran.stdout
     assert ran.stdout.startswith("passed: g (round 1; ")
     assert where(inside, "g") == ["done"]
-    assert events(inside.ledger).count("GPU_APPROVAL_NEEDED") == 1
+    assert events(inside.ledger).count("gpu-approval-needed") == 1
 
 
 def test_approve_keeps_a_persons_comments_in_block_style_approvals(run: Run, inside: Room) -> None:

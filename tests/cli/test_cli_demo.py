@@ -3,15 +3,17 @@ probe adapter and real benchmarks, then the files it leaves."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from support import events
+from support import assert_views_agree, events
 
 from control_room import errors
+from control_room.room.layout import Room
 
 CYCLE_LINES = [
     (r"cycle 1: passed: sieve-1 \(round 1; agent exit 0 in [\d.]+s; report ok; validator passed; "
@@ -124,3 +126,14 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(exe: str, tmp_path: Pa
     assert proc.wait(timeout=300) == 141
     assert err == ""
     assert cr(exe, "ledger", "verify", cwd=tmp_path / "d").returncode == 0
+
+
+def test_after_the_demo_the_views_say_what_status_says(
+    exe: str, demo: tuple[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    root, _ = demo
+    status = json.loads(cr(exe, "--room", str(root), "status", "--json", cwd=root.parent).stdout)
+    assert status["tasks"] == {"queue": 0, "running": 0, "done": 2, "parked": 1, "rejected": 2,
+                               "cancelled": 0}  # fmt: skip
+    assert status["ledger_lines"] == len(events(root / "control-room" / "LEDGER.md"))
+    assert_views_agree(Room(root), status)

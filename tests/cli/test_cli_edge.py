@@ -3,6 +3,8 @@ and CURRENT_CONTEXT.md when it ends, however it ends; a command that only reads 
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, TIME, data_lines, drop, events, queue
+from support import ADD_ARGS, TIME, assert_views_agree, data_lines, drop, events, queue, refuse_new_files
 
 from control_room import errors
 from control_room.dispatch import brake
@@ -224,3 +226,98 @@ def test_run_refreshes_the_views_between_its_cycles(run: Run, inside: Room) -> N
     assert shown(inside, k) in prompt_context(inside, "t-b")  # cycle 2's prompt saw cycle 1's result
     assert not any("  result  " in ln for ln in prompt_context(inside, "t-a"))
     assert_refreshed(inside)
+
+
+# (f) after every command that changes the room, the views say what status says ------------------
+
+
+def agree(run: Run, room: Room) -> dict[str, object]:
+    status = run("status", "--json")
+    assert status.exit_code == 0, status.stderr
+    data: dict[str, object] = json.loads(status.stdout)
+    assert_views_agree(room, data)
+    return data
+
+
+def test_a_session_in_which_the_views_agree_with_status_after_each_command(run: Run, tmp_path: Path) -> None:
+    assert run("init", "r").exit_code == 0
+    inside = Room(tmp_path / "r")
+    os.chdir(inside.root)
+    session: list[tuple[str, ...]] = [
+        ("route", "add", "faster", "--title", "Make it faster"),
+        ("route", "add", "slower", "--title", "Make it slower"),
+        ("task", "add", "--id", "t1", *ADD_ARGS, "--adapter", "probe", "--route", "faster"),
+        ("task", "add", "--id", "t2", *ADD_ARGS, "--adapter", "probe", "--route", "slower"),
+        ("task", "add", "--id", "t3", *ADD_ARGS, "--adapter", "probe"),
+        ("task", "park", "t3", "--reason", "later"),
+        ("task", "retry", "t3"),
+        ("task", "cancel", "t3"),
+        ("route", "kill", "slower", "--verdict", "no gain", "--reopen-if", "never"),
+        ("stop", "--reason", "lunch"),
+        ("cycle",),
+        ("resume",),
+        ("cycle",),  # t1 runs (its command is `python bench.py`, which is not there: it fails)
+        ("cycle",),  # t1 fails again: parked
+        ("cycle",),  # t2 is on a killed route: rejected
+        ("task", "list"),
+        ("lever", "add", "cache", "--title", "Cache the input", "--because", "profiling"),
+        ("init",),
+    ]
+    agree(run, inside)
+    for args in session:
+        result = run(*args)
+        assert result.exit_code in (0, errors.FAILED, errors.STOPPED), (args, result.stdout, result.stderr)
+        agree(run, inside)
+    drop(inside, "junk.json", "{oops")  # a hand-dropped file, rejected by the next listing
+    assert run("task", "list").exit_code == 0
+    data = agree(run, inside)
+    assert data["tasks"] == {"queue": 0, "running": 0, "done": 0, "parked": 1, "rejected": 2, "cancelled": 1}
+    assert events(inside.ledger).count("reject") == 2 and events(inside.ledger).count("park") == 2
+
+
+def test_a_change_that_fails_before_its_ledger_line_still_refreshes_the_views(
+    run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The listing moves a junk file to rejected/, then cannot write the reason beside it: the
+    command fails before the `reject` line, but the counts the views show have changed."""
+    drop(inside, "junk.json", "{oops")
+    agree_before = run("status", "--json")
+    assert json.loads(agree_before.stdout)["tasks"]["queue"] == 1
+    real_open = os.open
+    refuse_new_files(monkeypatch, inside.state_dir("rejected"))
+    result = run("task", "list")
+    assert result.exit_code == errors.IO_ERROR
+    reason = inside.state_dir("rejected") / "junk.json.reason"
+    assert result.stderr == f"Error: cannot write {reason}: Read-only file system\n"
+    assert events(inside.ledger) == ["init"]  # no line: the ledger did not grow
+    monkeypatch.setattr(os, "open", real_open)
+    data = agree(run, inside)
+    assert (data["tasks"]["queue"], data["tasks"]["rejected"]) == (0, 1)  # type: ignore[index]
+
+
+def test_a_demo_that_fails_mid_way_still_leaves_its_views_current(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo is an edge like any command: what its last cycle did before an error shows."""
+    from control_room.cli import demo
+
+    real = demo.cycle
+    calls = 0
+
+    def cycle_then_fail(room: Room) -> object:
+        nonlocal calls
+        calls += 1
+        result = real(room)
+        if calls == 2:
+            raise InvalidError("a room problem after the second cycle")
+        return result
+
+    monkeypatch.setattr(demo, "cycle", cycle_then_fail)
+    result = run("demo", "d")
+    assert (result.exit_code, result.stderr) == (
+        errors.INVALID, "Error: a room problem after the second cycle\n",
+    )  # fmt: skip
+    room = Room(tmp_path / "d")
+    assert events(room.ledger).count("result") == 2  # the second cycle ran to its end
+    os.chdir(room.root)
+    agree(run, room)

@@ -46,7 +46,7 @@ def test_verify_after_a_hand_edit(run: Run, inside: Room) -> None:
     assert (result.exit_code, result.stdout) == (6, "")
     assert result.stderr == (
         f"{REL}:{lineno(3)}: edited: its content does not match its hash {stored}\n"
-        "ledger BAD: 1 bad line(s) of 5\n"
+        "ledger BAD: 1 bad line of 5\n"
     )
 
 
@@ -67,7 +67,10 @@ def test_verify_a_file_that_is_not_a_ledger(run: Run, inside: Room) -> None:
     inside.ledger.write_text("# notes\n")
     result = run("ledger", "verify")
     assert (result.exit_code, result.stdout) == (6, "")
-    assert result.stderr == f"{REL}: no ledger table header found; the file is not a ledger\n"
+    assert result.stderr == (
+        f"{REL}: no ledger table header found, so none of its lines is read; "
+        "`control-room init` puts the header back, keeping every line\n"
+    )
 
 
 def test_verify_lists_at_most_twenty_problems(run: Run, inside: Room) -> None:
@@ -78,7 +81,7 @@ def test_verify_lists_at_most_twenty_problems(run: Run, inside: Room) -> None:
     err = result.stderr.split("\n")
     assert result.exit_code == 6
     assert len(err) == 20 + 3 and err[-1] == ""
-    assert err[20:22] == ["... and 14 more", "ledger BAD: 34 bad line(s) of 35"]
+    assert err[20:22] == ["... and 14 more", "ledger BAD: 34 bad lines of 35"]
 
 
 def test_tail(run: Run, inside: Room) -> None:
@@ -126,7 +129,8 @@ def test_stats_text(run: Run, inside: Room) -> None:
     ledger.append(inside.ledger, ev("result"), adapter="codex", outcome="pass", cost_usd=1.5)
     out = run("ledger", "stats").stdout.split("\n")
     assert out[0] == "6 events, $1.5000 spent"
-    assert f"  {'codex':<20} {1:>8,} events  ${1.5:>10,.4f}  pass 1" in out
+    assert f"  {'codex':<20}        1 event   ${1.5:>10,.4f}  pass 1" in out  # 1 event, columns kept
+    assert f"  {'-':<20}        5 events  ${0:>10,.4f}  ok 1" in out
 
 
 @pytest.mark.parametrize(
@@ -148,5 +152,5 @@ def test_outside_a_room(run: Run, tmp_path: Path, args: list[str]) -> None:
 def test_room_option_anywhere(run: Run, room: Room, args: list[str]) -> None:
     result = run(*args)
     assert (result.exit_code, result.stdout) == (
-        0, "ledger ok: 1 lines from 1 writer, every chain intact\n",
+        0, "ledger ok: 1 line from 1 writer, every chain intact\n",
     )  # fmt: skip

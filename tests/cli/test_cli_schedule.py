@@ -34,6 +34,15 @@ def starters() -> list[list[str]]:
     return out
 
 
+def once(path: str) -> str:
+    """PATH with each folder once, in its first place (what the entries carry)."""
+    out: list[str] = []
+    for folder in path.split(os.pathsep):
+        if folder and folder not in out:
+            out.append(folder)
+    return os.pathsep.join(out)
+
+
 def split_cron(line: str) -> tuple[list[str], str]:
     """(the five schedule fields, the command part) of a crontab line."""
     parts = line.split(" ", 5)
@@ -78,7 +87,7 @@ def test_cron_entry_is_a_comment_and_one_line(run: Run, inside: Room) -> None:
     q = shlex.quote
     room = str(inside.root)
     tail = f"--room {q(room)} cycle >> {q(str(inside.cr / 'cycle.log'))} 2>&1"
-    expected = [f"cd {q(room)} && PATH={q(os.environ['PATH'])} {shlex.join(argv)} {tail}" for argv in starters()]
+    expected = [f"cd {q(room)} && PATH={q(once(os.environ['PATH']))} {shlex.join(argv)} {tail}" for argv in starters()]
     assert command in expected
     words = shlex.split(command)
     assert Path(words[1]).is_absolute() and Path(words[4]).is_absolute()  # cd ROOM && PATH=... EXE
@@ -145,6 +154,17 @@ def test_cron_needs_whole_minutes(run: Run, inside: Room) -> None:
     assert result.stderr == "Error: cron fires at most once a minute: use whole minutes (--every 30m)\n"
 
 
+def test_the_cron_entry_carries_each_path_folder_once_in_its_first_place(
+    run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/local/bin:/usr/bin::/bin:/usr/local/bin:{bin_dir}:/usr/bin")
+    result = run("schedule", "--cron", "--every", "30m")
+    assert (result.exit_code, result.stderr) == (0, "")
+    words = shlex.split(split_cron(result.stdout.split("\n")[1])[1])
+    assert words[3] == f"PATH={bin_dir}:/usr/local/bin:/usr/bin:/bin"
+
+
 # launchd --------------------------------------------------------------------------------
 
 
@@ -159,7 +179,7 @@ def test_launchd_plist(run: Run, inside: Room) -> None:
     assert plist["StandardOutPath"] == plist["StandardErrorPath"] == str(inside.cr / "cycle.log")
     assert Path(plist["StandardOutPath"]).parent == inside.cr
     assert plist["WorkingDirectory"] == str(inside.root)
-    assert plist["EnvironmentVariables"]["PATH"] == os.environ["PATH"]
+    assert plist["EnvironmentVariables"]["PATH"] == once(os.environ["PATH"])
     assert plist["Label"].startswith("dev.control-room.room.")
     assert result.stderr == (f"# save as ~/Library/LaunchAgents/{plist['Label']}.plist, then: "
                              f"launchctl load ~/Library/LaunchAgents/{plist['Label']}.plist\n")  # fmt: skip
@@ -176,7 +196,17 @@ def test_launchd_plist_runs_a_cycle(run: Run, inside: Room, tmp_path: Path) -> N
     assert (inside.state_dir("done") / "t-launchd.json").exists()
 
 
-# neither --------------------------------------------------------------------------------
+def test_the_launchd_plist_carries_each_path_folder_once(
+    run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/opt/a:/usr/bin:/opt/a:/bin:/usr/bin")
+    result = run("schedule", "--launchd", "--every", "15m")
+    assert result.exit_code == 0, result.stderr
+    plist = plistlib.loads(result.stdout.encode("utf-8"))
+    assert plist["EnvironmentVariables"] == {"PATH": "/opt/a:/usr/bin:/bin"}
+
+
+# neither, or both -----------------------------------------------------------------------
 
 
 def test_schedule_needs_a_scheduler(run: Run, inside: Room) -> None:
@@ -184,6 +214,15 @@ def test_schedule_needs_a_scheduler(run: Run, inside: Room) -> None:
     assert (result.exit_code, result.stdout) == (errors.USAGE, "")
     assert result.stderr.endswith("Error: say which scheduler: --cron or --launchd\n")
     assert result.stderr.startswith("Usage: control-room schedule [OPTIONS]\n")
+
+
+def test_schedule_refuses_both_schedulers_at_once(run: Run, inside: Room) -> None:
+    result = run("schedule", "--cron", "--launchd")
+    assert (result.exit_code, result.stdout) == (errors.USAGE, "")
+    assert result.stderr.startswith("Usage: control-room schedule [OPTIONS]\n")
+    assert result.stderr.endswith(
+        "Error: --cron and --launchd print different entries: give one, and run again for the other\n"
+    )
 
 
 def test_schedule_refuses_a_bad_duration(run: Run, inside: Room) -> None:

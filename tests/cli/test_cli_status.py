@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, no_room_error, queue, set_gate
+from support import ADD_ARGS, data_lines, lineno, no_room_error, queue, set_gate
 
 from control_room import errors
+from control_room.ledger.line import HEADER, PREAMBLE
 from control_room.room import scaffold
 from control_room.room.layout import Room
 from control_room.views import status
@@ -35,7 +36,7 @@ def test_status_on_one_screen(run: Run, inside: Room) -> None:
         "routes    none yet",
         "spend     $0.00 today of $10.00 daily budget (0%)",
         "findings  0",
-        "ledger    1 lines; last:",
+        "ledger    1 line; last:",
         lines[7],
     ]
     plan = scaffold.plan()
@@ -51,7 +52,7 @@ def test_status_json(run: Run, inside: Room) -> None:
     result = run("status", "--json")
     assert (result.exit_code, result.stderr) == (0, "")
     data = json.loads(result.stdout)
-    assert list(data) == ["room", "stop", "ledger_error", "tasks", "routes", "daily_budget_usd",
+    assert list(data) == ["room", "stop", "ledger_error", "warnings", "tasks", "routes", "daily_budget_usd",
                           "control_error", "spend_today_usd", "ledger_lines", "findings", "held",
                           "waiting", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
@@ -244,3 +245,60 @@ def test_status_with_a_broken_gate_names_no_waiting_task(run: Run, inside: Room)
         "routes    none yet",
     ]
     assert json.loads(run("status", "--json").stdout)["waiting"] is None
+
+
+# a damaged ledger is flagged where people look ------------------------------------------------
+
+NO_HEADER = (
+    "control-room/LEDGER.md has no ledger header (the table header under its preamble): none of its "
+    "lines is read; run `control-room init` to put the header back, keeping every line"
+)
+
+
+def warnings(run: Run) -> tuple[list[str], list[str]]:
+    """The warning lines of `status`, and the warnings of `status --json`."""
+    text = [ln[10:] for ln in run("status").stdout.split("\n") if ln.startswith("warning   ")]
+    return text, json.loads(run("status", "--json").stdout)["warnings"]
+
+
+def test_a_sound_ledger_gives_no_warning(run: Run, inside: Room) -> None:
+    assert warnings(run) == ([], [])
+
+
+def test_an_empty_ledger_is_a_warning_naming_the_file_and_the_fix(run: Run, inside: Room) -> None:
+    inside.ledger.write_bytes(b"")
+    text = (
+        "control-room/LEDGER.md is empty: its header is gone and no line can be read; restore it "
+        "(`git checkout control-room/LEDGER.md`), or run `control-room init` to write its header again"
+    )
+    assert warnings(run) == ([text], [text])
+    assert run("status").stdout.split("\n")[2] == f"warning   {text}"  # right under STOP
+
+
+def test_a_ledger_without_its_header_is_a_warning(run: Run, inside: Room) -> None:
+    inside.ledger.write_text(inside.ledger.read_text().replace(HEADER + "\n", ""))
+    assert warnings(run) == ([NO_HEADER], [NO_HEADER])
+
+
+def test_a_broken_chain_is_a_warning_and_verify_agrees(run: Run, inside: Room) -> None:
+    for k in range(3):
+        assert run("stop", "--reason", f"r{k}").exit_code == 0
+        assert run("resume").exit_code == 0
+    assert warnings(run) == ([], [])  # checked once: the checkpoint is now at the end
+    lines = data_lines(inside.ledger)
+    assert "| stop |" in lines[3] and "| r1 |" in lines[3]
+    lines[3] = lines[3].replace("| r1 |", "| r9 |")  # an edit by hand: same length, same place,
+    saved = inside.ledger.with_name("LEDGER.md.new")  # saved as an editor does: a new file renamed
+    saved.write_text(PREAMBLE + "".join(f"{ln}\n" for ln in lines))
+    os.replace(saved, inside.ledger)
+    stored = lines[3].split(" | ")[-1].rstrip(" |")
+    assert run("stop", "--reason", "again").exit_code == 0  # and the ledger grows past the edit
+    text, as_json = warnings(run)
+    expected = (
+        f"control-room/LEDGER.md:{lineno(4)}: edited: its content does not match its hash {stored}; "
+        "`control-room ledger verify` lists every bad line"
+    )
+    assert (text, as_json) == ([expected], [expected])
+    verified = run("ledger", "verify")
+    assert verified.exit_code == errors.LEDGER_BAD
+    assert verified.stderr.startswith(f"control-room/LEDGER.md:{lineno(4)}: edited: its content does not")

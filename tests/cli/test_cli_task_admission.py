@@ -232,6 +232,6 @@ def test_a_dropped_file_and_a_proposal_get_the_same_words(run: Run, inside: Room
     plan.write_text(f"```json\n{json.dumps(task('p1', validator='sleep 1; echo x'))}\n```\n")
     result = run("validate", "--proposals", str(plan))
     assert (result.exit_code, result.stderr) == (
-        4, f"{plan}:1: task refused: {SLEEPY}\n{plan}: none of the 1 proposals is a valid task\n",
+        4, f"{plan}:1: task refused: {SLEEPY}\n{plan}: the only proposal is not a valid task\n",
     )  # fmt: skip
     assert events(inside.ledger) == ["init", "reject"]

@@ -60,7 +60,7 @@ def test_running_tasks_reserve_their_cost_against_the_budget(room: Room) -> None
     finally:
         os.close(held)
     assert result.code == errors.OK
-    assert "BUDGET_HOLD" in events(room.ledger)
+    assert "budget-hold" in events(room.ledger)
 
 
 def test_nothing_to_do_names_the_first_waiting_tasks_and_why(room: Room) -> None:

@@ -46,8 +46,40 @@ def test_the_field_guide_is_capped_and_the_cap_is_a_warning(room: Room) -> None:
     section = p.text[p.text.index("## Field guide") : p.text.index("## Your task")]
     assert section == "## Field guide\n\nline 1\nline 2\nline 3\n\n"
     assert p.warnings == [
-        "intelligence/FIELD_GUIDE.md has 10 lines, over the cap of 3: only the first 3 were injected"
+        "intelligence/FIELD_GUIDE.md has 10 lesson lines, over the cap of 3: only the first 3 were injected"
     ]
+
+
+def section(p: prompt.Prompt) -> str:
+    return p.text[p.text.index("## Field guide") : p.text.index("## Your task")]
+
+
+def test_the_shipped_field_guide_injects_nothing(room: Room) -> None:
+    """Its guidance and examples are in an HTML comment: a new room's prompts carry no lesson."""
+    guide = (room.root / "intelligence" / "FIELD_GUIDE.md").read_text()
+    assert "<!--" in guide and "(task bench-noise-1)" in guide
+    p = prompt.assemble(room, probe_task("t1"), "engineer", settings.load(room))
+    assert section(p) == "## Field guide\n\n(empty)\n\n"
+
+
+def test_only_lessons_are_injected_and_counted(room: Room) -> None:
+    guide = room.root / "intelligence" / "FIELD_GUIDE.md"
+    guide.write_text(
+        guide.read_text()
+        + "\n- lesson one (task a-1)\n\n<!-- a note for people -->\n- lesson <!-- inline -->two (task b-2)\n"
+        + "<!-- left open\n- not a lesson\n"
+    )
+    s = settings.load(room).replace(field_guide_max_lines=2)
+    p = prompt.assemble(room, probe_task("t1"), "engineer", s)
+    assert section(p) == "## Field guide\n\n- lesson one (task a-1)\n- lesson two (task b-2)\n\n"
+    assert p.warnings == []
+
+
+def test_the_text_older_rooms_were_given_is_not_injected(room: Room) -> None:
+    old = ["# Field guide", "", *sorted(prompt.SHIPPED_BEFORE_0_3), "", "- a real lesson (task c-3)"]
+    (room.root / "intelligence" / "FIELD_GUIDE.md").write_text("\n".join(old) + "\n")
+    p = prompt.assemble(room, probe_task("t1"), "engineer", settings.load(room))
+    assert section(p) == "## Field guide\n\n- a real lesson (task c-3)\n\n"
 
 
 def test_a_missing_report_format_skill_is_an_error(room: Room) -> None:

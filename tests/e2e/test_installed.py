@@ -95,4 +95,4 @@ def test_user_errors_exit_with_their_code_and_no_traceback(cr, tmp_path: Path) -
     ledger.write_text(ledger.read_text().replace("| init |", "| edited |"))
     done = cr("ledger", "verify", cwd=root)
     assert done.returncode == 6
-    assert done.stderr.endswith("ledger BAD: 1 bad line(s) of 1\n")
+    assert done.stderr.endswith("ledger BAD: 1 bad line of 1\n")

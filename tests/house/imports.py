@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "control_room"
 # Lowest first. A module may import its own layer and the layers below it, never above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("control_room", "control_room.errors", "control_room.timeutil",
-              "control_room.proc")),
+              "control_room.proc", "control_room.words")),
     ("store", ("control_room.store",)),
     ("ledger", ("control_room.ledger",)),
     ("room", ("control_room.room",)),

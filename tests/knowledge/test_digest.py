@@ -28,7 +28,7 @@ def test_the_prompt_carries_the_routes_tombstone_and_history(room: Room) -> None
     section = prompt[prompt.index("## This route so far"):prompt.index("## Your task")]
     assert "Tombstone (graveyard/hist.md, state reopened)" in section
     assert "too slow by 10x" in section and "we got the faster machine" in section
-    assert "1 attempts (1 passed, 0 failed)" in section
+    assert "1 attempt (1 passed, 0 failed)" in section
 
 
 def big_ledger(room: Room, n: int) -> None:

@@ -32,7 +32,7 @@ def test_three_identical_failures_hold_the_route_until_a_person_acts(room: Room)
     drop(room, task("f-3", route="loopy"))
     assert cycle.cycle(room).code == errors.OK  # held: fail closed
     assert swarm.locate(room, "f-3")[0] == "queue"
-    assert "ROUTE_HELD" in events(room.ledger)
+    assert "route-held" in events(room.ledger)
     findings.resume(room, gate, "loopy", "fixed the off-by-one in the validator")
     assert cycle.cycle(room).task_id == "f-3"
     assert findings.gather(room, gate)["death_loops"] == []

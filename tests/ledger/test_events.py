@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -50,13 +51,34 @@ def test_an_event_without_outcomes_takes_any_and_defaults_to_empty() -> None:
 
 def test_approval_needed() -> None:
     gpu = events.approval_needed("gpu")
-    assert gpu.name == "GPU_APPROVAL_NEEDED"
-    assert events.approval_needed("submit").name == "SUBMIT_APPROVAL_NEEDED"
+    assert gpu.name == "gpu-approval-needed"
+    assert events.approval_needed("submit").name == "submit-approval-needed"
     assert (gpu.outcomes, gpu.columns, gpu.when) == (
         events.APPROVAL_NEEDED.outcomes, events.APPROVAL_NEEDED.columns, events.APPROVAL_NEEDED.when,
     )  # fmt: skip
-    assert events.APPROVAL_NEEDED.name == "<GATE>_APPROVAL_NEEDED"  # the template is not renamed
-    assert repr(gpu) == "Event('GPU_APPROVAL_NEEDED')"
+    assert events.APPROVAL_NEEDED.name == "<gate>-approval-needed"  # the template is not renamed
+    assert repr(gpu) == "Event('gpu-approval-needed')"
+
+
+def test_every_name_is_lower_kebab() -> None:
+    for e in events.EVENTS:
+        assert re.fullmatch(r"[a-z<>]+(-[a-z<>]+)*", e.name), e.name
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("BUDGET_HOLD", "budget-hold"), ("ROUTE_HELD", "route-held"),
+     ("GPU_APPROVAL_NEEDED", "gpu-approval-needed"), ("SUBMIT_APPROVAL_NEEDED", "submit-approval-needed"),
+     ("BIG_GPU_APPROVAL_NEEDED", "big_gpu-approval-needed")],
+)  # fmt: skip
+def test_names_written_before_0_3_read_as_today_s(old: str, new: str) -> None:
+    assert events.canonical(old) == new
+    assert events.canonical(new) == new
+
+
+@pytest.mark.parametrize("name", ["result", "claim", "_APPROVAL_NEEDED", "anything-else", ""])
+def test_other_names_are_kept(name: str) -> None:
+    assert events.canonical(name) == name
 
 
 def test_intelligence() -> None:

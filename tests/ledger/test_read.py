@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support import five_lines
 
-from control_room.ledger.read import tail
+from control_room.ledger.read import has_header, tail
 
 
 def test_tail_returns_the_last_lines_in_order(ledger: Path) -> None:
@@ -19,3 +19,14 @@ def test_tail_returns_the_last_lines_in_order(ledger: Path) -> None:
 
 def test_tail_of_an_empty_ledger(ledger: Path) -> None:
     assert tail(ledger, 5) == []
+
+
+def test_has_header(ledger: Path, tmp_path: Path) -> None:
+    assert has_header(ledger)
+    lines = ledger.read_text().splitlines(keepends=True)
+    headless = tmp_path / "headless.md"
+    headless.write_text("".join(ln for ln in lines if not ln.startswith("| time | id |")))
+    assert not has_header(headless)
+    empty = tmp_path / "empty.md"
+    empty.write_bytes(b"")
+    assert not has_header(empty)

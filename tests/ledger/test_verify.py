@@ -8,8 +8,9 @@ import pytest
 from support import ev, five_lines, lineno, rewrite
 
 from control_room.ledger import append
-from control_room.ledger.line import parse
-from control_room.ledger.verify import verify
+from control_room.ledger import verify as verify_module
+from control_room.ledger.line import PREAMBLE, parse
+from control_room.ledger.verify import Check, Problem, check, verify
 
 
 def test_verify_a_clean_ledger(ledger: Path) -> None:
@@ -108,3 +109,61 @@ def test_verify_a_union_merge_of_two_machines(tmp_path: Path, ledger: Path) -> N
     # and the machine that pulls the merge keeps chaining onto it
     append(ledger, ev("e"), writer="server")
     assert verify(ledger).ok is True
+
+
+# check: the first pass kept current incrementally, for status ----------------------------------
+
+
+def test_check_a_clean_ledger_then_only_what_is_appended(
+    ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cp = tmp_path / "chain"
+    five_lines(ledger)
+    assert check(ledger, cp) == Check(empty=False, header=True, bad=0, first=[], torn_tail=False)
+    hashed: list[str] = []
+    real = verify_module.line_hash
+    monkeypatch.setattr(verify_module, "line_hash", lambda body: hashed.append(body) or real(body))
+    append(ledger, ev("e"), detail="six")
+    assert check(ledger, cp).ok
+    assert len(hashed) == 1 and "| six |" in hashed[0]  # the new line only
+    hashed.clear()
+    assert check(ledger, cp).ok and hashed == []  # nothing new: nothing hashed
+
+
+UNLINKED = "it does not follow the line of writer tester before it: a line was deleted or moved"
+
+
+def test_check_names_a_bad_line_appended_by_hand(ledger: Path, tmp_path: Path) -> None:
+    cp = tmp_path / "chain"
+    lines = five_lines(ledger)
+    assert check(ledger, cp).ok
+    stored = parse(lines[4]).hash  # type: ignore[union-attr]
+    with open(ledger, "a") as f:  # a copy of line 5, edited: wrong hash, and a link that repeats
+        f.write(lines[4].replace("detail-4", "detail-X") + "\n")
+    c = check(ledger, cp)
+    assert (c.ok, c.bad) == (False, 2)
+    assert c.first == [
+        Problem(lineno(6), "edited", f"its content does not match its hash {stored}"),
+        Problem(lineno(6), "unlinked", UNLINKED),
+    ]
+
+
+def test_check_sees_a_rewrite_and_starts_over(ledger: Path, tmp_path: Path) -> None:
+    cp = tmp_path / "chain"
+    lines = five_lines(ledger)
+    assert check(ledger, cp).ok
+    rewrite(ledger, lines[:2] + lines[3:])  # a line deleted: the bytes it stopped at moved
+    c = check(ledger, cp)
+    assert (c.bad, [(p.line, p.kind) for p in c.first]) == (1, [(lineno(3), "unlinked")])
+
+
+def test_check_a_torn_tail_an_empty_file_and_no_header(ledger: Path, tmp_path: Path) -> None:
+    lines = five_lines(ledger)
+    ledger.write_text(PREAMBLE + "".join(f"{ln}\n" for ln in lines[:4]) + lines[4])
+    c = check(ledger, tmp_path / "a")
+    assert (c.header, c.bad, c.torn_tail, c.ok) == (True, 0, True, False)
+    ledger.write_bytes(b"")
+    assert check(ledger, tmp_path / "b") == Check(empty=True, header=False, bad=0, first=[], torn_tail=False)
+    ledger.write_text("".join(f"{ln}\n" for ln in lines))
+    c = check(ledger, tmp_path / "c")
+    assert (c.empty, c.header, c.bad, c.ok) == (False, False, 0, False)

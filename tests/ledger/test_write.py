@@ -10,8 +10,9 @@ import pytest
 from support import data_lines, ev, five_lines, lineno
 
 from control_room.ledger import append
-from control_room.ledger.line import parse
+from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse
 from control_room.ledger.verify import verify
+from control_room.ledger.write import restore_header
 
 
 def test_append_then_parse_round_trip(ledger: Path) -> None:
@@ -101,3 +102,77 @@ def test_eight_processes_appending_at_once(ledger: Path, tmp_path: Path) -> None
         assert mine == [f"p{p} {i}" for i in range(500)]
     report = verify(ledger)
     assert (report.ok, report.lines, report.writers) == (True, 4000, {"w0", "w1", "w2", "w3"})
+
+
+# restore_header: a ledger that lost its table header gets it back, every line kept -------------
+
+PROSE = PREAMBLE.split(HEADER)[0]  # "# LEDGER" and its paragraph, with the blank line after
+
+
+def test_a_ledger_with_its_header_is_left_alone(ledger: Path) -> None:
+    five_lines(ledger)
+    before = ledger.read_bytes()
+    assert restore_header(ledger) is None
+    assert ledger.read_bytes() == before
+
+
+def test_the_header_line_put_back_gives_the_very_same_file(ledger: Path) -> None:
+    five_lines(ledger)
+    whole = ledger.read_text()
+    ledger.write_text(whole.replace(HEADER + "\n", ""))
+    assert restore_header(ledger) == 5
+    assert ledger.read_text() == whole
+    assert verify(ledger).ok
+
+
+def test_a_lost_preamble_comes_back_above_the_lines(ledger: Path) -> None:
+    lines = five_lines(ledger)
+    ledger.write_text("".join(f"{ln}\n" for ln in lines))
+    assert restore_header(ledger) == 5
+    assert ledger.read_text() == PREAMBLE + "".join(f"{ln}\n" for ln in lines)
+    report = verify(ledger)
+    assert (report.ok, report.lines) == (True, 5)
+
+
+def test_what_a_person_wrote_above_stays_above_the_header(ledger: Path) -> None:
+    lines = five_lines(ledger)
+    ledger.write_text("my notes\n\n" + "".join(f"{ln}\n" for ln in lines[:4]) + lines[4])  # torn tail
+    assert restore_header(ledger) == 5
+    assert ledger.read_text() == (
+        PROSE.rstrip("\n")
+        + "\n\nmy notes\n\n"
+        + f"{HEADER}\n{SEPARATOR}\n"
+        + "".join(f"{ln}\n" for ln in lines)
+    )
+    assert verify(ledger).ok
+
+
+def test_an_empty_ledger_gets_its_preamble(tmp_path: Path) -> None:
+    path = tmp_path / "LEDGER.md"
+    path.write_bytes(b"")
+    assert restore_header(path) == 0
+    assert path.read_text() == PREAMBLE
+
+
+def test_lines_appended_while_the_header_is_restored_are_all_kept(ledger: Path, tmp_path: Path) -> None:
+    """Writers waiting for the lock while the file is replaced append to the new file."""
+    five_lines(ledger)
+    ledger.write_text(ledger.read_text().replace(HEADER + "\n", ""))
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(ledger), f"w{p}", f"p{p}", str(go)], stderr=subprocess.PIPE
+        )
+        for p in range(2)
+    ]
+    go.touch()
+    while ledger.read_text().count(" | p") < 50:  # the writers are at work: restore under them
+        pass
+    assert restore_header(ledger) is not None
+    errors = [proc.communicate(timeout=300)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], errors
+    report = verify(ledger)
+    assert (report.ok, report.lines) == (True, 1005)
+    for p in range(2):
+        mine = [e.detail for e in map(parse, data_lines(ledger)) if e and e.task == f"p{p}"]
+        assert mine == [f"p{p} {i}" for i in range(500)]

@@ -47,7 +47,7 @@ def test_the_plan_holds_every_default_file() -> None:
 
 def test_init_lays_out_a_room(tmp_path: Path) -> None:
     root = tmp_path / "new"
-    created, kept = scaffold.init(root)
+    created, kept, _ = scaffold.init(root)
     assert kept == []
     assert set(created) == {f"{d}/" for d in EXPECTED_DIRS} | {
         i.rel for i in scaffold.plan() if not i.is_dir
@@ -62,7 +62,7 @@ def test_init_twice_changes_nothing(tmp_path: Path) -> None:
     root = tmp_path / "r"
     scaffold.init(root)
     before = snapshot(root)
-    created, kept = scaffold.init(root)
+    created, kept, _ = scaffold.init(root)
     assert created == []
     assert sorted(kept) == sorted(i.rel for i in scaffold.plan() if not i.is_dir)
     assert snapshot(root) == before
@@ -70,7 +70,7 @@ def test_init_twice_changes_nothing(tmp_path: Path) -> None:
 
 def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     root = tmp_path / "planned"
-    created, kept = scaffold.init(root, dry_run=True)
+    created, kept, _ = scaffold.init(root, dry_run=True)
     assert not root.exists()
     assert kept == [] and set(EXPECTED_FILES) <= set(created)
 
@@ -78,7 +78,7 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
 def test_dry_run_on_a_room_writes_nothing(room: Room) -> None:
     (room.cr / "DIGEST.md").unlink()
     before = snapshot(room.root)
-    created, _ = scaffold.init(room.root, dry_run=True)
+    created, _, _ = scaffold.init(room.root, dry_run=True)
     assert created == ["control-room/DIGEST.md"]
     assert snapshot(room.root) == before
 
@@ -86,7 +86,7 @@ def test_dry_run_on_a_room_writes_nothing(room: Room) -> None:
 def test_init_never_overwrites_an_edited_file(room: Room) -> None:
     (room.root / "AGENTS.md").write_text("our own protocol\n")
     (room.root / "agents" / "engineer.md").unlink()
-    created, kept = scaffold.init(room.root)
+    created, kept, _ = scaffold.init(room.root)
     assert created == ["agents/engineer.md"]
     assert "AGENTS.md" in kept
     assert (room.root / "AGENTS.md").read_text() == "our own protocol\n"
@@ -100,7 +100,7 @@ def test_init_never_follows_or_replaces_a_symlink(room: Room, tmp_path: Path) ->
     target.write_text("not yours\n")
     (room.root / "CLAUDE.md").unlink()
     (room.root / "CLAUDE.md").symlink_to(target)
-    created, kept = scaffold.init(room.root)
+    created, kept, _ = scaffold.init(room.root)
     assert created == [] and "CLAUDE.md" in kept
     assert target.read_text() == "not yours\n"
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import refuse_new_files
 
-from control_room.errors import ConflictError
+from control_room.errors import IO_ERROR, ConflictError, ControlRoomError
 from control_room.store.files import TMP_PREFIX, atomic_write, create_exclusive, update
 
 
@@ -122,3 +124,30 @@ def test_update_gives_up_when_the_file_keeps_changing(tmp_path: Path) -> None:
     assert calls == 3
     assert path.read_text() == "person's edit 3\n"
     assert leftovers(tmp_path) == []
+
+
+# a write the system refuses names the file meant, never a temp or lock file -------------------
+
+
+@pytest.mark.parametrize("write", [atomic_write, create_exclusive])
+def test_a_refused_write_names_the_target_not_its_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[Path, str], object]
+) -> None:
+    path = tmp_path / "ROUTES.md"
+    refuse_new_files(monkeypatch, tmp_path)
+    with pytest.raises(ControlRoomError) as err:
+        write(path, "text\n")
+    assert (str(err.value), err.value.exit_code) == (f"cannot write {path}: Read-only file system", IO_ERROR)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_update_names_the_file_not_its_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sibling lock is the first file an update creates: its refusal names the file."""
+    path = tmp_path / "ROUTES.md"
+    refuse_new_files(monkeypatch, tmp_path)
+    with pytest.raises(OSError) as err:
+        update(path, lambda text: text + "row\n")
+    assert (err.value.filename, err.value.strerror) == (str(path), "Read-only file system")
+    assert list(tmp_path.iterdir()) == []
