@@ -5,7 +5,7 @@ names) must never cost a task a round, and a task must never be rejected for it.
 checks what it needs first, and on a fault claims nothing: one line naming the file and the
 fix, the ``ROOM_INVALID`` exit code, the queue as it was.
 
-Each check is a stat or an ``access`` call (no file is read but the ledger's first bytes):
+Each check is a stat or an ``access`` call (no file is read but the ledger, up to its header):
 together well under a millisecond.
 """
 
@@ -16,11 +16,9 @@ import shutil
 from pathlib import Path
 
 from control_room.errors import RoomInvalidError
-from control_room.ledger.line import PREAMBLE
+from control_room.ledger.read import has_header
 from control_room.room.layout import SWARM_DIRS, Room
 from control_room.room.settings import Settings
-
-HEADER = PREAMBLE.split("\n", 1)[0].encode()  # "# LEDGER"
 
 
 def workdir(room: Room, settings: Settings) -> Path:
@@ -74,14 +72,14 @@ def _writable_dir(room: Room, folder: Path) -> str | None:
 
 def _ledger(path: Path) -> str | None:
     try:
-        with open(path, "rb") as f:
-            head = f.read(len(HEADER))
+        empty = path.stat().st_size == 0
+        whole = not empty and has_header(path)  # reads up to the header: a few hundred bytes
     except FileNotFoundError:
         return f"{path} is missing; restore it (git checkout) or `control-room init` starts a new one"
     except OSError as exc:
         return f"{path} cannot be read ({exc.strerror}); fix its permissions"
-    if head != HEADER:
-        what = "empty" if not head else "without its header"
+    if not whole:
+        what = "empty" if empty else "without its header"
         return f"{path} is {what}; restore it (git checkout), or `control-room init` restores the header"
     if not os.access(path, os.W_OK):
         return f"{path} is not writable; give this user write permission on it"

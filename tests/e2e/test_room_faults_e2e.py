@@ -22,6 +22,7 @@ import pytest
 from support import PY, events, queue, where
 
 from control_room import errors
+from control_room.ledger.line import HEADER, PREAMBLE
 from control_room.room.layout import Room
 
 
@@ -130,7 +131,9 @@ def test_invalid_settings_are_the_rooms_fault(cr, room: Room) -> None:
     assert_nothing_claimed(room, before)
 
 
-@pytest.mark.parametrize("content", ["", "| time | id |\n"], ids=["empty", "no-header"])
+@pytest.mark.parametrize(
+    "content", ["", "| time | id |\n", PREAMBLE.replace(HEADER + "\n", "")], ids=["empty", "junk", "no-table-header"]
+)
 def test_a_ledger_without_its_header_gets_no_line(cr, room: Room, content: str) -> None:
     queue(room, "t")
     room.ledger.write_text(content)
