@@ -48,6 +48,7 @@ from control_room.ledger import events
 from control_room.room import swarm, tasks
 from control_room.room.layout import Room
 from control_room.timeutil import now_iso
+from control_room.words import count
 
 if TYPE_CHECKING:  # loaded at NEW and RUN only (see ``admit``)
     from control_room.adapters import Adapter, Invocation
@@ -227,7 +228,7 @@ def add(
     queued = room.counts()["queue"]
     if queued >= settings.max_queued:
         raise QueueFullError(
-            f"task refused: the queue is full ({queued} tasks, CONTROL.md max_queued "
+            f"task refused: the queue is full ({count(queued, 'task')}, CONTROL.md max_queued "
             f"{settings.max_queued}); nothing was written"
         )
     if new_route is not None and task.get("route"):

@@ -27,6 +27,7 @@ from control_room.room.settings import Settings
 from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
+from control_room.words import count
 
 if TYPE_CHECKING:
     from control_room.adapters import Outcome
@@ -271,6 +272,6 @@ def _after(room: Room, settings: Settings, task: dict[str, Any], verdict: str, c
                 events.DEATH_LOOP,
                 task=key[5:] if not route else "",
                 route=route,
-                detail=f"{loop['n']} failures in a row with the same {loop['same']}: {loop['cause']}; "
-                f"held until `control-room route resume {key} --because ...`",
+                detail=f"{count(loop['n'], 'failure')} in a row with the same {loop['same']}: "
+                f"{loop['cause']}; held until `control-room route resume {key} --because ...`",
             )

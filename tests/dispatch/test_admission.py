@@ -57,7 +57,7 @@ def test_add_refuses_when_the_queue_is_full(room: Room) -> None:
     with pytest.raises(QueueFullError) as err:
         admission.add(room, settings.load(room), task("t2"))
     assert str(err.value) == (
-        "task refused: the queue is full (1 tasks, CONTROL.md max_queued 1); nothing was written"
+        "task refused: the queue is full (1 task, CONTROL.md max_queued 1); nothing was written"
     )
     assert os.listdir(room.state_dir("queue")) == ["t1.json"]
     assert data_lines(room.ledger) == lines
