@@ -39,6 +39,7 @@ def pick(room: Room, settings: Settings) -> Pick | CycleResult:
     """The next ready task, or what the cycle says when there is none."""
     ready = readiness(room, settings)
     holds = Holds(room)
+    before = room.counts()["rejected"]  # the scan below may reject files on its own
     waiting: list[str] = []
     rejected = seen = 0
     missing: list[str] = []
@@ -72,9 +73,10 @@ def pick(room: Room, settings: Settings) -> Pick | CycleResult:
             errors.ADAPTER_MISSING,
             f"adapter unavailable for {len(missing)} ready task{which_stay} queued: {'; '.join(missing)}",
         )
-    if not seen:
+    scanned = max(0, room.counts()["rejected"] - before - rejected)  # rejected by the scan itself
+    if not seen and not scanned:
         return CycleResult(errors.OK, "nothing to do: the queue is empty")
-    return CycleResult(errors.OK, "nothing to do: " + nothing_to_do(waiting, rejected))
+    return CycleResult(errors.OK, "nothing to do: " + nothing_to_do(waiting, rejected + scanned))
 
 
 NAMED = 3  # waiting tasks the nothing-to-do line names, in run order

@@ -85,3 +85,12 @@ def test_a_task_whose_dep_was_rejected_since_is_rejected_at_the_pick(room: Room)
     assert (result.code, result.message) == (errors.OK, "nothing to do: 1 rejected (see swarm/rejected/)")
     reason = (room.state_dir("rejected") / "after.json.reason").read_text().splitlines()
     assert reason[2] == "- deps names base, which is in swarm/rejected/: it could never be ready"
+
+
+def test_a_queue_whose_every_file_the_scan_rejects_is_not_called_empty(room: Room) -> None:
+    (room.state_dir("queue") / "notes.txt").write_text("not a task")
+    (room.state_dir("queue") / "half.json").write_text('{"objective": "half written')
+    result = cycle.cycle(room)
+    assert (result.code, result.message) == (errors.OK, "nothing to do: 2 rejected (see swarm/rejected/)")
+    again = cycle.cycle(room)
+    assert (again.code, again.message) == (errors.OK, "nothing to do: the queue is empty")
