@@ -1,0 +1,71 @@
+"""The real-CLI tier (``pytest -m realcli``): each real agent CLI, installed at its pinned
+version (``install.py``), driven through ``control-room cycle`` in a fresh room against the
+model server of ``tests/modelserver.py`` on 127.0.0.1. Nothing reaches a vendor's service, and
+no test touches the developer's own home: each CLI's state lives in the test's folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from install import ensure
+
+from control_room.room import scaffold
+from control_room.room.layout import Room
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).parent == here:
+            item.add_marker(pytest.mark.realcli)
+
+
+class Real:
+    """A fresh room, the installed `control-room`, one real CLI on PATH, its state in ``state``."""
+
+    def __init__(self, exe: str, root: Path, state: Path, bin_dir: Path) -> None:
+        self.exe, self.room, self.state, self.bin_dir = exe, Room(root), state, bin_dir
+        self.env: dict[str, str] = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
+        self.env.update(
+            CONTROL_ROOM=str(root),
+            CONTROL_ROOM_WRITER="realcli",
+            PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            HOME=str(state),  # never the developer's home
+        )
+
+    def task(self, task_id: str = "t1", **fields: Any) -> None:
+        task = {"id": task_id, "objective": "answer with the report the brief asks for",
+                "falsifier": "no report comes back", "validator": ["true"], "max_cost_usd": 1,
+                "wall_clock_s": 120, "kill_condition": "two failed rounds", "model": "mock-model", **fields}  # fmt: skip
+        path = self.room.state_dir("queue") / f"{task_id}.json"
+        path.write_text(json.dumps({k: v for k, v in task.items() if v is not None}))
+
+    def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([self.exe, *args], cwd=self.room.root, env=self.env, capture_output=True,
+                              text=True, timeout=timeout)  # fmt: skip
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    def meta(self, task_id: str = "t1") -> dict[str, Any]:
+        return json.loads((self.room.swarm / "results" / task_id / "meta.json").read_text())  # type: ignore[no-any-return]
+
+    def last_line(self) -> str:
+        return self.room.ledger.read_text().splitlines()[-1]
+
+
+@pytest.fixture
+def real(exe: str, tmp_path: Path) -> Callable[[str], Real]:
+    def make(name: str) -> Real:
+        bin_dir = ensure(name)  # an install that fails raises with the CLI's name
+        root, state = tmp_path / "room", tmp_path / "state"
+        scaffold.init(root)
+        state.mkdir()
+        return Real(exe, root, state, bin_dir)
+
+    return make
