@@ -1,0 +1,87 @@
+"""Codex 0.171.0, for real, through `control-room cycle` against the model server (the
+Responses API). Its provider is set in its own CODEX_HOME inside the test's state folder."""
+
+from __future__ import annotations
+
+from modelserver import REPORT, ModelServer, Tool, refused
+
+from control_room import errors
+
+
+def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
+    home = real.state / "codex"
+    home.mkdir(exist_ok=True)
+    (home / "config.toml").write_text(
+        'model = "mock-model"\nmodel_provider = "mock"\n[model_providers.mock]\nname = "mock"\n'
+        f'base_url = "{url}/v1"\nenv_key = "MOCK_API_KEY"\nwire_api = "responses"\n'
+    )
+    real.env.update(CODEX_HOME=str(home), MOCK_API_KEY="test-key")
+
+
+def allow_extra_args(real) -> None:  # type: ignore[no-untyped-def]
+    control = real.room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true")
+    real.room.control.write_text(control)
+
+
+def write_call(target) -> Tool:  # type: ignore[no-untyped-def]
+    return Tool("exec_command", {"cmd": f"echo hello > {target}"})
+
+
+def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("codex")
+    r.task(adapter="codex")
+    with ModelServer() as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+        bodies = server.bodies()
+        paths = [q.path for q in server.requests]
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert "/v1/responses" in paths
+    assert "# Brief for task t1" in bodies and '"mock-model"' in bodies
+    meta = r.meta()
+    assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
+    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0 and meta["cost_usd"] is None  # no cost given
+    assert (r.room.swarm / "results" / "t1" / "report.md").read_text().strip() == REPORT.strip()
+
+
+def test_the_default_read_only_sandbox_stops_a_write(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("codex")
+    r.task(adapter="codex")
+    target = r.room.root / "made-by-the-model.txt"
+    with ModelServer(tool=write_call(target)) as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert not target.exists()
+
+
+def test_a_wider_sandbox_is_refused_unless_control_md_allows_it(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("codex")
+    r.task(adapter="codex", extra_args=["-s", "workspace-write"])
+    done = r.run("cycle")
+    assert done.returncode == errors.OK
+    reason = (r.room.state_dir("rejected") / "t1.json.reason").read_text()
+    assert "extra_args given but CONTROL.md allow_extra_args is false" in reason
+
+
+def test_an_allowed_workspace_write_sandbox_lets_the_write_happen(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("codex")
+    allow_extra_args(r)
+    r.task(adapter="codex", extra_args=["-s", "workspace-write"])
+    target = r.room.root / "made-by-the-model.txt"
+    with ModelServer(tool=write_call(target)) as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert target.read_text() == "hello\n"
+
+
+def test_an_endpoint_down_fails_the_round_at_its_wall_clock(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("codex")
+    r.task(adapter="codex", wall_clock_s=15)
+    gateway(r, refused())
+    done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    assert meta["timed_out"] is True
+    assert "15s time limit" in "; ".join(meta["failures"]), meta["failures"]
