@@ -1,0 +1,69 @@
+"""Gemini CLI 0.61.0, for real, through `control-room cycle` against the model server. Its
+settings (API-key auth, one attempt, no updates or telemetry) are in the test's HOME."""
+
+from __future__ import annotations
+
+import json
+
+from modelserver import REPORT, ModelServer, refused
+
+from control_room import errors
+
+
+def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
+    folder = real.state / ".gemini"
+    folder.mkdir(exist_ok=True)
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": 1},
+                "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}  # fmt: skip
+    (folder / "settings.json").write_text(json.dumps(settings))
+    real.env.update(GEMINI_API_KEY="test-key", GOOGLE_GEMINI_BASE_URL=url, TMPDIR=str(real.state))
+
+
+def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("gemini")
+    r.task(adapter="gemini")
+    with ModelServer() as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+        bodies = server.bodies()
+        paths = [q.path for q in server.requests]
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert any("/models/mock-model:" in p for p in paths), paths
+    assert "# Brief for task t1" in bodies
+    meta = r.meta()
+    assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
+    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0
+    assert (r.room.swarm / "results" / "t1" / "report.md").read_text().strip() == REPORT.strip()
+
+
+def test_yolo_is_refused_unless_control_md_allows_it(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("gemini")
+    r.task(adapter="gemini", extra_args=["--yolo"])
+    done = r.run("cycle")
+    assert done.returncode == errors.OK
+    reason = (r.room.state_dir("rejected") / "t1.json.reason").read_text()
+    assert "extra_args given but CONTROL.md allow_extra_args is false" in reason
+
+
+def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("gemini")
+    r.task(adapter="gemini", wall_clock_s=120)
+    gateway(r, refused())
+    done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    assert meta["timed_out"] is False  # one attempt: it ends on its own
+    assert "fetch failed" in meta["agent_error"], meta["agent_error"]
+
+
+def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("gemini")
+    r.task(adapter="gemini", wall_clock_s=120)
+    with ModelServer(mode="error") as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    assert meta["timed_out"] is False
+    assert "500" in meta["agent_error"] or "mock server error" in meta["agent_error"], meta["agent_error"]
