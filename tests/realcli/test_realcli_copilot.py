@@ -1,0 +1,56 @@
+"""Copilot CLI 1.0.102, for real, through `control-room cycle` against the model server, with a
+key of its own (no GitHub login). Its prompt is a pointer to the brief: the model reads the
+brief with copilot's `view` tool, which needs no permission flag."""
+
+from __future__ import annotations
+
+from modelserver import REPORT, ModelServer, Tool, refused
+
+from control_room import errors
+
+KEY = "test-key-for-copilot"  # a one-letter key would be masked wherever it appears in the output
+
+
+def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
+    real.env.update(COPILOT_PROVIDER_BASE_URL=f"{url}/v1", COPILOT_PROVIDER_API_KEY=KEY, COPILOT_MODEL="mock-model",
+                    COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false",
+                    COPILOT_HOME=str(real.state / "copilot"))  # fmt: skip
+
+
+def read_brief(real) -> Tool:  # type: ignore[no-untyped-def]
+    return Tool("view", {"path": str(real.room.root / ".brief-t1.md")})
+
+
+def test_the_model_reads_the_brief_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("copilot")
+    r.task(adapter="copilot")
+    with ModelServer(tool=read_brief(r)) as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+        bodies = server.bodies()
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert "# Brief for task t1" in bodies  # through the view tool: the prompt itself is a pointer
+    meta = r.meta()
+    assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
+    assert (r.room.swarm / "results" / "t1" / "report.md").read_text().strip() == REPORT.strip()
+    assert not any(a.startswith("--allow-all") or a == "--yolo" for a in meta["argv"])
+
+
+def test_allow_all_tools_is_refused_unless_control_md_allows_it(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("copilot")
+    r.task(adapter="copilot", extra_args=["--allow-all-tools"])
+    done = r.run("cycle")
+    assert done.returncode == errors.OK
+    reason = (r.room.state_dir("rejected") / "t1.json.reason").read_text()
+    assert "extra_args given but CONTROL.md allow_extra_args is false" in reason
+
+
+def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("copilot")
+    r.task(adapter="copilot", wall_clock_s=180)
+    gateway(r, refused())
+    done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    assert meta["timed_out"] is False  # it gives up after its own retries
+    assert "Could not connect to local model provider at http://127.0.0.1:" in meta["agent_error"], meta
