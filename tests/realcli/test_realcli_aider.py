@@ -1,0 +1,37 @@
+"""aider 0.86.2 (a venv of its own), for real, through `control-room cycle` against the model
+server (OpenAI chat completions through litellm)."""
+
+from __future__ import annotations
+
+from modelserver import ModelServer, refused
+
+from control_room import errors
+
+
+def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
+    real.env.update(OPENAI_API_BASE=f"{url}/v1", OPENAI_API_KEY="test-key", LITELLM_LOCAL_MODEL_COST_MAP="True")
+
+
+def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("aider")
+    r.task(adapter="aider", model="openai/mock-model")
+    with ModelServer() as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+        bodies = server.bodies()
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert "# Brief for task t1" in bodies
+    meta = r.meta()
+    assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
+    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0
+    assert not (r.room.root / ".git").exists()  # the room is no git repository: --no-git
+
+
+def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("aider")
+    r.task(adapter="aider", model="openai/mock-model", wall_clock_s=240)
+    gateway(r, refused())
+    done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    assert "Connection error" in meta["agent_error"], meta["agent_error"]  # exit 0: read from the output

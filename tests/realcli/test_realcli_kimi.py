@@ -1,0 +1,45 @@
+"""kimi-cli 1.51.0 (Python 3.12, a venv of its own), for real, through `control-room cycle`
+against the model server, its config in the test's HOME."""
+
+from __future__ import annotations
+
+from modelserver import REPORT, ModelServer, refused
+
+from control_room import errors
+
+
+def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
+    folder = real.state / ".kimi"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.toml").write_text(
+        f'default_model = "mock-model"\n[providers.mock]\ntype = "openai_legacy"\nbase_url = "{url}/v1"\n'
+        'api_key = "test-key"\n[models.mock-model]\nprovider = "mock"\nmodel = "mock-model"\n'
+        "max_context_size = 128000\n"
+    )
+    real.env.update(KIMI_DISABLE_TELEMETRY="1", KIMI_CLI_NO_AUTO_UPDATE="1")
+
+
+def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("kimi")
+    r.task(adapter="kimi")
+    with ModelServer() as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+        bodies = server.bodies()
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert "# Brief for task t1" in bodies
+    meta = r.meta()
+    assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
+    assert REPORT.strip() in (r.room.swarm / "results" / "t1" / "report.md").read_text()
+
+
+def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("kimi")
+    r.task(adapter="kimi", wall_clock_s=120)
+    gateway(r, refused())
+    done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    assert meta["timed_out"] is False, meta
+    assert "To resume this session" not in meta["agent_error"], meta["agent_error"]
+    assert "Connection error" in meta["agent_error"], meta["agent_error"]
