@@ -341,7 +341,7 @@ def agent_env(
     """The agent's environment: the dispatcher's, or only the names in CONTROL.md
     ``env_allow`` (and ``keep``: the variable an adapter's ``api_key_env`` names); plus where
     the room is and which task this is."""
-    allow = (*settings.env_allow, *keep)
+    allow = (*settings.env_allow, *keep) if settings.env_allow else ()
     env = {k: v for k, v in os.environ.items() if k in allow} if allow else dict(os.environ)
     env["CONTROL_ROOM"] = str(room.root)
     env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))
