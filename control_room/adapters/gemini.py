@@ -58,7 +58,7 @@ class Gemini(Adapter):
         if not inv.setup.isolated:
             return {}
         settings: dict[str, Any] = {
-            "general": {"maxAttempts": 1, "disableAutoUpdate": True, "disableUpdateNag": True},
+            "general": {"maxAttempts": 1, "enableAutoUpdate": False, "enableAutoUpdateNotification": False},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
         }

@@ -312,15 +312,19 @@ def _setup(
     it key by key; where it was written; the name of its state folder (per role when the role
     overrides it, so that two roles never rewrite each other's config files). A setting the
     adapter does not act on is the room's fault: refused, never ignored."""
-    from control_room.adapters.base import Setup  # loaded with the adapter, in resolve
+    from control_room import adapters  # loaded with the adapter, in resolve
+    from control_room.adapters.base import Setup  # likewise
     from control_room.room.settings import adapters_problem  # likewise: not for the queue scan
 
     name = adapter.name
     own = meta.get("adapters")
     if own is not None:
+        where = f"agents/{role}.md"
         problem = adapters_problem(own)
+        unknown = [n for n in own if not adapters.known(n)] if problem is None else []
+        if unknown:
+            problem = f"{unknown[0]!r} is not an adapter (known: {', '.join(adapters.names())})"
         if problem is not None:
-            where = f"agents/{role}.md"
             raise RoomInvalidError(f"room invalid: {where}: adapters: {problem}; fix {where}")
     base = settings.adapters.get(name)
     mine = own.get(name) if own is not None else None

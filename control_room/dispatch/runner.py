@@ -53,9 +53,9 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
     atomic_write(results / "prompt.md", p.text)  # archived with the run's other files
     brief = workdir / f".brief-{tid}.md"
-    atomic_write(brief, p.text)
     inv = plan.invocation(task, p.text, brief, workdir, results=results)
     _prepare(room, adapter, inv)
+    atomic_write(brief, p.text)
     key = (plan.setup.api_key_env,) if plan.setup.api_key_env else ()
     env = adapter.env(inv, agent_env(room, settings, task, keep=key))
     meta: dict[str, Any] = {

@@ -38,7 +38,7 @@ def test_isolated_its_settings_select_the_key_and_one_attempt(tmp_path):
     run = check(ISOLATED, "success", tmp_path)
     assert list(run.files) == [".gemini/settings.json"]
     assert json.loads(run.files[".gemini/settings.json"]) == {
-        "general": {"maxAttempts": 1, "disableAutoUpdate": True, "disableUpdateNag": True},
+        "general": {"maxAttempts": 1, "enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "security": {"auth": {"selectedType": "gemini-api-key"}},

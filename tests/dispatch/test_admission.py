@@ -229,3 +229,10 @@ def test_a_roles_setup_that_cannot_work_is_the_rooms_fault(room: Room, front: st
     with pytest.raises(errors.RoomInvalidError) as err:
         admission.resolve(room, settings.load(room), task("t1", adapter=adapter))
     assert str(err.value) == f"room invalid: {message}"
+
+
+def test_a_roles_setup_for_no_adapter_is_named(room: Room) -> None:
+    (room.root / "agents" / "engineer.md").write_text("---\nadapters: {claud: {isolated: true}}\n---\nbody\n")
+    with pytest.raises(errors.RoomInvalidError) as err:
+        admission.resolve(room, settings.load(room), task("t1"))
+    assert str(err.value).startswith("room invalid: agents/engineer.md: adapters: 'claud' is not an adapter (known: aider, ")
