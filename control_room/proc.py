@@ -68,6 +68,7 @@ class Result:
     timed_out: bool = False
     stopped: bool = False  # killed because STOP appeared
     notes: list[str] = field(default_factory=list)
+    limit_s: float | None = None  # the wall clock it ran under
 
     @property
     def ok(self) -> bool:
@@ -126,7 +127,7 @@ def run(
             threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
         for t in threads:
             t.start()
-    result = Result(list(argv), None, 0.0, out, err)
+    result = Result(list(argv), None, 0.0, out, err, limit_s=timeout_s)
     deadline = start + timeout_s
     code: int | None
     try:

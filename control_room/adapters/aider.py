@@ -5,19 +5,27 @@ Output is text; each model reply is followed by
 and more are rounded by aider: "4.2k").
 
 Trap: aider exits 0 even when the API is down (after ~80 s of retries), so the outcome is
-judged by the output: no ``Tokens:`` line means the model never answered. ``--yes-always``
-is not a bypass: aider still answers no to running the shell commands the model suggests.
-It commits by default; ``--no-auto-commits`` leaves changes in the work tree like every other
-adapter, for the validator and the dispatcher to see. Without a git repo in the work dir,
-``--yes-always`` lets it create one.
+judged by the output: no ``Tokens:`` line means the model never answered, and the error
+quotes its last error line, joined first (aider wraps its lines: ``... OpenAIException -
+Connection`` then ``error.``). ``--yes-always`` is not a bypass: aider still answers no to
+running the shell commands the model suggests. It commits by default; ``--no-auto-commits``
+leaves changes in the work tree like every other adapter, for the validator and the
+dispatcher to see. In a work dir that is not in a git repository it would create one (``.git``,
+``.gitignore``, even with ``--no-gitignore``): ``--no-git`` is added there.
+
+A setup's ``base_url`` goes in ``--openai-api-base`` (the model then reads ``openai/M``), its
+key in ``OPENAI_API_KEY`` (never in argv: argv lands in meta.json).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Mapping
+from pathlib import Path
 
-from control_room.adapters.base import Adapter, Invocation, Outcome
+from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, last_line
 from control_room.proc import Result
 
 _COUNT = r"([\d.,]+k?)"
@@ -25,6 +33,8 @@ _SENT = re.compile(_COUNT + r" sent\b")
 _RECEIVED = re.compile(_COUNT + r" received\b")
 _SESSION_COST = re.compile(r"\$([\d.,]+) session\b")
 _ERRORISH = re.compile(r"error|exception|traceback|retrying|refused|unauthori[sz]ed|api key", re.IGNORECASE)
+_ERROR = re.compile(r"error|exception", re.IGNORECASE)
+WRAP = 60  # a line at least this long, ended mid-sentence, was wrapped (aider wraps at 80)
 
 
 class Aider(Adapter):
@@ -35,8 +45,10 @@ class Aider(Adapter):
     context_window = 128_000
     install = "pipx install aider-chat"
     exit_codes = {0: "ok (also when the API is down: the output decides)", 1: "error", 2: "bad command line"}
+    accepts = ("base_url", "api_key_env", "model", "isolated")
 
     def command(self, inv: Invocation) -> list[str]:
+        base = ["--openai-api-base", inv.setup.base_url] if inv.setup.base_url else []
         return [
             "aider",
             "--message-file",
@@ -50,11 +62,28 @@ class Aider(Adapter):
             "--no-gitignore",
             "--no-pretty",
             "--no-fancy-input",
+            *([] if in_git(inv.workdir) else ["--no-git"]),
+            *base,
             *self.with_model("--model", inv),
             *inv.extra_args,
         ]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        setup = inv.setup
+        if setup.isolated:
+            env["HOME"] = self.home(inv)
+        key = self.key(inv, env)
+        if key is not None:
+            env["OPENAI_API_KEY"] = key
+        elif setup.base_url:
+            env["OPENAI_API_KEY"] = NO_KEY  # never the user's own key, sent to another endpoint
+        if setup.given():
+            env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no fetch of the price list
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         sent = received = None
         cost = None
         seen = False
@@ -73,20 +102,56 @@ class Aider(Adapter):
             return Outcome(
                 ok=False,
                 final_message=stdout,
-                error=self.explain(result, stderr or stdout),
+                error=self.explain(result, _cause(stderr) or _cause(stdout)),
                 input_tokens=sent,
                 output_tokens=received,
                 cost_usd=cost,
             )
         if not seen:
-            found = [ln.strip() for ln in (stdout + "\n" + stderr).splitlines() if _ERRORISH.search(ln)]
-            why = found[-1][:200] if found else "the model never answered"
+            why = _cause(stdout + "\n" + stderr, any_line=False) or "the model never answered"
             return Outcome(
                 ok=False, final_message=stdout, error=f"aider exited 0 without a Tokens: line: {why}"
             )
         return Outcome(
             ok=True, final_message=stdout, input_tokens=sent, output_tokens=received, cost_usd=cost
         )
+
+
+def in_git(workdir: Path) -> bool:
+    """Whether ``workdir`` is inside a git repository (a ``.git`` in it or a parent)."""
+    path = os.path.abspath(workdir)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return True
+        parent = os.path.dirname(path)
+        if parent == path:
+            return False
+        path = parent
+
+
+def unwrap(text: str) -> list[str]:
+    """aider's lines, the ones it wrapped joined back: a long line ended mid-sentence goes on
+    with the next one."""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        prev = out[-1] if out else ""
+        if line and not line[0].isspace() and len(prev) >= WRAP and not prev.endswith((".", ":", "!", "?")):
+            out[-1] = f"{prev} {line}"
+        else:
+            out.append(line)
+    return out
+
+
+def _cause(text: str, *, any_line: bool = True) -> str:
+    """The last error line (``...Error``, ``...Exception``), else the last error-looking one
+    (``Retrying``, ``refused``), else (``any_line``) the last line."""
+    lines = unwrap(text)
+    for pattern in (_ERROR, _ERRORISH):
+        found = [ln for ln in lines if pattern.search(ln)]
+        if found:
+            return last_line(found[-1])
+    return last_line("\n".join(lines)) if any_line else ""
 
 
 def _number(text: str) -> float | None:

@@ -1,19 +1,25 @@
 """The adapter contract: what every agent CLI adapter declares and the one method it writes.
 
-An adapter turns an ``Invocation`` (the task, its prompt, the work dir, the model) into an argv
-list, says how the prompt goes in (stdin, or a short argument pointing at the brief file the
-CLI reads itself: never the prompt itself as an argument), and reads the CLI's output back into
-an ``Outcome``. It never runs anything itself: the cycle runs the argv through ``proc.run``.
+An adapter turns an ``Invocation`` (the task, its prompt, the work dir, the model, its
+``Setup``) into an argv list, says how the prompt goes in (stdin, or a short argument pointing
+at the brief file the CLI reads itself: never the prompt itself as an argument), and reads the
+CLI's output back into an ``Outcome``. It never runs anything itself and never touches the
+room's files: the cycle writes the files ``prepare`` returns into the adapter's state folder,
+runs the argv through ``proc.run`` with the environment ``env`` returns, reads the files
+``outputs`` names from the run's results folder, and hands all of it to ``read``.
 No adapter ever adds a permission-bypass flag; ``bypass_flags`` only documents them.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from control_room.errors import InvalidError
 
 if TYPE_CHECKING:  # proc imports subprocess and threading: only a cycle needs them
     from control_room.proc import Result
@@ -22,6 +28,26 @@ POINTER = (
     "Your full instructions are in the file {brief}. Read that file now and follow it exactly; "
     "end your answer with the report it asks for."
 )
+
+
+# What a CLI that insists on an API key gets when the endpoint needs none (no ``api_key_env``).
+NO_KEY = "none"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The adapter's entry in CONTROL.md ``adapters:``, a role's front matter overriding it key
+    by key (docs/adapters.md). All empty, the default: the CLI runs as the user runs it, with
+    the user's own login and settings, untouched."""
+
+    base_url: str | None = None  # the endpoint: a gateway, a local model server
+    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
+    model: str | None = None  # the model to ask for (a task's or role's `model` wins)
+    isolated: bool = False  # the CLI's home is the adapter's state folder, not the user's
+
+    def given(self) -> list[str]:
+        """The names of the settings that are set."""
+        return [k for k, v in vars(self).items() if v not in (None, False)]
 
 
 @dataclass
@@ -33,6 +59,9 @@ class Invocation:
     model: str | None = None
     extra_args: list[str] = field(default_factory=list)
     settings: Mapping[str, Any] = field(default_factory=dict)  # CONTROL.md + role front matter
+    setup: Setup = field(default_factory=Setup)
+    state: Path | None = None  # the adapter's state folder (control-room/.adapters/NAME), if set up
+    results: Path | None = None  # the run's results folder (swarm/results/ID), where outputs go
 
 
 @dataclass
@@ -54,9 +83,31 @@ class Adapter:
     context_window: ClassVar[int] = 200_000  # tokens, for the context-pressure figure
     install: ClassVar[str] = ""  # how a person installs the CLI
     exit_codes: ClassVar[dict[int, str]] = {0: "ok"}
+    accepts: ClassVar[tuple[str, ...]] = ()  # the ``Setup`` settings this adapter acts on
+    key_needs_url: ClassVar[bool] = False  # api_key_env is the key of the base_url's provider
 
     def command(self, inv: Invocation) -> list[str]:
         raise NotImplementedError
+
+    def check(self, setup: Setup) -> str | None:
+        """What is wrong with this setup for this adapter, or None. A setting it does not act
+        on is refused, never ignored: the run would quietly go to the user's own login."""
+        unknown = [k for k in setup.given() if k not in self.accepts]
+        if unknown:
+            takes = ", ".join(self.accepts) or "none"
+            return f"the {self.name} adapter does not act on {', '.join(unknown)} (it takes: {takes})"
+        if self.key_needs_url and setup.api_key_env and not setup.base_url:
+            return f"api_key_env needs a base_url: {self.name} takes it as the key of that endpoint"
+        return None
+
+    def prepare(self, inv: Invocation) -> dict[str, str]:
+        """Files the CLI needs in the state folder (relative path -> text), written by the
+        cycle before the run. Never a key: keys travel in the environment only."""
+        return {}
+
+    def outputs(self, inv: Invocation) -> tuple[str, ...]:
+        """Files the CLI writes into the results folder (names), read back for ``read``."""
+        return ()
 
     def executable(self, inv: Invocation) -> str | None:
         """The program that must be on PATH for this invocation."""
@@ -71,8 +122,12 @@ class Adapter:
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
         return env
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
-        """Default: the final message is stdout; the exit code says whether it worked."""
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
+        """Default: the final message is stdout; the exit code says whether it worked.
+        ``files``: the text of each file ``outputs`` named that the run wrote (passed only to
+        an adapter that names some)."""
         return Outcome(
             ok=result.exit_code == 0,
             final_message=stdout,
@@ -80,10 +135,27 @@ class Adapter:
         )
 
     def explain(self, result: Result, stderr: str) -> str:
+        """One line: how the run ended (exit code and its meaning, or the kill) and the cause,
+        ``stderr``'s last line (or whatever text the caller found the cause in)."""
+        last = last_line(stderr)
+        if result.timed_out:
+            return killed(result) + (f"; its last line: {last}" if last else "")
+        if result.stopped:
+            return "the agent was killed because STOP appeared"
         code = result.exit_code
         meaning = self.exit_codes.get(code, "error") if code is not None else "killed"
-        last = stderr.strip().splitlines()[-1:] or [""]
-        return f"{self.name} exited {code} ({meaning}){': ' + last[0][:200] if last[0] else ''}"
+        return f"{self.name} exited {code} ({meaning})" + (f": {last}" if last else "")
+
+    def key(self, inv: Invocation, env: Mapping[str, str]) -> str | None:
+        """The API key named by ``api_key_env`` (the cycle checked that it is set), else None."""
+        name = inv.setup.api_key_env
+        return env.get(name, "") if name else None
+
+    def home(self, inv: Invocation) -> str:
+        """The state folder, which an ``isolated`` CLI takes as its home."""
+        if inv.state is None:
+            raise InvalidError(f"adapter {self.name}: no state folder was given for its setup")
+        return str(inv.state)
 
     def with_model(self, flag: str, inv: Invocation) -> list[str]:
         return [flag, inv.model] if inv.model else []
@@ -116,11 +188,31 @@ def last_json(text: str) -> dict[str, Any] | None:
     return found
 
 
+def last_line(text: str, skip: tuple[str, ...] = ()) -> str:
+    """The last non-blank line of ``text`` that starts with none of ``skip``, on one line, cut
+    at 200 characters."""
+    for line in reversed(text.splitlines()):
+        line = " ".join(line.split())
+        if line and not line.startswith(skip):
+            return line[:200]
+    return ""
+
+
+def killed(result: Result) -> str:
+    """What ended a run killed at its wall clock: ``the agent was killed at its 60s time limit``."""
+    at = f"{result.limit_s:g}s " if result.limit_s is not None else ""
+    return f"the agent was killed at its {at}time limit"
+
+
 def as_int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def as_float(v: object) -> float | None:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
-        return float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # an int beyond any float
+            return None
+        return f if math.isfinite(f) else None
     return None

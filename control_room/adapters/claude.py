@@ -1,19 +1,42 @@
 """``claude``: Claude Code in print mode. The prompt goes to stdin (``claude -p`` with no prompt
 argument reads it there); the answer is one JSON object of ``"type": "result"``.
 
-Observed (docs/adapters.md): exit 1 on an API error and on max turns; ``is_error`` true means
-it failed even when the exit code is 0; a tool call denied in plain ``-p`` still exits 0 and is
-listed in ``permission_denials``. No work-dir flag: the dispatcher's cwd is the work dir.
+Observed (docs/adapters.md): exit 1 on an API error (``API Error: Connection refused``, quoted
+as the cause) and on max turns; ``is_error`` true means it failed even when the exit code is 0;
+a tool call denied in plain ``-p`` still exits 0 and is listed in ``permission_denials``. No
+work-dir flag: the dispatcher's cwd is the work dir.
+
+A setup: ``ANTHROPIC_BASE_URL``, the key in ``ANTHROPIC_API_KEY``, ``HOME`` = the state folder
+when isolated; with a ``base_url`` also ``CLAUDE_CODE_MAX_RETRIES=0`` (else an unreachable
+endpoint is retried silently for over 100 s); telemetry, the updater and other traffic off.
 
 ``read_result`` is shared with the CLIs whose output copies this shape (amp, cursor-agent).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, as_float, as_int, json_lines, last_json
+from control_room.adapters.base import (
+    NO_KEY,
+    Adapter,
+    Invocation,
+    Outcome,
+    as_float,
+    as_int,
+    json_lines,
+    last_json,
+    last_line,
+)
 from control_room.proc import Result
+
+QUIET = {  # with a setup: nothing but the model calls leaves the machine
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+}
 
 
 class Claude(Adapter):
@@ -24,16 +47,36 @@ class Claude(Adapter):
     context_window = 200_000
     install = "npm install -g @anthropic-ai/claude-code (on node 20: @anthropic-ai/claude-code@2.1.332)"
     exit_codes = {0: "ok", 1: "API error or max turns reached"}
+    accepts = ("base_url", "api_key_env", "model", "isolated")
 
     def command(self, inv: Invocation) -> list[str]:
         return ["claude", "-p", "--output-format", "json", *self.with_model("--model", inv), *inv.extra_args]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        setup = inv.setup
+        if setup.isolated:
+            env["HOME"] = self.home(inv)
+        if setup.base_url:
+            env["ANTHROPIC_BASE_URL"] = setup.base_url
+            env["CLAUDE_CODE_MAX_RETRIES"] = "0"
+        key = self.key(inv, env)
+        if key is not None:
+            env["ANTHROPIC_API_KEY"] = key
+        elif setup.base_url and setup.isolated:  # no login in a fresh home: a local server's
+            env["ANTHROPIC_API_KEY"] = NO_KEY
+        if setup.given():
+            env.update(QUIET)
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         return read_result(self, result, stdout, stderr)
 
 
 def result_event(stdout: str) -> dict[str, Any] | None:
-    """The last ``{"type": "result", ...}`` object: the whole of stdout (json) or a line (stream-json)."""
+    """The last ``{"type": "result", ...}`` object: the whole of stdout (json), a line
+    (stream-json), or the last of a JSON array of events (json with hooks or ``--verbose``)."""
     found = None
     for obj in json_lines(stdout):
         if obj.get("type") == "result":
@@ -42,6 +85,14 @@ def result_event(stdout: str) -> dict[str, Any] | None:
         whole = last_json(stdout)
         if whole is not None and whole.get("type") == "result":
             found = whole
+    if found is None and stdout.lstrip().startswith("["):
+        try:
+            events = json.loads(stdout)
+        except (ValueError, RecursionError):
+            events = None
+        for obj in events if isinstance(events, list) else ():
+            if isinstance(obj, dict) and obj.get("type") == "result":
+                found = obj
     return found
 
 
@@ -49,8 +100,9 @@ def read_result(adapter: Adapter, result: Result, stdout: str, stderr: str) -> O
     """Read a Claude-Code-style result object: final text, usage, cost, is_error."""
     event = result_event(stdout)
     if event is None:
-        if result.exit_code != 0:
-            return Outcome(ok=False, final_message=stdout, error=adapter.explain(result, stderr))
+        if result.exit_code != 0:  # the cause is on stderr, or (no JSON at all) on stdout
+            cause = stderr if last_line(stderr) else stdout
+            return Outcome(ok=False, final_message=stdout, error=adapter.explain(result, cause))
         return Outcome(
             ok=False, final_message=stdout, error=f"{adapter.name} exited 0 but printed no JSON result"
         )

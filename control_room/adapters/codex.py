@@ -3,19 +3,29 @@
 The final message is the text of the last ``item.completed`` whose item is an
 ``agent_message``; tokens come from ``turn.completed.usage``. Codex reports no cost.
 
-Trap: when its provider is unreachable, codex never exits ("Reconnecting... waiting for
-network"), even with retries at 0. Nothing to do here: the dispatcher's wall clock kills the
-process group. Without ``-`` and with stdin open it would append stdin to an argument prompt.
-The default sandbox of ``exec`` is read-only: writes need ``-s workspace-write`` in the task's
-extra_args (allowed by CONTROL.md), never added here.
+Trap: when its provider is unreachable, codex never exits (``{"type": "error", "message":
+"Reconnecting... 2/5 (...)"}`` events), even with retries at 0: only the dispatcher's wall
+clock ends it, and the error then says it was reconnecting, quoting the last such event.
+Without ``-`` and with stdin open it would append stdin to an argument prompt. The default
+sandbox of ``exec`` is read-only: writes need ``-s workspace-write`` in the task's extra_args
+(allowed by CONTROL.md), never added here.
+
+A setup with a ``base_url`` defines the provider ``control-room`` (``wire_api = "responses"``,
+the only one codex 0.171 accepts; ``env_key`` = the setup's ``api_key_env``): in
+``$CODEX_HOME/config.toml`` when isolated (``CODEX_HOME`` = the state folder), else with
+``-c`` overrides on top of the user's own config.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, as_int, json_lines
+from control_room.adapters.base import Adapter, Invocation, Outcome, as_int, json_lines, killed
 from control_room.proc import Result
+
+PROVIDER = "control-room"
 
 
 class Codex(Adapter):
@@ -30,8 +40,15 @@ class Codex(Adapter):
     context_window = 272_000
     install = "npm install -g @openai/codex"
     exit_codes = {0: "ok", 1: "error (bad config, failed turn)"}
+    accepts = ("base_url", "api_key_env", "model", "isolated")
+    key_needs_url = True
 
     def command(self, inv: Invocation) -> list[str]:
+        overrides: list[str] = []
+        if inv.setup.base_url and not inv.setup.isolated:  # isolated: config.toml says it all
+            overrides += ["-c", f"model_provider={_toml(PROVIDER)}"]
+            for key, value in _provider(inv).items():
+                overrides += ["-c", f"model_providers.{PROVIDER}.{key}={_toml(value)}"]
         return [
             "codex",
             "exec",
@@ -39,16 +56,35 @@ class Codex(Adapter):
             "--json",
             "-C",
             str(inv.workdir),
+            *overrides,
             *self.with_model("-m", inv),
             "-",
             *inv.extra_args,
         ]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def prepare(self, inv: Invocation) -> dict[str, str]:
+        if not inv.setup.isolated:
+            return {}
+        lines = ["# written by control-room before each run, from CONTROL.md adapters.codex"]
+        if inv.model:
+            lines.append(f"model = {_toml(inv.model)}")
+        if inv.setup.base_url:
+            lines += [f"model_provider = {_toml(PROVIDER)}", "", f"[model_providers.{PROVIDER}]"]
+            lines += [f"{key} = {_toml(value)}" for key, value in _provider(inv).items()]
+        return {"config.toml": "\n".join(lines) + "\n"}
+
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        if inv.setup.isolated:
+            env["CODEX_HOME"] = self.home(inv)
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         final = ""
         tokens: dict[str, int | None] = {}
         turns = 0
-        failure = ""
+        failure = reconnecting = ""
         for event in json_lines(stdout):
             kind = event.get("type")
             item = event.get("item")
@@ -68,13 +104,19 @@ class Codex(Adapter):
                     ):
                         tokens[key] = _add(tokens.get(key), as_int(usage.get(key)))
             elif kind in ("turn.failed", "error"):
-                failure = _message(event) or str(kind)
+                message = _message(event) or str(kind)
+                if message.startswith("Reconnecting"):  # transient, unless it never ends
+                    reconnecting = message
+                else:
+                    failure = message
         extra: dict[str, Any] = {
             k: v for k, v in tokens.items() if k.startswith(("cached", "reasoning")) and v is not None
         }
         error = None
-        if result.exit_code != 0:
-            error = self.explain(result, failure or stderr)
+        if result.timed_out and reconnecting:
+            error = f"{killed(result)} while reconnecting to the model endpoint: {reconnecting[:200]}"
+        elif result.exit_code != 0:
+            error = self.explain(result, failure or reconnecting or stderr)
         elif failure:
             error = f"codex exited 0 but the turn failed: {failure[:200]}"
         elif turns == 0:
@@ -87,6 +129,19 @@ class Codex(Adapter):
             output_tokens=tokens.get("output_tokens"),
             extra=extra,
         )
+
+
+def _provider(inv: Invocation) -> dict[str, str]:
+    """The settings of the provider ``control-room`` (a setup with a ``base_url``)."""
+    out = {"name": PROVIDER, "base_url": str(inv.setup.base_url), "wire_api": "responses"}
+    if inv.setup.api_key_env:
+        out["env_key"] = inv.setup.api_key_env
+    return out
+
+
+def _toml(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text)
 
 
 def _add(a: int | None, b: int | None) -> int | None:

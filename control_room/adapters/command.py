@@ -13,6 +13,7 @@ class Command(Adapter):
     binary = None
     prompt_via = "stdin"
     install = "any executable: set command_argv in CONTROL.md or the role's front matter"
+    accepts = ("model",)  # fills {model}
 
     def command(self, inv: Invocation) -> list[str]:
         template = inv.settings.get("command_argv")

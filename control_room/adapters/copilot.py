@@ -4,18 +4,26 @@ file read inside ``-C DIR`` needs no tool permission).
 
 ``--output-format json`` prints JSONL events; the final message is the last
 ``assistant.message`` with content, and the stream ends with
-``{"type": "result", "exitCode": N, "usage": {"premiumRequests": ...}}``: no tokens, no cost
-(those only go to ``--usage-output-file``, which read() cannot see), so the premium requests go
-to ``Outcome.extra``. A denied tool call still exits 0; an unreachable provider exits 1 after
-five retries (~24 s).
+``{"type": "result", "exitCode": N, "usage": {"premiumRequests": ...}}`` (premium requests go
+to ``Outcome.extra``): no tokens, no cost. Those only go to ``--usage-output-file``, written
+into the run's results folder (``copilot-usage.json``) and read back:
+``modelMetrics.<model>.usage.inputTokens``/``outputTokens`` and ``requests.cost``, summed over
+models. A denied tool call still exits 0; an unreachable provider exits 1 after five retries
+(~24 s). With a ``base_url`` (bring your own key) it needs a model, else it exits 1 with
+``BYOK providers require an explicit model``: the error says to set one.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, as_float, as_int, json_lines
+from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_float, as_int, json_lines
 from control_room.proc import Result
+
+USAGE_FILE = "copilot-usage.json"
+NO_MODEL = "BYOK providers require an explicit model"
 
 
 class Copilot(Adapter):
@@ -25,22 +33,47 @@ class Copilot(Adapter):
     bypass_flags = ("--allow-all-tools", "--allow-all", "--yolo", "COPILOT_ALLOW_ALL=1 (env)")
     context_window = 128_000
     install = "npm install -g @github/copilot (the first run unpacks ~235 MB into ~/.cache/copilot)"
-    exit_codes = {0: "ok", 1: "error (provider unreachable after retries, bad option)"}
+    exit_codes = {0: "ok", 1: "error (provider unreachable after retries, no model for a provider, ...)"}
+    accepts = ("base_url", "api_key_env", "model", "isolated")
 
     def command(self, inv: Invocation) -> list[str]:
+        usage = ["--usage-output-file", str(inv.results / USAGE_FILE)] if inv.results else []
         return [
             "copilot",
             "-C",
             str(inv.workdir),
             "--output-format",
             "json",
+            *usage,
             "-p",
             self.pointer(inv),
             *self.with_model("--model", inv),
             *inv.extra_args,
         ]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def outputs(self, inv: Invocation) -> tuple[str, ...]:
+        return (USAGE_FILE,) if inv.results else ()
+
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        setup = inv.setup
+        if setup.isolated:
+            env["COPILOT_HOME"] = self.home(inv)
+        key = self.key(inv, env)
+        if setup.base_url:  # bring your own key: no GitHub login needed
+            env["COPILOT_PROVIDER_BASE_URL"] = setup.base_url
+            env["COPILOT_PROVIDER_API_KEY"] = key if key is not None else NO_KEY
+            env["COPILOT_OFFLINE"] = "true"
+            if inv.model:
+                env["COPILOT_MODEL"] = inv.model
+        elif key is not None:
+            env["COPILOT_GITHUB_TOKEN"] = key
+        if setup.base_url or setup.isolated:
+            env["COPILOT_AUTO_UPDATE"] = "false"
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         final = ""
         end: dict[str, Any] | None = None
         failure = ""
@@ -65,8 +98,14 @@ class Copilot(Adapter):
             premium = as_float(usage.get("premiumRequests")) if isinstance(usage, dict) else None
             if premium is not None:
                 extra["premium_requests"] = premium
+        input_tokens, output_tokens, cost = _usage((files or {}).get(USAGE_FILE, ""))
         error = None
-        if result.exit_code != 0:
+        if NO_MODEL in stdout or NO_MODEL in stderr:
+            error = (
+                f"copilot exited {result.exit_code}: {NO_MODEL}: set `model` in CONTROL.md "
+                "adapters.copilot (or the role's or the task's model)"
+            )
+        elif result.exit_code != 0:
             error = self.explain(result, failure or stderr)
         elif end is None:
             error = "copilot exited 0 but printed no result event"
@@ -74,4 +113,41 @@ class Copilot(Adapter):
             error = f"copilot exited 0 but its result says exitCode {reported}" + (
                 f": {failure}" if failure else ""
             )
-        return Outcome(ok=error is None, final_message=final, error=error, extra=extra)
+        return Outcome(
+            ok=error is None,
+            final_message=final,
+            error=error,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=cost,
+            extra=extra,
+        )
+
+
+def _usage(text: str) -> tuple[int | None, int | None, float | None]:
+    """Input tokens, output tokens and cost from the ``--usage-output-file``, summed over
+    ``modelMetrics``; None where it says nothing (or is not there)."""
+    try:
+        data = json.loads(text) if text.strip() else None
+    except (ValueError, RecursionError):
+        return None, None, None
+    metrics = data.get("modelMetrics") if isinstance(data, dict) else None
+    tokens_in = tokens_out = cost = None
+    for entry in metrics.values() if isinstance(metrics, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        usage, requests = entry.get("usage"), entry.get("requests")
+        if isinstance(usage, dict):
+            tokens_in = _add(tokens_in, as_int(usage.get("inputTokens")))
+            tokens_out = _add(tokens_out, as_int(usage.get("outputTokens")))
+        if isinstance(requests, dict):
+            value = as_float(requests.get("cost"))
+            if value is not None:
+                cost = value if cost is None else cost + value
+    return tokens_in, tokens_out, cost
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if b is None:
+        return a
+    return b if a is None else a + b

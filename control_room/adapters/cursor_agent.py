@@ -7,10 +7,13 @@ read the same way; usage only in newer versions), and on failure a non-zero exit
 message on stderr and no JSON.
 
 ``--trust`` answers the workspace-trust question, which a headless run cannot; it is not a
-tool-permission bypass (that is ``--force``/``--yolo``).
+tool-permission bypass (that is ``--force``/``--yolo``). A setup's ``api_key_env`` goes in
+``CURSOR_API_KEY`` (documented, not observed); there is no endpoint to point it at.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from control_room.adapters.base import Adapter, Invocation, Outcome
 from control_room.adapters.claude import read_result
@@ -25,6 +28,7 @@ class CursorAgent(Adapter):
     context_window = 200_000
     install = "curl https://cursor.com/install -fsS | bash"
     exit_codes = {0: "ok", 1: "error (message on stderr)"}
+    accepts = ("api_key_env", "model")
 
     def command(self, inv: Invocation) -> list[str]:
         return [
@@ -40,5 +44,13 @@ class CursorAgent(Adapter):
             *inv.extra_args,
         ]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        key = self.key(inv, env)
+        if key is not None:
+            env["CURSOR_API_KEY"] = key
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         return read_result(self, result, stdout, stderr)

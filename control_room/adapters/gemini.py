@@ -7,15 +7,27 @@ model too, so tokens are summed). No cost. Errors come as ``{"error": {"message"
 ``--skip-trust``: without it an untrusted folder exits 55 before doing anything. That is
 workspace trust, not a tool-permission bypass: without ``--yolo`` shell and write tools are
 not even offered in headless mode. No work-dir flag: cwd.
+
+Traps: with an endpoint down it retries for minutes (router model, then the main one) and its
+last stderr line is a Node warning, not the cause. Isolated (``HOME`` = the state folder), its
+``~/.gemini/settings.json`` sets ``general.maxAttempts: 1`` (it then exits 1 after ~72 s) and,
+for a ``base_url``, ``security.auth.selectedType: "gemini-api-key"`` (without it the base URL
+makes it pick an auth it then rejects: exit 41); the error quotes the last ``Attempt N
+failed ...`` line.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, as_int
+from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_int, last_line
 from control_room.proc import Result
+
+_ATTEMPT = re.compile(r"\bAttempt \d+ failed\b")
+_NODE_NOISE = ("(node:", "(Use `node --trace")
 
 
 class Gemini(Adapter):
@@ -37,11 +49,39 @@ class Gemini(Adapter):
         55: "untrusted folder",
         130: "cancelled",
     }
+    accepts = ("base_url", "api_key_env", "model", "isolated")
 
     def command(self, inv: Invocation) -> list[str]:
         return ["gemini", "-o", "json", "--skip-trust", *self.with_model("-m", inv), *inv.extra_args]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def prepare(self, inv: Invocation) -> dict[str, str]:
+        if not inv.setup.isolated:
+            return {}
+        settings: dict[str, Any] = {
+            "general": {"maxAttempts": 1, "enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+        }
+        if inv.setup.base_url or inv.setup.api_key_env:
+            settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+        return {".gemini/settings.json": json.dumps(settings, indent=2) + "\n"}
+
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        setup = inv.setup
+        if setup.isolated:
+            env["HOME"] = self.home(inv)
+        if setup.base_url:
+            env["GOOGLE_GEMINI_BASE_URL"] = setup.base_url
+        key = self.key(inv, env)
+        if key is not None:
+            env["GEMINI_API_KEY"] = key
+        elif setup.base_url and setup.isolated:
+            env["GEMINI_API_KEY"] = NO_KEY
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         payload = _json_object(stdout) or {}
         err = _json_object(stderr) if "error" not in payload else None
         error_obj = payload.get("error", (err or {}).get("error"))
@@ -65,7 +105,7 @@ class Gemini(Adapter):
                 output_tokens = _add(output_tokens, as_int(tokens.get("candidates")))
         error = None
         if result.exit_code != 0:
-            error = self.explain(result, detail or stderr)
+            error = self.explain(result, detail or _cause(stderr))
         elif error_obj is not None:
             error = f"gemini exited 0 but reported an error: {detail or 'unknown'}"
         elif not isinstance(response, str):
@@ -82,6 +122,15 @@ class Gemini(Adapter):
             output_tokens=output_tokens,
             extra=extra,
         )
+
+
+def _cause(stderr: str) -> str:
+    """The line of stderr that says why: the last ``Attempt N failed ...``, else the last line
+    that is not a Node warning."""
+    attempts = [ln for ln in stderr.splitlines() if _ATTEMPT.search(ln)]
+    if attempts:
+        return last_line(attempts[-1])
+    return last_line(stderr, skip=_NODE_NOISE)
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

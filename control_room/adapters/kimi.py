@@ -2,6 +2,14 @@
 --final-message-only``), prompt on stdin, ``-w`` for the work dir. Stdout is the final answer
 as text: no tokens, no cost. Exit 75 is a connection error.
 
+On failure the last stderr line is always ``To resume this session: kimi -r ...``; the cause
+(``Connection error.``, ``LLM not set``) is on stdout, so that is what the error quotes.
+
+A setup with a ``base_url`` writes a config file into the state folder (an ``openai_legacy``
+provider and a model, both named ``control-room``) passed with ``--config-file``; the key goes
+in ``OPENAI_API_KEY``, which kimi-cli reads over the file's ``api_key`` for that provider type.
+Isolated, ``HOME`` is the state folder (its sessions, ``~/.kimi``).
+
 Traps: print mode auto-approves every tool call (it implies ``--afk``), so a kimi task runs
 unattended by design. Needs Python >= 3.12; version 1.52.0 is a stub that only prints a
 deprecation notice (and run without arguments downloads an installer): pin 1.51.0.
@@ -9,8 +17,18 @@ deprecation notice (and run without arguments downloads an installer): pin 1.51.
 
 from __future__ import annotations
 
-from control_room.adapters.base import Adapter, Invocation, Outcome
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, last_line
 from control_room.proc import Result
+
+CONFIG = "config.toml"
+NAME = "control-room"  # the provider's and the model's name in that file
+RESUME = ("To resume this session",)
+NO_MODEL = "LLM not set"
+CONTEXT = 131_072  # the model's max_context_size in the file: kimi needs one, the endpoint has its own
 
 
 class Kimi(Adapter):
@@ -21,13 +39,60 @@ class Kimi(Adapter):
     context_window = 256_000
     install = "uv tool install --python 3.13 kimi-cli==1.51.0"
     exit_codes = {0: "ok", 1: "error", 2: "bad command line", 75: "connection error"}
+    accepts = ("base_url", "api_key_env", "model", "isolated")
+    key_needs_url = True
 
     def command(self, inv: Invocation) -> list[str]:
-        return ["kimi", "--quiet", "-w", str(inv.workdir), *self.with_model("-m", inv), *inv.extra_args]
+        if inv.setup.base_url:  # the file names the model: -m would look for another one there
+            head = ["--config-file", str(Path(self.home(inv)) / CONFIG)]
+        else:
+            head = self.with_model("-m", inv)
+        return ["kimi", "--quiet", "-w", str(inv.workdir), *head, *inv.extra_args]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def prepare(self, inv: Invocation) -> dict[str, str]:
+        if not inv.setup.base_url:
+            return {}
+        lines = ["# written by control-room before each run, from CONTROL.md adapters.kimi"]
+        if inv.model:  # none: kimi says "LLM not set", and the error says to set one
+            lines.append(f"default_model = {json.dumps(NAME)}")
+        lines += [
+            "",
+            f"[providers.{NAME}]",
+            'type = "openai_legacy"',
+            f"base_url = {json.dumps(inv.setup.base_url)}",
+            f"api_key = {json.dumps(NO_KEY)}  # the key is in OPENAI_API_KEY, never here",
+        ]
+        if inv.model:
+            lines += [
+                "",
+                f"[models.{NAME}]",
+                f"provider = {json.dumps(NAME)}",
+                f"model = {json.dumps(inv.model)}",
+                f"max_context_size = {CONTEXT}",
+            ]
+        return {CONFIG: "\n".join(lines) + "\n"}
+
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        setup = inv.setup
+        if setup.isolated:
+            env["HOME"] = self.home(inv)
+        if setup.base_url:
+            key = self.key(inv, env)
+            env["OPENAI_BASE_URL"] = setup.base_url  # else one in the user's environment wins
+            env["OPENAI_API_KEY"] = key if key is not None else NO_KEY  # never the user's own
+        if setup.given():
+            env["KIMI_DISABLE_TELEMETRY"] = "1"
+            env["KIMI_CLI_NO_AUTO_UPDATE"] = "1"
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         if result.exit_code != 0:
-            return Outcome(ok=False, final_message=stdout, error=self.explain(result, stderr))
+            cause = last_line(stdout) or last_line(stderr, skip=RESUME)
+            if NO_MODEL in cause:
+                cause += " (no model: set `model` in CONTROL.md adapters.kimi, or the role's or the task's)"
+            return Outcome(ok=False, final_message=stdout, error=self.explain(result, cause))
         if not stdout.strip():
             return Outcome(ok=False, final_message="", error="kimi exited 0 but printed nothing")
         return Outcome(ok=True, final_message=stdout)

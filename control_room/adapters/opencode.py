@@ -6,14 +6,34 @@
 Trap: ``run`` executes bash without ``--auto`` (opencode's default permissions allow it):
 restrict it in opencode's own config if that matters. An unreachable provider exits 1 after
 ~67 s of retries.
+
+A setup writes ``opencode.json`` into the state folder, passed as ``OPENCODE_CONFIG`` (merged
+on top of the user's config): autoupdate off, sharing disabled and, for a ``base_url``, the
+provider ``control-room`` (``@ai-sdk/openai-compatible``, its ``apiKey`` read by opencode from
+the variable ``api_key_env`` names: ``{env:NAME}``, never the key) with the setup's model,
+run as ``-m control-room/<model>``. Isolated, ``XDG_CONFIG_HOME`` and ``XDG_DATA_HOME`` (its
+auth and sessions) are inside the state folder.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, as_float, as_int, json_lines
+from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_float, as_int, json_lines
 from control_room.proc import Result
+
+CONFIG = "opencode.json"
+SCHEMA = "https://opencode.ai/config.json"
+PROVIDER = "control-room"
+QUIET = {  # with a setup: nothing but the model calls leaves the machine
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+}
 
 
 class Opencode(Adapter):
@@ -24,20 +44,49 @@ class Opencode(Adapter):
     context_window = 200_000
     install = "npm install -g opencode-ai"
     exit_codes = {0: "ok", 1: "error (provider unreachable after retries, bad config)"}
+    accepts = ("base_url", "api_key_env", "model", "isolated")
+    key_needs_url = True
 
     def command(self, inv: Invocation) -> list[str]:
-        return [
-            "opencode",
-            "run",
-            "--dir",
-            str(inv.workdir),
-            "--format",
-            "json",
-            *self.with_model("-m", inv),
-            *inv.extra_args,
-        ]
+        if inv.setup.base_url and inv.model:
+            model = ["-m", f"{PROVIDER}/{inv.model}"]
+        else:
+            model = self.with_model("-m", inv)
+        return ["opencode", "run", "--dir", str(inv.workdir), "--format", "json", *model, *inv.extra_args]
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def prepare(self, inv: Invocation) -> dict[str, str]:
+        setup = inv.setup
+        if not setup.given():
+            return {}
+        config: dict[str, Any] = {"$schema": SCHEMA, "autoupdate": False, "share": "disabled"}
+        if setup.base_url:
+            key = f"{{env:{setup.api_key_env}}}" if setup.api_key_env else NO_KEY
+            provider: dict[str, Any] = {
+                "npm": "@ai-sdk/openai-compatible",
+                "name": PROVIDER,
+                "options": {"baseURL": setup.base_url, "apiKey": key},
+                "models": {inv.model: {"name": inv.model}} if inv.model else {},
+            }
+            config["provider"] = {PROVIDER: provider}
+            if inv.model:
+                config["model"] = f"{PROVIDER}/{inv.model}"
+        return {CONFIG: json.dumps(config, indent=2) + "\n"}
+
+    def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        setup = inv.setup
+        if not setup.given():
+            return env
+        home = Path(self.home(inv))
+        env["OPENCODE_CONFIG"] = str(home / CONFIG)
+        if setup.isolated:
+            env["XDG_CONFIG_HOME"] = str(home / "config")
+            env["XDG_DATA_HOME"] = str(home / "data")
+        env.update(QUIET)
+        return env
+
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         texts: list[str] = []
         steps = 0
         input_tokens = output_tokens = cache_read = None

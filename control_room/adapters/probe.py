@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 
-from control_room.adapters.base import Adapter, Invocation, Outcome
+from control_room.adapters.base import Adapter, Invocation, Outcome, killed
 from control_room.errors import InvalidError
 from control_room.proc import Result
 
@@ -41,14 +42,16 @@ class Probe(Adapter):
     def stdin(self, inv: Invocation) -> bytes | None:
         return None
 
-    def read(self, result: Result, stdout: str, stderr: str) -> Outcome:
+    def read(
+        self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
+    ) -> Outcome:
         cmd = shlex.join(result.argv)
         if len(cmd) > 160:
             cmd = cmd[:157] + "..."
         if result.stopped:
             what = "was killed because STOP appeared"
         elif result.timed_out:
-            what = "was killed at its time limit"
+            what = killed(result).replace("the agent ", "")
         else:
             what = f"exited {result.exit_code}"
         evidence = [
@@ -77,7 +80,7 @@ class Probe(Adapter):
         return Outcome(
             ok=ok,
             final_message=report + "\n",
-            error=None if ok else f"command {what}",
+            error=None if ok else (killed(result) if result.timed_out else f"command {what}"),
             extra={"answer": stdout},
         )
 

@@ -52,6 +52,7 @@ from control_room.words import count
 
 if TYPE_CHECKING:  # loaded at NEW and RUN only (see ``admit``)
     from control_room.adapters import Adapter, Invocation
+    from control_room.adapters.base import Setup
     from control_room.room.settings import Settings
 
 VIBE = "(a task that cannot state its falsifier is a vibe, not a task)"
@@ -76,8 +77,19 @@ class Plan:
     adapter: Adapter
     model: str | None
     adapter_settings: dict[str, Any]  # CONTROL.md's values, overridden by the role's
+    setup: Setup  # CONTROL.md ``adapters.<adapter>``, overridden key by key by the role's
+    setup_where: str = "CONTROL.md"  # where the setup was written, for messages
+    state: Path | None = None  # its state folder, control-room/.adapters/NAME; None: no setup
 
-    def invocation(self, task: dict[str, Any], prompt: str, brief: Path, workdir: Path) -> Invocation:
+    def invocation(
+        self,
+        task: dict[str, Any],
+        prompt: str,
+        brief: Path,
+        workdir: Path,
+        *,
+        results: Path | None = None,
+    ) -> Invocation:
         from control_room.adapters import Invocation  # loaded with the adapter, in resolve
 
         return Invocation(
@@ -88,6 +100,9 @@ class Plan:
             model=self.model,
             extra_args=list(task.get("extra_args", [])),
             settings=self.adapter_settings,
+            setup=self.setup,
+            state=self.state,
+            results=results,
         )
 
 
@@ -275,15 +290,62 @@ def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
                 f"(known: {', '.join(adapters.names())}); fix {where}"
             )
         adapter = adapters.get(name)
-    model = task.get("model") or meta.get("model") or settings.default_model
+    setup, where, state = _setup(settings, meta, role, adapter)
+    model = task.get("model") or meta.get("model") or setup.model or settings.default_model
     overrides = {k: v for k, v in meta.items() if v not in (None, "", [])}
-    return Plan(role, meta, adapter, str(model) if model else None, {**settings.as_dict(), **overrides})
+    return Plan(
+        role,
+        meta,
+        adapter,
+        str(model) if model else None,
+        {**settings.as_dict(), **overrides},
+        setup,
+        where,
+        room.adapter_states / state if state else None,
+    )
 
 
-def agent_env(room: Room, settings: Settings, task: dict[str, Any]) -> dict[str, str]:
+def _setup(
+    settings: Settings, meta: dict[str, Any], role: str, adapter: Adapter
+) -> tuple[Setup, str, str | None]:
+    """The adapter's setup: CONTROL.md ``adapters.<name>``, the role's front matter overriding
+    it key by key; where it was written; the name of its state folder (per role when the role
+    overrides it, so that two roles never rewrite each other's config files). A setting the
+    adapter does not act on is the room's fault: refused, never ignored."""
+    from control_room import adapters  # loaded with the adapter, in resolve
+    from control_room.adapters.base import Setup  # likewise
+    from control_room.room.settings import adapters_problem  # likewise: not for the queue scan
+
+    name = adapter.name
+    own = meta.get("adapters")
+    if own is not None:
+        where = f"agents/{role}.md"
+        problem = adapters_problem(own)
+        unknown = [n for n in own if not adapters.known(n)] if problem is None else []
+        if unknown:
+            problem = f"{unknown[0]!r} is not an adapter (known: {', '.join(adapters.names())})"
+        if problem is not None:
+            raise RoomInvalidError(f"room invalid: {where}: adapters: {problem}; fix {where}")
+    base = settings.adapters.get(name)
+    mine = own.get(name) if own is not None else None
+    if base is None and mine is None:
+        return Setup(), "CONTROL.md", None
+    merged = {**(base or {}), **(mine or {})}
+    where = "CONTROL.md" if mine is None else f"agents/{role}.md"
+    setup = Setup(**{k: v for k, v in merged.items() if v is not None})
+    problem = adapter.check(setup)
+    if problem is not None:
+        raise RoomInvalidError(f"room invalid: {where}: adapters.{name}: {problem}; fix {where}")
+    return setup, where, name if mine is None else f"{name}@{role}"
+
+
+def agent_env(
+    room: Room, settings: Settings, task: dict[str, Any], keep: tuple[str, ...] = ()
+) -> dict[str, str]:
     """The agent's environment: the dispatcher's, or only the names in CONTROL.md
-    ``env_allow``; plus where the room is and which task this is."""
-    allow = settings.env_allow
+    ``env_allow`` (and ``keep``: the variable an adapter's ``api_key_env`` names); plus where
+    the room is and which task this is."""
+    allow = (*settings.env_allow, *keep) if settings.env_allow else ()
     env = {k: v for k, v in os.environ.items() if k in allow} if allow else dict(os.environ)
     env["CONTROL_ROOM"] = str(room.root)
     env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))

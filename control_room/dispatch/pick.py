@@ -11,6 +11,7 @@ not rejected. With nothing to claim, the cycle's line names the first waiting ta
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,6 +127,13 @@ def _admit(
             f"{adapter.name}: {exe} not found on PATH; {adapter.install}",
         )
         return f"{adapter.name}: {exe} not found on PATH"
+    key = plan.setup.api_key_env
+    if key and not os.environ.get(key):  # the operator's environment, not the task: no rejection
+        raise errors.RoomInvalidError(
+            f"room invalid: {plan.setup_where}: adapters.{adapter.name}.api_key_env names {key}, "
+            f"which is not set in the environment this cycle runs in; export {key} there "
+            "(for cron or launchd: in its entry); nothing was claimed"
+        )
     return Pick(task, plan)
 
 

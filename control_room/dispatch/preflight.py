@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from control_room.errors import RoomInvalidError
+from control_room.errors import ControlRoomError, RoomInvalidError
 from control_room.ledger.read import has_header
 from control_room.room.layout import SWARM_DIRS, Room
 from control_room.room.settings import Settings
@@ -36,12 +36,26 @@ def check(room: Room, settings: Settings) -> None:
 
 def _first_fault(room: Room, settings: Settings) -> str | None:
     from control_room import adapters  # the registry: a dict lookup, plugins only for other names
+    from control_room.adapters.base import Setup  # loaded with the registry, just above
 
     if not adapters.known(settings.default_adapter):
         return (
             f"{room.control}: default_adapter {settings.default_adapter!r} is not an adapter "
             f"(known: {', '.join(adapters.names())}); fix it in CONTROL.md"
         )
+    for name, entry in settings.adapters.items():
+        if not adapters.known(name):
+            return (
+                f"{room.control}: adapters names {name!r}, which is not an adapter "
+                f"(known: {', '.join(adapters.names())}); fix it in CONTROL.md"
+            )
+        try:
+            setup = Setup(**{k: v for k, v in (entry or {}).items() if v is not None})
+            problem = adapters.get(name).check(setup)
+        except ControlRoomError as exc:  # a broken plugin
+            problem = str(exc)
+        if problem is not None:
+            return f"{room.control}: adapters.{name}: {problem}; fix it in CONTROL.md"
     for folder in (room.cr, *(room.swarm / d for d in SWARM_DIRS)):
         why = _writable_dir(room, folder)
         if why is not None:

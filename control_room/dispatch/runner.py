@@ -25,12 +25,15 @@ from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store import records
-from control_room.store.files import atomic_write
+from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
 from control_room.words import count
 
 if TYPE_CHECKING:
-    from control_room.adapters import Outcome
+    from control_room.adapters import Adapter, Invocation, Outcome
+
+OUTPUT_READ_MAX = 1_000_000  # bytes of a file the CLI wrote (``Adapter.outputs``) read back
+STATE_GITIGNORE = "# the adapters' state folders (config files, isolated CLI homes): never state\n*\n"
 
 
 def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
@@ -50,9 +53,11 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
     atomic_write(results / "prompt.md", p.text)  # archived with the run's other files
     brief = workdir / f".brief-{tid}.md"
+    inv = plan.invocation(task, p.text, brief, workdir, results=results)
+    _prepare(room, adapter, inv)
     atomic_write(brief, p.text)
-    inv = plan.invocation(task, p.text, brief, workdir)
-    env = adapter.env(inv, agent_env(room, settings, task))
+    key = (plan.setup.api_key_env,) if plan.setup.api_key_env else ()
+    env = adapter.env(inv, agent_env(room, settings, task, keep=key))
     meta: dict[str, Any] = {
         "task": tid,
         "round": round_no,
@@ -102,11 +107,14 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
             raise errors.ControlRoomError(
                 f"the agent's output could not be saved: {stream.error}", exit_code=errors.IO_ERROR
             )
-    outcome = adapter.read(
-        res,
-        results_folder.read_capture(res.stdout.path, res.notes, "stdout"),
-        results_folder.read_capture(res.stderr.path, res.notes, "stderr"),
-    )
+    stdout = results_folder.read_capture(res.stdout.path, res.notes, "stdout")
+    stderr = results_folder.read_capture(res.stderr.path, res.notes, "stderr")
+    named = adapter.outputs(inv)
+    if named:  # files the CLI wrote (copilot's usage), for an adapter that reads some
+        files = {n: t for n in named if (t := read_optional(results / n, OUTPUT_READ_MAX)) is not None}
+        outcome = adapter.read(res, stdout, stderr, files)
+    else:
+        outcome = adapter.read(res, stdout, stderr)
     atomic_write(results / "report.md", outcome.final_message)
     # What the agent said: its final message, or its output where the adapter (the probe) wrote
     # the report itself. Proposals are read from here.
@@ -128,6 +136,30 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
         return _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
 
 
+def _prepare(room: Room, adapter: Adapter, inv: Invocation) -> None:
+    """Write the files the adapter's setup needs into its state folder (created when the CLI
+    takes it as its home, or has files there). The folder ignores itself for git."""
+    if inv.state is None:
+        return
+    files = adapter.prepare(inv)
+    if not files and not inv.setup.isolated:
+        return
+    ignore = room.adapter_states / ".gitignore"
+    if not ignore.exists():
+        room.adapter_states.mkdir(exist_ok=True)
+        atomic_write(ignore, STATE_GITIGNORE, durable=False)
+    inv.state.mkdir(parents=True, exist_ok=True)
+    top = inv.state.resolve()
+    for rel, text in files.items():
+        path = (inv.state / rel).resolve()
+        if top not in path.parents:  # a bug of the adapter, never a path outside its folder
+            raise errors.ControlRoomError(
+                f"adapter {adapter.name}: prepare() named {rel!r}, outside its folder"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text, durable=False)
+
+
 def _finish(
     room: Room,
     settings: Settings,
@@ -145,8 +177,9 @@ def _finish(
     tid = task["id"]
     round_no = int(task.get("rounds", 0)) + 1
     failures = []
-    if res.timed_out:
-        failures.append(f"the agent was killed at its {task['wall_clock_s']}s time limit")
+    if res.timed_out:  # the adapter's words say why, where it knows (codex: while reconnecting)
+        limit = float(task["wall_clock_s"])
+        failures.append(outcome.error or f"the agent was killed at its {limit:g}s time limit")
     elif not outcome.ok:
         failures.append(outcome.error or f"{adapter.name} failed")
     if not rep.ok:

@@ -51,6 +51,12 @@ class Room:
         return self.cr / ".cache"
 
     @property
+    def adapter_states(self) -> Path:
+        """``control-room/.adapters/``: one state folder per adapter set up in CONTROL.md
+        ``adapters:`` (its config files; an ``isolated`` CLI's home). Git-ignored."""
+        return self.cr / ".adapters"
+
+    @property
     def stop(self) -> Path:
         return self.root / "STOP"
 

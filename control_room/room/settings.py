@@ -13,6 +13,7 @@ an approval is recorded here, under ``approvals``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -65,6 +66,47 @@ def _choice(*allowed: str) -> Check:
     return check
 
 
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+
+# The settings of one entry of ``adapters:`` (``adapters.base.Setup`` has the same fields):
+# name -> (check, what the error says a value must be).
+ADAPTER_SETTINGS: dict[str, tuple[Check, str]] = {
+    "base_url": (
+        lambda v: isinstance(v, str) and v.startswith(("http://", "https://")) and len(v.split()) == 1,
+        "a URL starting with http:// or https://",
+    ),
+    "api_key_env": (
+        lambda v: isinstance(v, str) and bool(_ENV_NAME.match(v)),
+        "the NAME of an environment variable (letters, digits, _), never the key itself",
+    ),
+    "model": (_name, "a model name"),
+    "isolated": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def adapters_problem(v: Any) -> str | None:
+    """What is wrong with an ``adapters:`` value (CONTROL.md's or a role's), or None. An unknown
+    setting is refused, not ignored: a misspelt ``base_url`` must not quietly send the run to
+    the user's own login."""
+    if not isinstance(v, Mapping):
+        return f"must be a mapping of adapter name -> settings (got {v!r})"
+    for name, entry in v.items():
+        if not (isinstance(name, str) and _SAFE_NAME.match(name)):
+            return f"{name!r} is not an adapter name"
+        if entry is None:
+            continue
+        if not isinstance(entry, Mapping):
+            return f"{name} must be a mapping of settings ({', '.join(ADAPTER_SETTINGS)}) (got {entry!r})"
+        for key, value in entry.items():
+            if key not in ADAPTER_SETTINGS:
+                return f"{name}: unknown setting {key!r} (known: {', '.join(ADAPTER_SETTINGS)})"
+            check, must = ADAPTER_SETTINGS[key]
+            if value is not None and not check(value):
+                return f"{name}.{key} must be {must} (got {value!r})"
+    return None
+
+
 # kind -> (check, what the error says a value must be)
 KINDS: dict[str, tuple[Check, str]] = {
     "posint": (_posint, "a positive integer"),
@@ -79,6 +121,7 @@ KINDS: dict[str, tuple[Check, str]] = {
     "command": (_command, "a command string or a list of strings"),
     "on_empty_queue": (_choice("idle", "orchestrate"), "one of idle, orchestrate"),
     "list": (lambda v: isinstance(v, list), "a list"),
+    "adapters": (lambda v: adapters_problem(v) is None, "a mapping of adapter name -> settings"),
 }
 
 
@@ -133,6 +176,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "orchestrator_max_cost_usd": (0.5, "money", "the orchestrator task's `max_cost_usd`"),
     "orchestrator_wall_clock_s": (900, "seconds", "the orchestrator task's `wall_clock_s`"),
     "command_argv": ((), "strs", "argv template of the `command` adapter ([adapters.md](adapters.md))"),
+    "adapters": (
+        {},
+        "adapters",
+        "per adapter: `base_url`, `api_key_env`, `model`, `isolated` for a gateway or a local model "
+        "([adapters.md](adapters.md#a-gateway-or-a-local-model)); empty: each CLI uses the user's own login",
+    ),
     "approvals": ((), "list", "written by `control-room approve`: `{task, gate, by, at}`"),
 }
 NAMES: tuple[str, ...] = tuple(KEYS)
@@ -170,11 +219,13 @@ class Settings:
     orchestrator_max_cost_usd: float
     orchestrator_wall_clock_s: float
     command_argv: tuple[str, ...]
+    adapters: Mapping[str, Mapping[str, Any] | None]
     approvals: tuple[Mapping[str, Any], ...]
 
     def __init__(self, **values: Any) -> None:
         for name, (default, _, _) in KEYS.items():
             v = values.pop(name, default)
+            v = dict(v) if isinstance(v, dict) else v  # never the table's own default
             object.__setattr__(self, name, tuple(v) if isinstance(v, list) else v)
         if values:
             raise TypeError(f"unknown settings: {', '.join(values)}")
@@ -228,6 +279,8 @@ def values(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
             continue  # an empty value means "the default"
         check, must = KINDS[kind]
         if not check(v):
+            if kind == "adapters":
+                raise InvalidError(f"{where}: adapters: {adapters_problem(v)}")
             raise InvalidError(f"{where}: {name} must be {must} (got {v!r})")
         out[name] = v
     return out

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import proc
-from control_room.adapters.base import Adapter, Invocation, Outcome
+from control_room.adapters.base import Adapter, Invocation, Outcome, Setup
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 SCENARIOS = ("success", "error", "garbage", "noreport", "timeout")
@@ -59,6 +59,8 @@ class Spec:
     extra: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     error_exit: int = 1  # the fake's exit code in error mode
+    setup: Setup = field(default_factory=Setup)  # CONTROL.md adapters.<name>
+    env: dict[str, str] = field(default_factory=dict)  # more variables in the dispatcher's env
 
 
 def invocation(tmp_path: Path, spec: Spec, task: dict[str, Any] | None = None) -> Invocation:
@@ -67,8 +69,12 @@ def invocation(tmp_path: Path, spec: Spec, task: dict[str, Any] | None = None) -
     prompt = long_prompt()
     brief = workdir / "BRIEF.md"
     brief.write_text(prompt, encoding="utf-8")
+    results = tmp_path / "results"
+    results.mkdir(exist_ok=True)
     return Invocation(task=task or {"id": TASK_ID}, prompt=prompt, brief=brief, workdir=workdir,
-                      model=spec.model, extra_args=list(spec.extra_args), settings=spec.settings)  # fmt: skip
+                      model=spec.model, extra_args=list(spec.extra_args), settings=spec.settings,
+                      setup=spec.setup, state=tmp_path / "state" if spec.setup.given() else None,
+                      results=results)  # fmt: skip
 
 
 @dataclass
@@ -77,23 +83,38 @@ class Run:
     outcome: Outcome
     log: list[dict[str, Any]]
     pidfile: Path
+    files: dict[str, str] = field(default_factory=dict)  # what prepare() wrote into the state folder
 
 
 def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: float = 30) -> Run:
-    """Run the adapter's argv for real (fakes first on PATH) and read its output back."""
+    """Run the adapter as the cycle does, for real (fakes first on PATH): its setup's files
+    written into the state folder, its argv and environment, the files it names read back."""
     logfile, pidfile = tmp_path / f"{mode}.log.jsonl", tmp_path / f"{mode}.pid"
+    prepared = spec.adapter.prepare(inv)
+    if inv.state is not None and (prepared or inv.setup.isolated):
+        inv.state.mkdir(exist_ok=True)
+    for rel, text in prepared.items():
+        assert inv.state is not None, "prepare() returned files without a state folder"
+        (inv.state / rel).parent.mkdir(parents=True, exist_ok=True)
+        (inv.state / rel).write_text(text, encoding="utf-8")
     env = dict(os.environ)
     env.update(PATH=f"{FAKES}{os.pathsep}{env.get('PATH', os.defpath)}", FAKE_AGENT_MODE=mode,
-               FAKE_AGENT_LOG=str(logfile), FAKE_AGENT_PIDFILE=str(pidfile))  # fmt: skip
+               FAKE_AGENT_LOG=str(logfile), FAKE_AGENT_PIDFILE=str(pidfile), **spec.env)  # fmt: skip
     env = spec.adapter.env(inv, env)
     argv = spec.adapter.command(inv)
     result = proc.run(argv, cwd=inv.workdir, env=env, stdin=spec.adapter.stdin(inv), timeout_s=timeout_s,
                       stdout_path=tmp_path / f"{mode}.stdout", stderr_path=tmp_path / f"{mode}.stderr")  # fmt: skip
     stdout = result.stdout.path.read_text(encoding="utf-8", errors="replace")
     stderr = result.stderr.path.read_text(encoding="utf-8", errors="replace")
-    outcome = spec.adapter.read(result, stdout, stderr)
+    named = spec.adapter.outputs(inv)
+    if named:
+        assert inv.results is not None
+        files = {n: (inv.results / n).read_text(encoding="utf-8") for n in named if (inv.results / n).exists()}
+        outcome = spec.adapter.read(result, stdout, stderr, files)
+    else:
+        outcome = spec.adapter.read(result, stdout, stderr)
     lines = logfile.read_text(encoding="utf-8").splitlines() if logfile.exists() else []
-    return Run(result, outcome, [json.loads(ln) for ln in lines], pidfile)
+    return Run(result, outcome, [json.loads(ln) for ln in lines], pidfile, prepared)
 
 
 def check(spec: Spec, scenario: str, tmp_path: Path) -> Run:

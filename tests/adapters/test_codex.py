@@ -1,12 +1,21 @@
 """The codex adapter against tests/fakes/codex (numbers documented in the fake)."""
 
-import pytest
-from harness import SCENARIOS, Spec, check, invocation
+from pathlib import Path
 
+import pytest
+from harness import SCENARIOS, Spec, check, execute, invocation
+
+from control_room.adapters.base import Setup
 from control_room.adapters.codex import Codex
+from control_room.proc import Result, Stream
 
 SPEC = Spec(Codex(), extra_args=["-s", "workspace-write"], input_tokens=2400, output_tokens=410,
             extra={"cached_input_tokens": 1000, "reasoning_output_tokens": 64})
+URL = "http://127.0.0.1:9/v1"
+ISOLATED = Spec(Codex(), setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
+                env={"GATEWAY_KEY": "sk-x"}, input_tokens=2400, output_tokens=410)  # fmt: skip
+SHARED = Spec(Codex(), setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY"), env={"GATEWAY_KEY": "sk-x"},
+              input_tokens=2400, output_tokens=410)  # fmt: skip
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -14,8 +23,67 @@ def test_contract(scenario, tmp_path):
     check(SPEC, scenario, tmp_path)
 
 
+@pytest.mark.parametrize("spec", [ISOLATED, SHARED], ids=["isolated", "shared"])
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_contract_through_a_gateway(spec, scenario, tmp_path):
+    check(spec, scenario, tmp_path)
+
+
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
         "codex", "exec", "--skip-git-repo-check", "--json", "-C", str(inv.workdir), "-m", "test-model",
         "-", "-s", "workspace-write"]
+
+
+def test_isolated_the_provider_is_in_its_own_config_toml(tmp_path):
+    run = check(ISOLATED, "success", tmp_path)
+    assert run.files == {"config.toml": (
+        "# written by control-room before each run, from CONTROL.md adapters.codex\n"
+        'model = "test-model"\n'
+        'model_provider = "control-room"\n'
+        "\n"
+        "[model_providers.control-room]\n"
+        'name = "control-room"\n'
+        f'base_url = "{URL}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "GATEWAY_KEY"\n')}  # fmt: skip
+    assert run.log[0]["env"]["CODEX_HOME"] == str(tmp_path / "state")
+    assert "-c" not in run.log[0]["argv"]
+
+
+def test_not_isolated_the_provider_goes_in_c_overrides_on_the_users_config(tmp_path):
+    run = check(SHARED, "success", tmp_path)
+    assert run.files == {}
+    assert run.log[0]["env"].get("CODEX_HOME") != str(tmp_path / "state")  # the user's own
+    inv = invocation(tmp_path, SHARED)
+    assert SHARED.adapter.command(inv) == [
+        "codex", "exec", "--skip-git-repo-check", "--json", "-C", str(inv.workdir),
+        "-c", 'model_provider="control-room"',
+        "-c", 'model_providers.control-room.name="control-room"',
+        "-c", f'model_providers.control-room.base_url="{URL}"',
+        "-c", 'model_providers.control-room.wire_api="responses"',
+        "-c", 'model_providers.control-room.env_key="GATEWAY_KEY"',
+        "-m", "test-model", "-"]  # fmt: skip
+
+
+def test_killed_while_reconnecting_says_so(tmp_path):
+    run = execute(ISOLATED, invocation(tmp_path, ISOLATED), tmp_path, "down", timeout_s=1)
+    assert run.result.timed_out and run.result.exit_code is None
+    assert run.outcome.error == (
+        "the agent was killed at its 1s time limit while reconnecting to the model endpoint: "
+        "Reconnecting... 2/5 (stream disconnected before completion: error sending request for url "
+        f"({URL}/responses))")  # fmt: skip
+
+
+NULL = Stream(Path("/dev/null"))
+
+
+def test_a_reconnection_that_then_succeeds_is_no_failure():
+    stdout = "\n".join([
+        '{"type": "thread.started"}', '{"type": "turn.started"}',
+        '{"type": "error", "message": "Reconnecting... 1/5 (stream disconnected before completion)"}',
+        '{"type": "item.completed", "item": {"type": "agent_message", "text": "DECISION: done"}}',
+        '{"type": "turn.completed", "usage": {"input_tokens": 3, "output_tokens": 1}}'])  # fmt: skip
+    out = Codex().read(Result(["codex"], 0, 0.1, NULL, NULL), stdout, "")
+    assert (out.ok, out.error, out.final_message) == (True, None, "DECISION: done")

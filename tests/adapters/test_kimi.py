@@ -1,11 +1,15 @@
 """The kimi adapter against tests/fakes/kimi (text output: no tokens, no cost)."""
 
 import pytest
-from harness import SCENARIOS, Spec, check, invocation
+from harness import SCENARIOS, Spec, check, execute, invocation
 
+from control_room.adapters.base import Setup
 from control_room.adapters.kimi import Kimi
 
 SPEC = Spec(Kimi(), extra_args=["--max-steps-per-turn", "20"], error_exit=75)
+URL = "http://127.0.0.1:9/v1"
+GATEWAY = Spec(Kimi(), setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
+               env={"GATEWAY_KEY": "k-3"}, error_exit=75)  # fmt: skip
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -13,7 +17,48 @@ def test_contract(scenario, tmp_path):
     check(SPEC, scenario, tmp_path)
 
 
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_contract_through_a_gateway(scenario, tmp_path):
+    check(GATEWAY, scenario, tmp_path)
+
+
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
         "kimi", "--quiet", "-w", str(inv.workdir), "-m", "test-model", "--max-steps-per-turn", "20"]
+
+
+def test_a_connection_error_quotes_stdout_not_the_resume_line(tmp_path):
+    run = check(SPEC, "error", tmp_path)
+    assert run.outcome.error == "kimi exited 75 (connection error): Connection error."
+
+
+def test_a_gateway_is_a_config_file_of_its_own_and_the_key_stays_in_the_environment(tmp_path):
+    run = check(GATEWAY, "success", tmp_path)
+    state = tmp_path / "state"
+    assert run.log[0]["argv"] == ["--quiet", "-w", str(tmp_path / "work dir"), "--config-file", str(state / "config.toml")]
+    assert run.files == {"config.toml": (
+        "# written by control-room before each run, from CONTROL.md adapters.kimi\n"
+        'default_model = "control-room"\n'
+        "\n"
+        "[providers.control-room]\n"
+        'type = "openai_legacy"\n'
+        f'base_url = "{URL}"\n'
+        'api_key = "none"  # the key is in OPENAI_API_KEY, never here\n'
+        "\n"
+        "[models.control-room]\n"
+        'provider = "control-room"\n'
+        'model = "test-model"\n'
+        "max_context_size = 131072\n")}  # fmt: skip
+    env = run.log[0]["env"]
+    assert (env["HOME"], env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]) == (str(state), URL, "k-3")
+    assert (env["KIMI_DISABLE_TELEMETRY"], env["KIMI_CLI_NO_AUTO_UPDATE"]) == ("1", "1")
+
+
+def test_no_model_is_llm_not_set_and_says_what_to_set(tmp_path):
+    spec = Spec(Kimi(), model=None, setup=GATEWAY.setup, env=GATEWAY.env)
+    run = execute(spec, invocation(tmp_path, spec), tmp_path, "success")
+    assert run.result.exit_code == 1
+    assert run.outcome.error == (
+        "kimi exited 1 (error): LLM not set (no model: set `model` in CONTROL.md adapters.kimi, "
+        "or the role's or the task's)")  # fmt: skip

@@ -1,12 +1,18 @@
 """The opencode adapter against tests/fakes/opencode (numbers documented in the fake)."""
 
+import json
+
 import pytest
 from harness import SCENARIOS, Spec, check, invocation
 
+from control_room.adapters.base import Setup
 from control_room.adapters.opencode import Opencode
 
 SPEC = Spec(Opencode(), extra_args=["--agent", "build"], input_tokens=2500, output_tokens=350, cost_usd=0.375,
             extra={"cache_read_tokens": 30})
+URL = "http://127.0.0.1:9/v1"
+LOCAL = Spec(Opencode(), model="qwen2.5-coder:7b", setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
+             env={"GATEWAY_KEY": "k-5"}, input_tokens=2500, output_tokens=350, cost_usd=0.375)  # fmt: skip
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -14,8 +20,35 @@ def test_contract(scenario, tmp_path):
     check(SPEC, scenario, tmp_path)
 
 
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_contract_with_a_local_model(scenario, tmp_path):
+    check(LOCAL, scenario, tmp_path)
+
+
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
         "opencode", "run", "--dir", str(inv.workdir), "--format", "json", "-m", "test-model",
         "--agent", "build"]
+
+
+def test_a_local_model_is_a_provider_of_its_own_config(tmp_path):
+    run = check(LOCAL, "success", tmp_path)
+    state = tmp_path / "state"
+    assert run.log[0]["argv"][-2:] == ["-m", "control-room/qwen2.5-coder:7b"]
+    assert json.loads(run.files["opencode.json"]) == {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "provider": {"control-room": {
+            "npm": "@ai-sdk/openai-compatible", "name": "control-room",
+            "options": {"baseURL": URL, "apiKey": "{env:GATEWAY_KEY}"},
+            "models": {"qwen2.5-coder:7b": {"name": "qwen2.5-coder:7b"}}}},
+        "model": "control-room/qwen2.5-coder:7b",
+    }  # fmt: skip
+    env = run.log[0]["env"]
+    assert env["OPENCODE_CONFIG"] == str(state / "opencode.json")
+    assert (env["XDG_CONFIG_HOME"], env["XDG_DATA_HOME"]) == (str(state / "config"), str(state / "data"))
+    assert env["GATEWAY_KEY"] == "k-5"  # read by opencode itself, through {env:GATEWAY_KEY}
+    for name in ("AUTOUPDATE", "SHARE", "MODELS_FETCH", "LSP_DOWNLOAD"):
+        assert env[f"OPENCODE_DISABLE_{name}"] == "1"

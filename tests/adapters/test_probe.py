@@ -32,7 +32,8 @@ def test_timeout_kills_the_whole_group(tmp_path):
             f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(1000)")  # fmt: skip
     r = run(tmp_path, [sys.executable, "-c", code], mode="timeout", timeout_s=1)
     assert r.result.timed_out and not r.outcome.ok
-    assert "killed at its time limit" in r.outcome.final_message
+    assert "DECISION: the command was killed at its 1s time limit\n" in r.outcome.final_message
+    assert r.outcome.error == "the agent was killed at its 1s time limit"
     assert_group_dead(pidfile)
 
 

@@ -78,3 +78,39 @@ def test_read_survives_absurdly_deep_json(name, stdout):
     assert isinstance(outcome, Outcome)
     assert isinstance(outcome.final_message, str)
     assert outcome.error is None or "\n" not in outcome.error
+
+
+def test_a_setup_has_exactly_the_settings_control_md_checks():
+    from dataclasses import fields
+
+    from control_room.adapters.base import Setup
+    from control_room.room.settings import ADAPTER_SETTINGS
+
+    assert [f.name for f in fields(Setup)] == list(ADAPTER_SETTINGS)
+    for name in BUILT_IN:
+        assert set(adapters.adapter_class(name).accepts) <= set(ADAPTER_SETTINGS), name
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_without_a_setup_no_adapter_touches_the_environment_or_writes_a_file(name, tmp_path):
+    from control_room.adapters.base import Invocation
+
+    inv = Invocation(task={"id": "t", "command": ["true"]}, prompt="p", brief=tmp_path / "b", workdir=tmp_path,
+                     settings={"command_argv": ["x"]})  # fmt: skip
+    adapter = adapters.get(name)
+    env = {"HOME": "/home/me", "PATH": "/bin", "OPENAI_API_KEY": "mine"}
+    assert adapter.env(inv, dict(env)) == env
+    assert adapter.prepare(inv) == {}
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("amp", {"AMP_URL": "http://gw", "AMP_API_KEY": "k"}),
+    ("cursor-agent", {"CURSOR_API_KEY": "k"}),
+])  # fmt: skip
+def test_the_cli_that_stay_on_fakes_take_their_key_and_endpoint(name, expected, tmp_path):
+    from control_room.adapters.base import Invocation, Setup
+
+    adapter = adapters.get(name)
+    setup = Setup(base_url="http://gw" if "base_url" in adapter.accepts else None, api_key_env="K")
+    inv = Invocation(task={"id": "t"}, prompt="p", brief=tmp_path / "b", workdir=tmp_path, setup=setup)
+    assert adapter.env(inv, {"K": "k"}) == {"K": "k", **expected}

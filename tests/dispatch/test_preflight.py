@@ -96,3 +96,17 @@ def test_when_even_the_ledger_line_fails_the_message_says_so(room: Room, monkeyp
         "left on device)"
     )
     assert where(room, "t") == ["queue"]
+
+
+@pytest.mark.parametrize(
+    ("adapters", "message"),
+    [
+        ({"claud": {"isolated": True}}, "adapters names 'claud', which is not an adapter (known: aider, "),
+        ({"amp": {"model": "m"}}, "adapters.amp: the amp adapter does not act on model (it takes: base_url, "
+                                  "api_key_env); fix it in CONTROL.md"),
+    ],
+)  # fmt: skip
+def test_a_setup_for_no_adapter_or_that_it_cannot_use_is_named(room: Room, adapters: dict, message: str) -> None:
+    with pytest.raises(RoomInvalidError) as err:
+        preflight.check(room, settings.load(room).replace(adapters=adapters))
+    assert str(err.value).startswith(f"room invalid: {room.control}: {message}")

@@ -4,9 +4,15 @@ Each fake parses exactly the real CLI's flags that control-room uses (plus a few
 rejects anything else with exit 2 and a CLI-like message, reads the prompt the way the real
 CLI does, and prints the real CLI's output shape. Environment:
 
-- FAKE_AGENT_MODE: success (default) | error | timeout | garbage | noreport
-- FAKE_AGENT_LOG: append {"argv", "stdin", "cwd"} as one JSON line per run
-- FAKE_AGENT_PIDFILE: in timeout mode, where the pid of the grandchild ``sleep 1000`` goes
+- FAKE_AGENT_MODE: success (default) | error | timeout | garbage | noreport | down (the model
+  endpoint is unreachable: each fake then does what its real CLI does, docs/adapters.md)
+- FAKE_AGENT_LOG: append {"argv", "stdin", "cwd", "env"} as one JSON line per run ("env": the
+  variables a setup sets, see ``ENV_LOGGED``)
+- FAKE_AGENT_PIDFILE: in timeout mode (and wherever a fake hangs), where the pid of the
+  grandchild ``sleep 1000`` goes
+
+Where the real CLI reads a config file (codex, gemini, kimi, opencode), the fake reads it from
+the same place and fails the way the real one does on what it could not use.
 """
 
 from __future__ import annotations
@@ -51,10 +57,16 @@ def read_pointer(argument: str) -> str:
         return f.read()
 
 
+ENV_LOGGED = ("HOME", "ANTHROPIC_", "CLAUDE_", "DISABLE_", "CODEX_", "GEMINI_", "GOOGLE_GEMINI_",
+              "COPILOT_", "OPENCODE_", "XDG_", "KIMI_", "OPENAI_", "LITELLM_", "AMP_", "CURSOR_",
+              "GATEWAY_")  # fmt: skip
+
+
 def log(stdin: str | None) -> None:
     path = os.environ.get("FAKE_AGENT_LOG")
     if path:
-        line = json.dumps({"argv": sys.argv[1:], "stdin": stdin, "cwd": os.getcwd()})
+        env = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith(ENV_LOGGED)}
+        line = json.dumps({"argv": sys.argv[1:], "stdin": stdin, "cwd": os.getcwd(), "env": env})
         with open(path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 
@@ -113,3 +125,49 @@ def garbage(code: int = 0) -> None:
 def fail(stderr: str, code: int) -> None:
     sys.stderr.write(stderr + "\n")
     sys.exit(code)
+
+
+def read_toml(path: str) -> dict:
+    """The subset of TOML control-room writes: ``[a.b]`` tables, ``key = value`` with JSON-like
+    values, ``#`` comments. (tomllib is Python 3.11+; the fakes run on 3.10 too.)"""
+    with open(path, encoding="utf-8") as f:
+        return parse_toml(f.read())
+
+
+def parse_toml(text: str) -> dict:
+    top: dict = {}
+    table = top
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            table = top
+            for part in line.strip("[]").split("."):
+                table = table.setdefault(part.strip().strip('"'), {})
+            continue
+        key, _, value = line.partition("=")
+        set_dotted(table, key.strip(), toml_value(value))
+    return top
+
+
+def toml_value(text: str):
+    value = text.strip()
+    if value.startswith('"'):
+        return json.JSONDecoder().raw_decode(value)[0]  # a comment may follow
+    return json.loads(value.split("#")[0].strip())
+
+
+def set_dotted(table: dict, key: str, value) -> None:
+    *heads, last = key.split(".")
+    for head in heads:
+        table = table.setdefault(head, {})
+    table[last] = value
+
+
+def read_json(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}

@@ -120,3 +120,37 @@ def test_an_edit_is_seen_at_once(room: Room) -> None:
     text = room.control.read_text()
     room.control.write_text(text.replace("max_parallel: 1 ", "max_parallel: 4 "))
     assert control.load(room).max_parallel == 4
+
+
+def test_adapters_is_a_mapping_of_setups(room: Room) -> None:
+    write_gate(room, 'adapters: {codex: {base_url: "http://127.0.0.1:8080/v1", api_key_env: GATEWAY_KEY,\n'
+                     "  model: qwen, isolated: true}, claude: }\n")  # fmt: skip
+    assert control.load(room).adapters == {
+        "codex": {"base_url": "http://127.0.0.1:8080/v1", "api_key_env": "GATEWAY_KEY", "model": "qwen", "isolated": True},
+        "claude": None,
+    }  # fmt: skip
+    assert control.DEFAULTS.adapters == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("adapters: [codex]", "must be a mapping of adapter name -> settings (got ['codex'])"),
+        ("adapters: {codex: {base_ur: x}}", "codex: unknown setting 'base_ur' (known: base_url, api_key_env, model, isolated)"),
+        ("adapters: {codex: {api_key_env: sk-live-123}}",
+         "codex.api_key_env must be the NAME of an environment variable (letters, digits, _), never the key "
+         "itself (got 'sk-live-123')"),
+        ("adapters: {codex: {base_url: 'localhost:8080'}}",
+         "codex.base_url must be a URL starting with http:// or https:// (got 'localhost:8080')"),
+        ("adapters: {codex: {isolated: 'yes'}}", "codex.isolated must be true or false (got 'yes')"),
+        ("adapters: {codex: {model: ''}}", "codex.model must be a model name (got '')"),
+        ("adapters: {codex: local}", "codex must be a mapping of settings (base_url, api_key_env, model, isolated) (got 'local')"),
+        ("adapters: {'../x': {}}", "'../x' is not an adapter name"),
+    ],
+)  # fmt: skip
+def test_a_wrong_adapter_setup_is_named_to_the_setting(room: Room, line: str, message: str) -> None:
+    # a misspelt base_url must never quietly send the run to the user's own login
+    write_gate(room, line + "\n")
+    with pytest.raises(InvalidError) as err:
+        control.load(room)
+    assert str(err.value) == f"{room.control}: adapters: {message}"
