@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,9 @@ from install import ensure
 
 from control_room.room import scaffold
 from control_room.room.layout import Room
+
+
+KEY = "realcli-test-key"  # a one-letter key would be masked by copilot wherever it appears
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -39,10 +43,24 @@ class Real:
             HOME=str(state),  # never the developer's home
         )
 
+    def gateway(self, name: str, url: str, **more: Any) -> None:
+        """Point ``name`` at ``url`` the way a user would: CONTROL.md ``adapters:`` (the key in
+        an environment variable, the CLI's state in a folder of its own inside the room)."""
+        setup = {"base_url": url, "api_key_env": "REALCLI_KEY", "model": "mock-model", "isolated": True, **more}
+        text, n = re.subn(r"(?m)^adapters: \{\}.*$", f"adapters: {json.dumps({name: setup})}",
+                          self.room.control.read_text())  # fmt: skip
+        assert n == 1, "the CONTROL.md template has no `adapters: {}` line"
+        self.room.control.write_text(text)
+        self.env["REALCLI_KEY"] = KEY
+
+    def allow_extra_args(self) -> None:
+        control = self.room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true")
+        self.room.control.write_text(control)
+
     def task(self, task_id: str = "t1", **fields: Any) -> None:
         task = {"id": task_id, "objective": "answer with the report the brief asks for",
                 "falsifier": "no report comes back", "validator": ["true"], "max_cost_usd": 1,
-                "wall_clock_s": 120, "kill_condition": "two failed rounds", "model": "mock-model", **fields}  # fmt: skip
+                "wall_clock_s": 120, "kill_condition": "two failed rounds", **fields}  # fmt: skip
         path = self.room.state_dir("queue") / f"{task_id}.json"
         path.write_text(json.dumps({k: v for k, v in task.items() if v is not None}))
 

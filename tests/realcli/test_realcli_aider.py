@@ -9,12 +9,12 @@ from control_room import errors
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
-    real.env.update(OPENAI_API_BASE=f"{url}/v1", OPENAI_API_KEY="test-key", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    real.gateway("aider", f"{url}/v1", model="openai/mock-model")  # litellm: provider/model
 
 
 def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
     r = real("aider")
-    r.task(adapter="aider", model="openai/mock-model")
+    r.task(adapter="aider")
     with ModelServer() as server:
         gateway(r, server.url)
         done = r.run("cycle")
@@ -29,7 +29,7 @@ def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  #
 
 def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
     r = real("aider")
-    r.task(adapter="aider", model="openai/mock-model", wall_clock_s=240)
+    r.task(adapter="aider", wall_clock_s=240)
     gateway(r, refused())
     done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr

@@ -10,9 +10,7 @@ from control_room import errors
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
-    real.env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="test-key", DISABLE_TELEMETRY="1",
-                    DISABLE_AUTOUPDATER="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                    CLAUDE_CODE_MAX_RETRIES="0")  # fmt: skip
+    real.gateway("claude", url)
 
 
 def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
@@ -57,8 +55,7 @@ def test_a_bypass_is_refused_unless_control_md_allows_it(real) -> None:  # type:
 
 def test_an_allowed_bypass_lets_the_write_happen(real) -> None:  # type: ignore[no-untyped-def]
     r = real("claude")
-    control = r.room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true")
-    r.room.control.write_text(control)
+    r.allow_extra_args()
     r.task(adapter="claude", extra_args=["--permission-mode", "acceptEdits"])
     target = r.room.root / "made-by-the-model.txt"
     with ModelServer(tool=Tool("Write", {"file_path": str(target), "content": "hello\n"})) as server:

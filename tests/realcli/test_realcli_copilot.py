@@ -8,13 +8,8 @@ from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
 
-KEY = "test-key-for-copilot"  # a one-letter key would be masked wherever it appears in the output
-
-
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
-    real.env.update(COPILOT_PROVIDER_BASE_URL=f"{url}/v1", COPILOT_PROVIDER_API_KEY=KEY, COPILOT_MODEL="mock-model",
-                    COPILOT_OFFLINE="true", COPILOT_AUTO_UPDATE="false",
-                    COPILOT_HOME=str(real.state / "copilot"))  # fmt: skip
+    real.gateway("copilot", f"{url}/v1")
 
 
 def read_brief(real) -> Tool:  # type: ignore[no-untyped-def]
@@ -32,6 +27,8 @@ def test_the_model_reads_the_brief_and_the_report_comes_back(real) -> None:  # t
     assert "# Brief for task t1" in bodies  # through the view tool: the prompt itself is a pointer
     meta = r.meta()
     assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
+    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0  # from its --usage-output-file
+    assert (r.room.swarm / "results" / "t1" / "copilot-usage.json").exists()
     assert (r.room.swarm / "results" / "t1" / "report.md").read_text().strip() == REPORT.strip()
     assert not any(a.startswith("--allow-all") or a == "--yolo" for a in meta["argv"])
 

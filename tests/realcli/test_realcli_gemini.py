@@ -3,21 +3,13 @@ settings (API-key auth, one attempt, no updates or telemetry) are in the test's 
 
 from __future__ import annotations
 
-import json
-
 from modelserver import REPORT, ModelServer, refused
 
 from control_room import errors
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
-    folder = real.state / ".gemini"
-    folder.mkdir(exist_ok=True)
-    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}},
-                "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": 1},
-                "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False}}  # fmt: skip
-    (folder / "settings.json").write_text(json.dumps(settings))
-    real.env.update(GEMINI_API_KEY="test-key", GOOGLE_GEMINI_BASE_URL=url, TMPDIR=str(real.state))
+    real.gateway("gemini", url)
 
 
 def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]

@@ -9,14 +9,7 @@ from control_room import errors
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
-    folder = real.state / ".kimi"
-    folder.mkdir(exist_ok=True)
-    (folder / "config.toml").write_text(
-        f'default_model = "mock-model"\n[providers.mock]\ntype = "openai_legacy"\nbase_url = "{url}/v1"\n'
-        'api_key = "test-key"\n[models.mock-model]\nprovider = "mock"\nmodel = "mock-model"\n'
-        "max_context_size = 128000\n"
-    )
-    real.env.update(KIMI_DISABLE_TELEMETRY="1", KIMI_CLI_NO_AUTO_UPDATE="1")
+    real.gateway("kimi", f"{url}/v1")
 
 
 def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  # type: ignore[no-untyped-def]
