@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room import errors, interrupt, ledger, proc
-from control_room.dispatch import claims, orchestrator, preflight, prompt, validator
-from control_room.dispatch.admission import agent_env
+from control_room.dispatch import agent, claims, orchestrator, preflight, prompt, validator
 from control_room.dispatch.pick import Pick
 from control_room.dispatch.report import Report, claims_success
 from control_room.dispatch.report import validate as validate_report
@@ -25,15 +24,12 @@ from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store import records
-from control_room.store.files import atomic_write, read_optional
+from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 from control_room.words import count
 
 if TYPE_CHECKING:
-    from control_room.adapters import Adapter, Invocation, Outcome
-
-OUTPUT_READ_MAX = 1_000_000  # bytes of a file the CLI wrote (``Adapter.outputs``) read back
-STATE_GITIGNORE = "# the adapters' state folders (config files, isolated CLI homes): never state\n*\n"
+    from control_room.adapters import Outcome
 
 
 def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
@@ -52,12 +48,8 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
         ledger.append(room.ledger, events.WARNING, task=tid, detail=w)
     atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
     atomic_write(results / "prompt.md", p.text)  # archived with the run's other files
-    brief = workdir / f".brief-{tid}.md"
-    inv = plan.invocation(task, p.text, brief, workdir, results=results)
-    _prepare(room, adapter, inv)
-    atomic_write(brief, p.text)
-    key = (plan.setup.api_key_env,) if plan.setup.api_key_env else ()
-    env = adapter.env(inv, agent_env(room, settings, task, keep=key))
+    inv, env = agent.prepare(room, settings, plan, task, p.text, workdir, results)
+    brief = inv.brief
     meta: dict[str, Any] = {
         "task": tid,
         "round": round_no,
@@ -77,20 +69,8 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
             pass  # recovery still works by pid, slot and deadline
 
     try:
-        argv = adapter.command(inv)
-        meta["argv"] = argv
-        res = proc.run(
-            argv,
-            cwd=workdir,
-            env=env,
-            stdin=adapter.stdin(inv),
-            stdout_path=results / "stdout.txt",
-            stderr_path=results / "stderr.txt",
-            timeout_s=float(task["wall_clock_s"]),
-            cap_bytes=settings.capture_max_bytes,
-            stop_file=room.stop,
-            on_start=started,
-        )
+        meta["argv"] = adapter.command(inv)
+        res = agent.execute(room, settings, adapter, inv, env, float(task["wall_clock_s"]), on_start=started)
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         requeue(room, task, events.ADAPTER_MISSING, f"{exc}; {adapter.install}", adapter=adapter.name)
@@ -107,14 +87,7 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
             raise errors.ControlRoomError(
                 f"the agent's output could not be saved: {stream.error}", exit_code=errors.IO_ERROR
             )
-    stdout = results_folder.read_capture(res.stdout.path, res.notes, "stdout")
-    stderr = results_folder.read_capture(res.stderr.path, res.notes, "stderr")
-    named = adapter.outputs(inv)
-    if named:  # files the CLI wrote (copilot's usage), for an adapter that reads some
-        files = {n: t for n in named if (t := read_optional(results / n, OUTPUT_READ_MAX)) is not None}
-        outcome = adapter.read(res, stdout, stderr, files)
-    else:
-        outcome = adapter.read(res, stdout, stderr)
+    outcome = agent.read(adapter, inv, res)
     atomic_write(results / "report.md", outcome.final_message)
     # What the agent said: its final message, or its output where the adapter (the probe) wrote
     # the report itself. Proposals are read from here.
@@ -134,30 +107,6 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
     with interrupt.deferred():
         return _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
-
-
-def _prepare(room: Room, adapter: Adapter, inv: Invocation) -> None:
-    """Write the files the adapter's setup needs into its state folder (created when the CLI
-    takes it as its home, or has files there). The folder ignores itself for git."""
-    if inv.state is None:
-        return
-    files = adapter.prepare(inv)
-    if not files and not inv.setup.isolated:
-        return
-    ignore = room.adapter_states / ".gitignore"
-    if not ignore.exists():
-        room.adapter_states.mkdir(exist_ok=True)
-        atomic_write(ignore, STATE_GITIGNORE, durable=False)
-    inv.state.mkdir(parents=True, exist_ok=True)
-    top = inv.state.resolve()
-    for rel, text in files.items():
-        path = (inv.state / rel).resolve()
-        if top not in path.parents:  # a bug of the adapter, never a path outside its folder
-            raise errors.ControlRoomError(
-                f"adapter {adapter.name}: prepare() named {rel!r}, outside its folder"
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text, durable=False)
 
 
 def _finish(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import events, queue
 
-from control_room.dispatch import cycle, runner
+from control_room.dispatch import agent, cycle, runner
 from control_room.room.layout import Room
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
@@ -46,6 +46,6 @@ def test_a_file_an_adapter_names_outside_its_state_folder_is_refused(room: Room,
     inv = Invocation({"id": "t"}, "p", tmp_path / "b", tmp_path, setup=Setup(isolated=True), state=state)
     before = room.control.read_text()
     with pytest.raises(ControlRoomError) as err:
-        runner._prepare(room, Sneaky(), inv)
+        agent.write_state(room, Sneaky(), inv)
     assert str(err.value) == "adapter sneaky: prepare() named '../../CONTROL.md', outside its folder"
     assert room.control.read_text() == before
