@@ -122,6 +122,13 @@ ADAPTER_MISSING = _e(
     "task route adapter detail",
     "a ready task's CLI is not on PATH (once a day per task), or vanished at run time",
 )
+ADAPTER_CHECK = _e(
+    "adapter-check",
+    ("ok", "fail"),
+    "adapter cost_usd detail",
+    "`adapters --check`: a one-turn hello through an adapter; what it answered or what is wrong, and "
+    "what it cost ([adapters.md](adapters.md))",
+)
 BUDGET_HOLD = _e(
     "budget-hold",
     ("held",),
@@ -212,6 +219,7 @@ EVENTS: tuple[Event, ...] = (
     INTERRUPTED,
     STOPPED,
     ADAPTER_MISSING,
+    ADAPTER_CHECK,
     BUDGET_HOLD,
     APPROVAL_NEEDED,
     ROUTE_HELD,

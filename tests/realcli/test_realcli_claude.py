@@ -85,3 +85,23 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     error = r.meta()["agent_error"]
     assert "500" in error or "mock server error" in error, error
+
+
+def test_adapters_check_says_hello_through_the_real_cli(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("claude")
+    with ModelServer() as server:
+        gateway(r, server.url)
+        done = r.run("adapters", "--check", "claude")
+        bodies = server.bodies()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("claude        OK    answered (mock-model) in ")
+    assert "This is a connection check from control-room" in bodies
+    assert "| adapter-check | " in r.last_line()
+
+
+def test_adapters_check_names_an_endpoint_down(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("claude")
+    gateway(r, refused())
+    done = r.run("adapters", "--check", "claude")
+    assert done.returncode == errors.ADAPTER_MISSING
+    assert re.search(r"FAIL .*(?i:connection ?refused|ECONNREFUSED|unable to connect)", done.stdout), done.stdout

@@ -51,3 +51,12 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     meta = r.meta()
     assert meta["timed_out"] is False  # it gives up after its own retries
     assert "Could not connect to local model provider at http://127.0.0.1:" in meta["agent_error"], meta
+
+
+def test_adapters_check_says_which_setting_is_missing(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("copilot")
+    with ModelServer() as server:
+        r.gateway("copilot", f"{server.url}/v1", model=None)  # a gateway, but no model named
+        done = r.run("adapters", "--check", "copilot")
+    assert done.returncode == errors.ADAPTER_MISSING
+    assert "BYOK providers require an explicit model" in done.stdout and "adapters.copilot" in done.stdout, done.stdout
