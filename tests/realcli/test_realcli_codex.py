@@ -74,3 +74,15 @@ def test_an_endpoint_down_fails_the_round_at_its_wall_clock(real) -> None:  # ty
     meta = r.meta()
     assert meta["timed_out"] is True
     assert "killed at its 15s time limit while reconnecting to the model endpoint" in meta["agent_error"], meta
+
+
+def test_an_endpoint_erroring_fails_the_round_at_its_wall_clock_saying_so(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("codex")
+    r.task(adapter="codex", wall_clock_s=15)
+    with ModelServer(mode="error") as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    meta = r.meta()
+    # codex retries a 500 as it retries a refused connection, quoting its own words for it
+    assert "killed at its 15s time limit while reconnecting to the model endpoint: Reconnecting" in meta["agent_error"]

@@ -3,7 +3,7 @@ settings (API-key auth, one attempt, no updates or telemetry) are in the test's 
 
 from __future__ import annotations
 
-from modelserver import REPORT, ModelServer, refused
+from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
 
@@ -36,6 +36,18 @@ def test_yolo_is_refused_unless_control_md_allows_it(real) -> None:  # type: ign
     assert done.returncode == errors.OK
     reason = (r.room.state_dir("rejected") / "t1.json.reason").read_text()
     assert "extra_args given but CONTROL.md allow_extra_args is false" in reason
+
+
+def test_an_allowed_yolo_lets_the_write_happen(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("gemini")
+    r.allow_extra_args()
+    r.task(adapter="gemini", extra_args=["--yolo"])
+    target = r.room.root / "made-by-the-model.txt"
+    with ModelServer(tool=Tool("write_file", {"file_path": str(target), "content": "hello\n"})) as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert target.read_text() == "hello\n"
 
 
 def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]

@@ -3,7 +3,7 @@ against the model server, its config in the test's HOME."""
 
 from __future__ import annotations
 
-from modelserver import REPORT, ModelServer, refused
+from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
 
@@ -24,6 +24,18 @@ def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  #
     meta = r.meta()
     assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
     assert REPORT.strip() in (r.room.swarm / "results" / "t1" / "report.md").read_text()
+
+
+def test_print_mode_writes_without_a_bypass(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("kimi")
+    r.task(adapter="kimi")
+    target = r.room.root / "made-by-the-model.txt"
+    with ModelServer(tool=Tool("WriteFile", {"path": str(target), "content": "hello\n"})) as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert target.read_text() == "hello\n"  # kimi's print mode approves its tools itself
+    assert not {"--yolo", "--afk"} & set(r.meta()["argv"])
 
 
 def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
