@@ -30,6 +30,12 @@ _ATTEMPT = re.compile(r"\bAttempt \d+ failed\b")
 _NODE_NOISE = ("(node:", "(Use `node --trace")
 
 
+AUTH_FIX = (
+    'set security.auth.selectedType: "gemini-api-key" in its settings.json (~/.gemini/), or '
+    "isolated: true in CONTROL.md adapters.gemini, which writes it"
+)
+
+
 class Gemini(Adapter):
     name = "gemini"
     binary = "gemini"
@@ -106,6 +112,8 @@ class Gemini(Adapter):
         error = None
         if result.exit_code != 0:
             error = self.explain(result, detail or _cause(stderr))
+            if result.exit_code == 41:  # the auth type its settings.json selects (or lacks)
+                error += f"; {AUTH_FIX}"
         elif error_obj is not None:
             error = f"gemini exited 0 but reported an error: {detail or 'unknown'}"
         elif not isinstance(response, str):

@@ -55,7 +55,11 @@ def test_a_base_url_without_isolation_meets_the_users_settings(tmp_path):
     spec = Spec(Gemini(), setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY"),
                 env={"GATEWAY_KEY": "k-1", "HOME": str(home)})  # fmt: skip
     run = execute(spec, invocation(tmp_path, spec), tmp_path, "success")
-    assert run.outcome.error == "gemini exited 41 (authentication): Invalid auth method selected."
+    assert run.outcome.error == (
+        "gemini exited 41 (authentication): Invalid auth method selected.; set security.auth.selectedType: "
+        '"gemini-api-key" in its settings.json (~/.gemini/), or isolated: true in CONTROL.md adapters.gemini, '
+        "which writes it"
+    )
 
 
 def test_an_endpoint_down_exits_after_one_attempt_quoting_it(tmp_path):

@@ -105,3 +105,16 @@ def test_adapters_check_names_an_endpoint_down(real) -> None:  # type: ignore[no
     done = r.run("adapters", "--check", "claude")
     assert done.returncode == errors.ADAPTER_MISSING
     assert re.search(r"FAIL .*(?i:connection ?refused|ECONNREFUSED|unable to connect)", done.stdout), done.stdout
+
+
+def test_a_cli_that_cannot_be_installed_fails_with_its_name(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import install
+    import pytest
+
+    monkeypatch.setenv("CONTROL_ROOM_CLI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setitem(install.PINS, "nosuch", install.Pin("nosuch", "@control-room/no-such-cli-xyz", "0.0.1",
+                                                            "nosuch", "npm"))  # fmt: skip
+    with pytest.raises(install.InstallError) as err:
+        install.ensure("nosuch")
+    assert str(err.value).startswith("nosuch: `npm install --prefix ...` failed (exit ")
+    assert not (tmp_path / "cache" / "nosuch-0.0.1" / ".installed").exists()

@@ -71,3 +71,18 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
     meta = r.meta()
     assert meta["timed_out"] is False
     assert "500" in meta["agent_error"] or "mock server error" in meta["agent_error"], meta["agent_error"]
+
+
+def test_adapters_check_says_which_setting_a_shared_home_lacks(real) -> None:  # type: ignore[no-untyped-def]
+    """Not isolated, gemini reads the user's own settings.json; without the key auth selected
+    there, a base URL makes it pick an auth type it then refuses (exit 41)."""
+    r = real("gemini")
+    with ModelServer() as server:
+        r.gateway("gemini", server.url, isolated=False)
+        done = r.run("adapters", "--check", "gemini")
+    assert done.returncode == errors.ADAPTER_MISSING
+    assert done.stdout == (
+        "gemini        FAIL  gemini exited 41 (authentication): Invalid auth method selected.; set "
+        'security.auth.selectedType: "gemini-api-key" in its settings.json (~/.gemini/), or isolated: true in '
+        "CONTROL.md adapters.gemini, which writes it\n"
+    )
