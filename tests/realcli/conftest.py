@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from install import ensure
 
+from control_room.ledger import read as ledger_read
+from control_room.ledger import result
 from control_room.room import scaffold
 from control_room.room.layout import Room
 
@@ -72,6 +74,18 @@ class Real:
 
     def meta(self, task_id: str = "t1") -> dict[str, Any]:
         return json.loads((self.room.swarm / "results" / task_id / "meta.json").read_text())  # type: ignore[no-any-return]
+
+    def cause(self, task_id: str = "t1") -> str:
+        """The agent's error of a failed round, as meta.json has it, after checking that the
+        ledger's `result` line and the task's next brief (``last_failure``) carry it too."""
+        error = str(self.meta(task_id)["agent_error"])
+        entries = [e for e in ledger_read.entries(self.room.ledger) if e.event == "result" and e.task == task_id]
+        failed = result.read(entries[-1].detail).failed
+        head = " ".join(error.split())[:60]
+        assert entries[-1].outcome == "fail" and head in failed, (error, failed)
+        task = json.loads(self.room.state_dir("queue").joinpath(f"{task_id}.json").read_text())
+        assert head in " ".join(task["last_failure"].split()), task
+        return error
 
     def last_line(self) -> str:
         return self.room.ledger.read_text().splitlines()[-1]

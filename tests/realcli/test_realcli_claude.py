@@ -71,7 +71,7 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     gateway(r, refused())
     done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    error = r.meta()["agent_error"]
+    error = r.cause()
     assert re.search(r"(?i)connection ?refused|ECONNREFUSED|unable to connect", error), error
     assert "result" in r.last_line() and "fail" in r.last_line()
 
@@ -83,7 +83,7 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
         gateway(r, server.url)
         done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    error = r.meta()["agent_error"]
+    error = r.cause()
     assert "500" in error or "mock server error" in error, error
 
 

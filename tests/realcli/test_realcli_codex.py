@@ -73,7 +73,7 @@ def test_an_endpoint_down_fails_the_round_at_its_wall_clock(real) -> None:  # ty
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     meta = r.meta()
     assert meta["timed_out"] is True
-    assert "killed at its 15s time limit while reconnecting to the model endpoint" in meta["agent_error"], meta
+    assert "killed at its 15s time limit while reconnecting to the model endpoint" in r.cause(), meta
 
 
 def test_an_endpoint_erroring_fails_the_round_at_its_wall_clock_saying_so(real) -> None:  # type: ignore[no-untyped-def]
@@ -85,4 +85,4 @@ def test_an_endpoint_erroring_fails_the_round_at_its_wall_clock_saying_so(real) 
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     meta = r.meta()
     # codex retries a 500 as it retries a refused connection, quoting its own words for it
-    assert "killed at its 15s time limit while reconnecting to the model endpoint: Reconnecting" in meta["agent_error"]
+    assert "killed at its 15s time limit while reconnecting to the model endpoint: Reconnecting" in r.cause()

@@ -50,7 +50,7 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     meta = r.meta()
     assert meta["timed_out"] is False  # it gives up after its own retries
-    assert "Could not connect to local model provider at http://127.0.0.1:" in meta["agent_error"], meta
+    assert "Could not connect to local model provider at http://127.0.0.1:" in r.cause(), meta
 
 
 def test_adapters_check_says_which_setting_is_missing(real) -> None:  # type: ignore[no-untyped-def]

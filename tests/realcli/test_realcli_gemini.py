@@ -58,7 +58,7 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     meta = r.meta()
     assert meta["timed_out"] is False  # one attempt: it ends on its own
-    assert "fetch failed" in meta["agent_error"], meta["agent_error"]
+    assert "fetch failed" in r.cause(), r.cause()
 
 
 def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
@@ -70,7 +70,7 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     meta = r.meta()
     assert meta["timed_out"] is False
-    assert "500" in meta["agent_error"] or "mock server error" in meta["agent_error"], meta["agent_error"]
+    assert "500" in r.cause() or "mock server error" in r.cause(), r.cause()
 
 
 def test_adapters_check_says_which_setting_a_shared_home_lacks(real) -> None:  # type: ignore[no-untyped-def]
