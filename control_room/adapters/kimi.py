@@ -31,6 +31,9 @@ NO_MODEL = "LLM not set"
 CONTEXT = 131_072  # the model's max_context_size in the file: kimi needs one, the endpoint has its own
 
 
+WIDE = "100000"
+
+
 class Kimi(Adapter):
     name = "kimi"
     binary = "kimi"
@@ -73,6 +76,9 @@ class Kimi(Adapter):
         return {CONFIG: "\n".join(lines) + "\n"}
 
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        # Its console hard-wraps what it prints at 80 columns, inside words: a report line or an
+        # error (`... 'm` / `essage': 'invalid api key'`) would come back cut. Wide, it does not.
+        env["COLUMNS"] = WIDE
         setup = inv.setup
         if setup.isolated:
             env["HOME"] = self.home(inv)

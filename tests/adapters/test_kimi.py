@@ -62,3 +62,10 @@ def test_no_model_is_llm_not_set_and_says_what_to_set(tmp_path):
     assert run.outcome.error == (
         "kimi exited 1 (error): LLM not set (no model: set `model` in CONTROL.md adapters.kimi, "
         "or the role's or the task's)")  # fmt: skip
+
+
+def test_its_console_is_told_to_be_wide_so_nothing_comes_back_hard_wrapped(tmp_path):
+    """Real kimi-cli 1.51.0 wraps at 80 columns inside words (`... 'm` / `essage': ...`); with
+    COLUMNS wide it prints each line whole (seen against the model server)."""
+    inv = invocation(tmp_path, SPEC)
+    assert SPEC.adapter.env(inv, {"COLUMNS": "80"})["COLUMNS"] == "100000"

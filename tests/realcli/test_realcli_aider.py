@@ -35,3 +35,14 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     meta = r.meta()
     assert "Connection error" in r.cause(), r.cause()  # exit 0: read from the output
+
+
+def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("aider")
+    r.task(adapter="aider", wall_clock_s=180)
+    with ModelServer(mode="auth") as server:
+        gateway(r, f"{server.url}")
+        done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    assert "litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid api key" in r.cause()
+    assert r.meta()["timed_out"] is False

@@ -48,3 +48,16 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     assert meta["timed_out"] is False, meta
     assert "To resume this session" not in r.cause(), r.cause()
     assert "Connection error" in r.cause(), r.cause()
+
+
+def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
+    r = real("kimi")
+    r.task(adapter="kimi", wall_clock_s=180)
+    with ModelServer(mode="auth") as server:
+        gateway(r, f"{server.url}")
+        done = r.run("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    assert r.cause() == (
+        "kimi exited 1 (error): Error code: 401 - {'type': 'error', 'error': {'type': 'authentication_error', "
+        "'message': 'invalid api key', 'code': 401}}"
+    )  # one line, not the 80-column fragment its console would print
