@@ -3,7 +3,7 @@ server (OpenAI chat completions through litellm)."""
 
 from __future__ import annotations
 
-from modelserver import ModelServer, refused
+from modelserver import REPORT, ModelServer, refused
 
 from control_room import errors
 
@@ -46,3 +46,17 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     assert "litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid api key" in r.cause()
     assert r.meta()["timed_out"] is False
+
+
+def test_an_edit_in_the_reply_is_applied_without_a_bypass(real) -> None:  # type: ignore[no-untyped-def]
+    """aider has no tool calls: a model edits by answering in its edit format (`whole` for a
+    model it does not know), and aider applies the edit itself (`--yes-always`)."""
+    r = real("aider")
+    r.task(adapter="aider")
+    edit = "made-by-the-model.txt\n```\nhello\n```\n\n"
+    with ModelServer(reply=edit + REPORT) as server:
+        gateway(r, server.url)
+        done = r.run("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert (r.room.root / "made-by-the-model.txt").read_text() == "hello\n"
+    assert not (r.room.root / ".git").exists()
