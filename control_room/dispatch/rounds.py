@@ -48,17 +48,10 @@ def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *
         reason = (
             f"Parked at {now_iso()} after {rounds} failed round{plural} "
             f"(CONTROL.md max_rounds {max_rounds}).\n\nLast failure:\n{why}\n\n"
-            f"Results: swarm/results/{tid}/\nA person decides: `control-room task retry {tid}`, "
-            f"`control-room task cancel {tid}`, or kill its route.\n"
+            f"Results: swarm/results/{tid}/\n"
         )
-        swarm.move(room, tid, src, "parked", task=updated, reason=reason)
-        ledger.append(
-            room.ledger,
-            events.PARK,
-            task=tid,
-            route=task.get("route", ""),
-            detail=f"after {rounds} failed round{plural}: {result.cut(why)}",  # all of it: the .reason
-        )
+        # the ledger gets the failure cut to a line; all of it is in the .reason
+        _park(room, updated, src, reason, f"after {rounds} failed round{plural}: {result.cut(why)}")
         where = "parked for a person (swarm/parked/)"
     else:
         swarm.move(room, tid, src, "queue", task=updated)
@@ -95,19 +88,23 @@ def dispatcher_died(room: Room, settings: Settings, task: dict[str, Any], why: s
         f"(CONTROL.md max_dispatcher_deaths {limit}); the last time, {why}.\n\n"
         f"These deaths are not failed rounds (rounds used: {int(task.get('rounds', 0))}). A task "
         "that kills the process running it may exhaust memory or disk, or kill its parent: see "
-        f"swarm/results/{tid}/.\nA person decides: `control-room task retry {tid}`, "
-        f"`control-room task cancel {tid}`, or kill its route.\n"
+        f"swarm/results/{tid}/.\n"
     )
-    swarm.move(room, tid, "running", "parked", task=updated, reason=reason)
-    ledger.append(
-        room.ledger,
-        events.PARK,
-        task=tid,
-        route=route,
-        detail=f"poison task: the cycle running it died {times} (max_dispatcher_deaths {limit})",
-    )
+    poison = f"poison task: the cycle running it died {times} (max_dispatcher_deaths {limit})"
+    _park(room, updated, "running", reason, poison)
     claims.release(room, tid)
     return f"recovered {tid}: {why}; parked as a poison task (the cycle running it died {times})"
+
+
+def _park(room: Room, task: dict[str, Any], src: str, reason: str, detail: str) -> None:
+    """To ``swarm/parked/`` with ``reason`` beside it (and what a person may do), one ``park`` line."""
+    tid = task["id"]
+    decide = (
+        f"A person decides: `control-room task retry {tid}`, `control-room task cancel {tid}`, "
+        "or kill its route.\n"
+    )
+    swarm.move(room, tid, src, "parked", task=task, reason=reason + decide)
+    ledger.append(room.ledger, events.PARK, task=tid, route=task.get("route", ""), detail=detail)
 
 
 def requeue(room: Room, task: dict[str, Any], event: Event, detail: str, *, adapter: str = "") -> bool:
