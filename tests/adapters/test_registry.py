@@ -91,6 +91,11 @@ def test_a_setup_has_exactly_the_settings_control_md_checks():
         assert set(adapters.adapter_class(name).accepts) <= set(ADAPTER_SETTINGS), name
 
 
+# What an adapter sets with no setup: only how its CLI prints (kimi's console would hard-wrap
+# its output at 80 columns), never a login, a key, a home or an endpoint.
+OUTPUT_ONLY = {"kimi": {"COLUMNS": "100000"}}
+
+
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_without_a_setup_no_adapter_touches_the_environment_or_writes_a_file(name, tmp_path):
     from control_room.adapters.base import Invocation
@@ -99,7 +104,7 @@ def test_without_a_setup_no_adapter_touches_the_environment_or_writes_a_file(nam
                      settings={"command_argv": ["x"]})  # fmt: skip
     adapter = adapters.get(name)
     env = {"HOME": "/home/me", "PATH": "/bin", "OPENAI_API_KEY": "mine"}
-    assert adapter.env(inv, dict(env)) == env
+    assert adapter.env(inv, dict(env)) == {**env, **OUTPUT_ONLY.get(name, {})}
     assert adapter.prepare(inv) == {}
 
 
