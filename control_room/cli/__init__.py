@@ -43,6 +43,7 @@ COMMANDS = {
     "digest": "control_room.cli.findings:digest",
     "findings": "control_room.cli.findings:findings",
     "validate": "control_room.cli.validate:validate",
+    "scorecard": "control_room.cli.scorecard:scorecard",
     "lever": "control_room.cli.intel:lever",
     "branch": "control_room.cli.intel:branch",
 }

@@ -182,6 +182,10 @@ def _finish(
         seconds=res.duration_s,
         report="ok" if rep.ok else "broken",
         validator=validator.word(val),
+        model=plan.model or "default",  # no model set: the adapter CLI's own default
+        role=plan.role,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
     )
     if cost > float(task["max_cost_usd"]):
         ledger.append(

@@ -4,6 +4,7 @@
 - ``graveyard``: tombstones of killed routes
 - ``history``: the ledger folded per route: counts, streaks, death loops, unsupported claims
 - ``digest``: DIGEST.md and a route's history in prompts, rendered from ``history``
+- ``scorecard``: the ledger folded per adapter, model and role (``control-room scorecard``)
 - ``findings``: death loops and unsupported claims, and releasing a held route
 - ``intelligence``: levers and branches
 

@@ -8,8 +8,11 @@ Since 0.2 the detail is one JSON object, so no free text can be mistaken for a f
 
 with ``"failed"`` (what failed, for the next brief and death loops) on a failed run and
 ``"unsupported": true`` when the report claimed CONFIRMED success the validator did not bear
-out. Texts are cut (``DECISION_MAX``, ``FAILED_MAX``) so a line stays readable with ``cat``;
-the whole of them is in the run's ``swarm/results/<task>/meta.json``.
+out. Since 0.3 it also names the ``"model"`` and the ``"role"`` the run used and, where the
+adapter reports them, ``"input_tokens"`` and ``"output_tokens"`` (the scorecard reads them); a
+line without them reads as an unknown model and role and no token counts. Texts are cut
+(``DECISION_MAX``, ``FAILED_MAX``) so a line stays readable with ``cat``; the whole of them
+is in the run's ``swarm/results/<task>/meta.json``.
 
 Lines written before 0.2 (``round 1; ...; decision: <text>; failed: <text>``) are still read,
 with the pattern they were written in.
@@ -41,7 +44,20 @@ def cut(text: str, limit: int = FAILED_MAX) -> str:
 class RunResult:
     """What a ``result`` line says about a run."""
 
-    __slots__ = ("decision", "exit", "failed", "report", "round", "seconds", "unsupported", "validator")
+    __slots__ = (
+        "decision",
+        "exit",
+        "failed",
+        "input_tokens",
+        "model",
+        "output_tokens",
+        "report",
+        "role",
+        "round",
+        "seconds",
+        "unsupported",
+        "validator",
+    )
 
     def __init__(
         self,
@@ -53,10 +69,16 @@ class RunResult:
         seconds: float = 0.0,
         report: str = "",  # ok | broken
         validator: str = "",  # passed | exited N | timed out | could not start
+        model: str = "",  # "": not recorded (before 0.3); "default": the CLI's own default
+        role: str = "",  # "": not recorded (a line written before 0.3)
+        input_tokens: int | None = None,  # None: not reported
+        output_tokens: int | None = None,
     ) -> None:
         self.decision, self.failed, self.unsupported = decision, failed, unsupported
         self.round, self.exit, self.seconds = round, exit, seconds
         self.report, self.validator = report, validator
+        self.model, self.role = model, role
+        self.input_tokens, self.output_tokens = input_tokens, output_tokens
 
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
@@ -71,6 +93,14 @@ class RunResult:
         }
         if self.unsupported:
             data["unsupported"] = True
+        if self.model:
+            data["model"] = self.model
+        if self.role:
+            data["role"] = self.role
+        if self.input_tokens is not None:
+            data["input_tokens"] = self.input_tokens
+        if self.output_tokens is not None:
+            data["output_tokens"] = self.output_tokens
         data["decision"] = cut(self.decision, DECISION_MAX) or "(none)"
         if self.failed:
             data["failed"] = cut(self.failed, FAILED_MAX)
@@ -108,6 +138,10 @@ def read(detail: str) -> RunResult:
             else 0.0,
             report=str(data.get("report") or ""),
             validator=str(data.get("validator") or ""),
+            model=str(data.get("model") or ""),
+            role=str(data.get("role") or ""),
+            input_tokens=_count(data.get("input_tokens")),
+            output_tokens=_count(data.get("output_tokens")),
         )
     tail, failed_only = _legacy()
     m = tail.search(detail)
@@ -115,6 +149,10 @@ def read(detail: str) -> RunResult:
         return RunResult(m.group("decision"), m.group("failed") or "")
     m = failed_only.search(detail)
     return RunResult("", m.group("failed") if m else "")
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def cause(text: str) -> str:

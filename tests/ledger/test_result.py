@@ -130,9 +130,29 @@ def test_cause_reduces_text_to_its_shape() -> None:
     assert result.cause("x" * 500) == "x" * 160
 
 
-
 def test_seconds_round_and_exit_read_back_and_a_boolean_is_not_a_number() -> None:
     run = result.read(result.RunResult(round=3, exit=1, seconds=2.25).detail())
     assert (run.round, run.exit, run.seconds) == (3, 1, 2.2)  # written to a tenth of a second
     odd = result.read('{"round": true, "exit": false, "seconds": true}')
     assert (odd.round, odd.exit, odd.seconds) == (0, None, 0.0)
+
+
+def test_model_role_and_tokens_are_written_and_read_back() -> None:
+    r = RunResult(decision="ok", round=1, exit=0, report="ok", validator="passed",
+                  model="sonnet", role="engineer", input_tokens=1200, output_tokens=0)  # fmt: skip
+    assert r.detail() == (
+        '{"round": 1, "exit": 0, "seconds": 0.0, "report": "ok", "validator": "passed", '
+        '"model": "sonnet", "role": "engineer", "input_tokens": 1200, "output_tokens": 0, "decision": "ok"}'
+    )
+    back = result.read(r.detail())
+    assert (back.model, back.role, back.input_tokens, back.output_tokens) == ("sonnet", "engineer", 1200, 0)
+
+
+def test_a_line_without_model_role_or_tokens_reads_them_as_unknown() -> None:
+    old = '{"round": 2, "exit": 1, "seconds": 3.0, "report": "ok", "validator": "exited 1", "decision": "d"}'
+    r = result.read(old)
+    assert (r.round, r.model, r.role, r.input_tokens, r.output_tokens) == (2, "", "", None, None)
+    legacy = result.read("round 1; agent exit 0; decision: did it")
+    assert (legacy.decision, legacy.model, legacy.role, legacy.input_tokens) == ("did it", "", "", None)
+    odd = result.read('{"model": 5, "role": null, "input_tokens": -3, "output_tokens": true}')
+    assert (odd.model, odd.role, odd.input_tokens, odd.output_tokens) == ("5", "", None, None)
