@@ -44,6 +44,7 @@ COMMANDS = {
     "findings": "control_room.cli.findings:findings",
     "validate": "control_room.cli.validate:validate",
     "scorecard": "control_room.cli.scorecard:scorecard",
+    "cleanup": "control_room.cli.cleanup:cleanup",
     "lever": "control_room.cli.intel:lever",
     "branch": "control_room.cli.intel:branch",
 }

@@ -153,6 +153,17 @@ APPROVE = _e("approve", ("approved",), "task detail", "`control-room approve`, o
 DONE = _e("done", ("done",), "task route detail", "`control-room done`: a person marked a passed task Done")
 RETRY = _e("retry", ("queued",), "task route detail", "`task retry`")
 CANCEL = _e("cancel", ("cancelled",), "task route detail", "`task cancel`")
+PIN = _e(
+    "pin", ("pinned",), "task", "`task pin`: `cleanup` keeps the task's results ([cleanup.md](cleanup.md))"
+)
+UNPIN = _e("unpin", ("unpinned",), "task", "`task unpin`")
+CLEANUP = _e(
+    "cleanup",
+    ("removed",),
+    "task detail",
+    "`cleanup` removed a finished task's results folder, `run-K/` archive or outbox snapshot "
+    "(`detail`: the path, its size, why: age or low disk) ([cleanup.md](cleanup.md))",
+)
 
 # Routes and knowledge
 ROUTE_ADD = _e(
@@ -228,6 +239,9 @@ EVENTS: tuple[Event, ...] = (
     DONE,
     RETRY,
     CANCEL,
+    PIN,
+    UNPIN,
+    CLEANUP,
     ROUTE_ADD,
     ROUTE_KILL,
     ROUTE_REOPEN,

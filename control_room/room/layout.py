@@ -57,6 +57,12 @@ class Room:
         return self.cr / ".adapters"
 
     @property
+    def pins(self) -> Path:
+        """``control-room/PINNED``: the ids of pinned tasks, one a line; `cleanup` never removes
+        their results (room/retention.py). Absent: none is pinned."""
+        return self.cr / "PINNED"
+
+    @property
     def stop(self) -> Path:
         return self.root / "STOP"
 

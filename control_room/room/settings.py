@@ -149,7 +149,18 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "grace_s": (60, "seconds", "extra time after a claim's deadline before it counts as dead"),
     "min_free_mb": (64, "count", "free disk space a cycle needs before it claims a task, in MiB"),
     "capture_max_bytes": (10_000_000, "posint", "per stream; output beyond it is dropped and noted"),
-    "retention_days": (30, "count", "how long results are kept (not acted on yet)"),
+    "retention_days": (
+        30,
+        "count",
+        "days a finished task's results are kept; `cleanup` removes older ones (0: never by age) "
+        "([cleanup.md](cleanup.md))",
+    ),
+    "min_free_gb": (
+        1,
+        "count",
+        "`cleanup` removes finished tasks' results, oldest first, while less is free on the disk, "
+        "in GiB (0: off)",
+    ),
     "on_empty_queue": (
         "idle",
         "on_empty_queue",
@@ -209,6 +220,7 @@ class Settings:
     min_free_mb: int
     capture_max_bytes: int
     retention_days: int
+    min_free_gb: int
     on_empty_queue: str
     max_new_tasks: int
     field_guide_max_lines: int

@@ -166,3 +166,18 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
     raise ConflictError(
         f"{path}: it kept changing while control-room was writing it; nothing was written, try again"
     )
+
+
+def remove(path: Path) -> None:
+    """Delete a file, or a folder and everything in it: the one place the house deletes room
+    content (`cleanup`, room/retention.py). A symlink is removed, never followed; a path already
+    gone is not an error."""
+    import shutil  # only `cleanup` deletes: no other command pays for shutil
+
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,283 @@
+"""Cleanup: which results of finished tasks may go, pins that keep them, and removing them
+([cleanup.md](../../docs/cleanup.md)).
+
+What may go belongs to a task in ``done/``, ``cancelled/`` or ``rejected/`` that is not pinned:
+its results folder ``swarm/results/<id>/`` (with its ``run-K/`` archives) and its outbox
+snapshot ``swarm/outbox/<id>.md``. They go when the task's last change (its task file, its
+results, its snapshot: the newest mtime) is older than CONTROL.md ``retention_days``; a younger
+finished task loses only its ``run-K/`` archives older than that. While the room's disk has less
+than ``min_free_gb`` free, whole finished tasks' results go too, oldest first, until it has
+enough. Nothing of a queued, running or parked task, or of a pinned one, ever goes; no task file
+ever goes (they are the records). Each removal is re-checked just before it (the task's state and
+the pins, read again) and writes one ``cleanup`` ledger line. Every deletion goes through
+``store.files.remove``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from control_room import ledger
+from control_room.ledger import events
+from control_room.room import settings as settings_file
+from control_room.room import swarm
+from control_room.room.layout import Room
+from control_room.room.values import check_id, is_id
+from control_room.store.files import read_optional, remove, update
+from control_room.words import count
+
+FINISHED = ("done", "cancelled", "rejected")
+DAY_S = 86400
+GIB = 2**30
+KINDS = ("results", "archive", "outbox")  # what an item is: a results folder, a run-K/, a snapshot
+NOUNS = {"results": "results folder", "archive": "run archive", "outbox": "outbox snapshot"}
+
+
+def disk_free(path: Path) -> int:
+    """Bytes free on the disk holding ``path`` (tests replace this to simulate a full disk)."""
+    return shutil.disk_usage(path).free
+
+
+# Pins ------------------------------------------------------------------------------------------
+
+
+def _ids(text: str) -> list[str]:
+    """The ids in a PINNED text: one a line; blank lines and ``#`` comments are skipped."""
+    out = []
+    for line in text.splitlines():
+        word = line.split("#", 1)[0].strip()
+        if word and is_id(word) and word not in out:
+            out.append(word)
+    return out
+
+
+def pinned(room: Room) -> frozenset[str]:
+    """The pinned task ids (``control-room/PINNED``; absent: none)."""
+    return frozenset(_ids(read_optional(room.pins) or ""))
+
+
+def pin(room: Room, task_id: str) -> bool:
+    """Pin a task: `cleanup` never removes its results. False if it was pinned already."""
+    swarm.locate(room, check_id(task_id, "task"))  # an unknown id: NotFoundError, exit 7
+    if task_id in pinned(room):
+        return False
+    update(room.pins, lambda text: text if task_id in _ids(text) else _with_line(text, task_id))
+    ledger.append(room.ledger, events.PIN, task=task_id)
+    return True
+
+
+def unpin(room: Room, task_id: str) -> bool:
+    """Unpin a task. False if it was not pinned; an unknown id that is not pinned is an error."""
+    check_id(task_id, "task")
+    if task_id not in pinned(room):
+        swarm.locate(room, task_id)
+        return False
+
+    def change(text: str) -> str:
+        kept = [ln for ln in text.splitlines(keepends=True) if ln.split("#", 1)[0].strip() != task_id]
+        return "".join(kept)
+
+    update(room.pins, change)
+    ledger.append(room.ledger, events.UNPIN, task=task_id)
+    return True
+
+
+def _with_line(text: str, line: str) -> str:
+    if not text:
+        text = "# Pinned tasks: `control-room cleanup` never removes their results. One id a line.\n"
+    return text + ("" if text.endswith("\n") else "\n") + line + "\n"
+
+
+# Selection -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing cleanup removes (or, on a dry run, would)."""
+
+    path: Path
+    kind: str  # KINDS
+    task: str
+    state: str
+    size: int  # bytes
+    changed: float  # the newest mtime that counts for its age
+    why: str  # one line
+
+    def where(self, room: Room) -> str:
+        rel = self.path.relative_to(room.root).as_posix()
+        return rel + "/" if self.kind != "outbox" else rel
+
+
+@dataclass
+class _Task:
+    """A finished task's removable things."""
+
+    id: str
+    state: str
+    changed: float
+    results: tuple[int, float] | None  # size, newest mtime
+    outbox: tuple[int, float] | None
+    archives: list[tuple[Path, int, float]]
+
+
+def _tree(path: Path) -> tuple[int, float]:
+    """Size in bytes and newest mtime of a file or a folder's whole tree (symlinks not followed).
+    A folder's age is its files' (a folder's own mtime changes when cleanup removes an archive
+    from it); an empty one's is its own."""
+    st = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path):
+        return st.st_size, st.st_mtime
+    size, newest = 0, None
+    for top, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                s = os.lstat(os.path.join(top, name))
+            except FileNotFoundError:
+                continue
+            newest = s.st_mtime if newest is None else max(newest, s.st_mtime)
+            size += s.st_size
+    return size, st.st_mtime if newest is None else newest
+
+
+def _finished(room: Room) -> list[_Task]:
+    """Every finished, unpinned task that has a results folder or an outbox snapshot."""
+    results, outbox = room.swarm / "results", room.swarm / "outbox"
+    names = set()
+    for folder, suffix in ((results, ""), (outbox, ".md")):
+        try:
+            listed = os.listdir(folder)
+        except FileNotFoundError:
+            continue
+        names |= {n[: len(n) - len(suffix)] for n in listed if n.endswith(suffix) and not n.startswith(".")}
+    folders, pins = swarm.Folders(room), pinned(room)
+    found = []
+    for tid in sorted(n for n in names if is_id(n)):
+        state = folders.state_of(tid)
+        if state not in FINISHED or tid in pins:
+            continue
+        res = results / tid
+        res_tree = _tree(res) if res.is_dir() else None
+        snap = outbox / f"{tid}.md"
+        snap_tree = _tree(snap) if snap.is_file() else None
+        archives = []
+        if res_tree is not None:
+            for sub in sorted(res.iterdir(), key=lambda p: (len(p.name), p.name)):
+                if sub.name.startswith("run-") and sub.name[4:].isdigit() and sub.is_dir():
+                    archives.append((sub, *_tree(sub)))
+        try:
+            own = os.stat(swarm.task_file(room, state, tid)).st_mtime
+        except FileNotFoundError:
+            continue  # moved meanwhile
+        changed = max([own] + [t[1] for t in (res_tree, snap_tree) if t is not None])
+        found.append(_Task(tid, state, changed, res_tree, snap_tree, archives))
+    return found
+
+
+def _days(seconds: float) -> str:
+    return f"{int(seconds // DAY_S)} days"
+
+
+def plan(room: Room, now: float | None = None) -> list[Item]:
+    """What cleanup would remove now, in order: by age first, then for low disk, oldest first."""
+    settings = settings_file.load(room)
+    now = time.time() if now is None else now
+    tasks = _finished(room)
+    items: list[Item] = []
+    whole: set[str] = set()
+    keep_days = settings.retention_days
+    keep_s = keep_days * DAY_S
+    if settings.retention_days > 0:
+        for t in tasks:
+            age = now - t.changed
+            if age > keep_s:
+                why = f"{t.state}, last change {_days(age)} ago, past retention_days {keep_days}"
+                items += _whole(room, t, why)
+                whole.add(t.id)
+                continue
+            for path, size, newest in t.archives:
+                if now - newest > keep_s:
+                    why = (
+                        f"{t.state}, archive last changed {_days(now - newest)} ago, "
+                        f"past retention_days {settings.retention_days}"
+                    )
+                    items.append(Item(path, "archive", t.id, t.state, size, newest, why))
+    if settings.min_free_gb > 0:
+        need = settings.min_free_gb * GIB
+        free = disk_free(room.root) + sum(i.size for i in items)
+        for t in sorted(tasks, key=lambda t: (t.changed, t.id)):
+            if free >= need:
+                break
+            if t.id in whole:
+                continue
+            why = (
+                f"{t.state}, oldest first while the disk has {free / GIB:.1f} GiB free, "
+                f"under min_free_gb {settings.min_free_gb}"
+            )
+            freed = [i for i in items if i.task == t.id]  # its archives, already counted
+            items = [i for i in items if i.task != t.id]
+            new = _whole(room, t, why)
+            items += new
+            free += sum(i.size for i in new) - sum(i.size for i in freed)
+    return items
+
+
+def _whole(room: Room, t: _Task, why: str) -> list[Item]:
+    out = []
+    if t.results is not None:
+        out.append(Item(room.swarm / "results" / t.id, "results", t.id, t.state, *t.results, why))
+    if t.outbox is not None:
+        out.append(Item(room.swarm / "outbox" / f"{t.id}.md", "outbox", t.id, t.state, *t.outbox, why))
+    return out
+
+
+# Removal ---------------------------------------------------------------------------------------
+
+
+def still_finished(room: Room, task_id: str) -> bool:
+    """Whether the task is still finished and unpinned (read afresh, just before a removal)."""
+    state = swarm.state_of(room, task_id, order=swarm.LIVE_FIRST)
+    return state in FINISHED and task_id not in pinned(room)
+
+
+def clean(room: Room, items: list[Item], *, on_removed: Callable[[Item], None] | None = None) -> list[Item]:
+    """Remove ``items`` (from ``plan``), each with one ``cleanup`` ledger line; return those removed.
+    An item whose task was retried, or pinned, since the plan stays."""
+    done = []
+    for item in items:
+        if not still_finished(room, item.task) or not os.path.lexists(item.path):
+            continue
+        remove(item.path)
+        ledger.append(
+            room.ledger,
+            events.CLEANUP,
+            task=item.task,
+            detail=f"{item.where(room)} ({NOUNS[item.kind]}, {size_text(item.size)}): {item.why}",
+        )
+        done.append(item)
+        if on_removed is not None:
+            on_removed(item)
+    return done
+
+
+def summary(items: list[Item], verb: str) -> str:
+    """``removed 3 results folders, 1 run archive, 12.0 MiB`` (or ``removed nothing``)."""
+    if not items:
+        return f"{verb} nothing"
+    kinds = [i.kind for i in items]
+    parts = [count(kinds.count(k), NOUNS[k]) for k in KINDS if k in kinds]
+    return f"{verb} {', '.join(parts)}, {size_text(sum(i.size for i in items))}"
+
+
+def size_text(n: int) -> str:
+    """Bytes as people read them: ``512 B``, ``3.2 KiB``, ``12.0 MiB``, ``1.5 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    for unit, scale in (("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30)):
+        if n < scale * 1024 or unit == "GiB":
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"  # not reached
