@@ -16,7 +16,6 @@ the pins, read again) and writes one ``cleanup`` ledger line. Every deletion goe
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ NOUNS = {"results": "results folder", "archive": "run archive", "outbox": "outbo
 
 def disk_free(path: Path) -> int:
     """Bytes free on the disk holding ``path`` (tests replace this to simulate a full disk)."""
+    import shutil  # ~2 ms (bz2, lzma): only when min_free_gb is on
+
     return shutil.disk_usage(path).free
 
 
