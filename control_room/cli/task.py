@@ -1,4 +1,4 @@
-"""control-room task add / list / show"""
+"""control-room task add / list / show / retry / park / cancel / pin / unpin"""
 
 from __future__ import annotations
 

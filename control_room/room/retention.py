@@ -11,6 +11,10 @@ enough. Nothing of a queued, running or parked task, or of a pinned one, ever go
 ever goes (they are the records). Each removal is re-checked just before it (the task's state and
 the pins, read again) and writes one ``cleanup`` ledger line. Every deletion goes through
 ``store.files.remove``.
+
+Shaped for more kinds of removable things: an ``Item`` has a ``kind`` (``KINDS``, worded by
+``NOUNS``); a route's worktree, when there are worktrees, is one more kind, found by ``plan``
+and re-checked by ``still_finished``'s equivalent before ``clean`` removes it.
 """
 
 from __future__ import annotations

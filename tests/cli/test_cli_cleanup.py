@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import Result
-from support import entries, error, ok, set_gate, snapshot, task
+from support import entries, error, ok, queue, set_gate, snapshot, task
 
+from control_room import errors
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
@@ -150,3 +151,25 @@ def test_a_broken_control_md_fails_closed(run: Run, inside: Room, tmp_path: Path
     set_gate(inside, "retention_days", "soon")
     error(run("cleanup"), 4, f"{inside.control}: retention_days must be an integer >= 0 (got 'soon')")
     assert results(inside) == ["old"]
+
+
+def test_a_real_run_then_done_then_old_is_cleaned_to_its_record(run: Run, inside: Room) -> None:
+    queue(inside, "t1")
+    assert run("cycle").exit_code == errors.PASSED
+    queue(inside, "t2")
+    assert run("cycle").exit_code == errors.PASSED
+    ok(run("done", "t1", "--by", "me"), "t1 marked Done\n")
+    res = inside.swarm / "results" / "t1"
+    assert (res / "meta.json").exists() and (inside.swarm / "outbox" / "t1.md").exists()
+    ok(run("cleanup"), "removed nothing\n")  # young
+    when = time.time() - 31 * DAY
+    for p in (inside.state_dir("done") / "t1.json", inside.swarm / "outbox" / "t1.md", *res.rglob("*")):
+        os.utime(p, (when, when))
+    done = run("cleanup")
+    assert (done.exit_code, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[-1].startswith("removed 1 results folder, 1 outbox snapshot, ")
+    assert not res.exists() and not (inside.swarm / "outbox" / "t1.md").exists()
+    assert json.loads((inside.state_dir("done") / "t1.json").read_text())["done_by"] == "me"
+    assert results(inside) == ["t2"]  # the other done task is young
+    verified = run("ledger", "verify")
+    assert verified.exit_code == 0, verified.stderr
