@@ -70,6 +70,10 @@ def _first_fault(room: Room, settings: Settings) -> str | None:
             f"{room.root}: {free / 2**20:.1f} MiB free on its disk, below CONTROL.md min_free_mb "
             f"{settings.min_free_mb}; free some space"
         )
+    if settings.repo:  # agents work in the route's worktree of the repo (dispatch/worktrees.py)
+        from control_room.dispatch import worktrees  # runs git: only for a room with a repo
+
+        return worktrees.check(room, settings)
     wd = workdir(room, settings)
     if not wd.is_dir():
         return f"{room.control}: workdir {wd} does not exist; create it or fix workdir in CONTROL.md"

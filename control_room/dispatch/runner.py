@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room import errors, interrupt, ledger, proc
-from control_room.dispatch import agent, claims, orchestrator, preflight, prompt, validator
+from control_room.dispatch import agent, claims, orchestrator, preflight, prompt, validator, worktrees
 from control_room.dispatch.pick import Pick
 from control_room.dispatch.report import Report, claims_success
 from control_room.dispatch.report import validate as validate_report
@@ -39,9 +39,12 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     round_no = int(task.get("rounds", 0)) + 1
     results = results_folder.folder(room, tid)
     results_folder.archive(results)
-    workdir = preflight.workdir(room, settings)
-    if not workdir.is_dir():  # checked before the claim: it vanished since, the room's fault
-        raise errors.RoomInvalidError(f"{room.control}: workdir {workdir} does not exist")
+    if settings.repo:  # the route's worktree of the target repository, made or reused
+        workdir = worktrees.workdir(room, settings, task)
+    else:
+        workdir = preflight.workdir(room, settings)
+        if not workdir.is_dir():  # checked before the claim: it vanished since, the room's fault
+            raise errors.RoomInvalidError(f"{room.control}: workdir {workdir} does not exist")
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
     p = prompt.assemble(room, task, plan.role, settings, history=history)
     for w in p.warnings:

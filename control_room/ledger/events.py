@@ -123,6 +123,18 @@ ADAPTER_MISSING = _e(
     "task route adapter detail",
     "a ready task's CLI is not on PATH (once a day per task), or vanished at run time",
 )
+WORKTREE_ADD = _e(
+    "worktree-add",
+    ("ok",),
+    "task route detail",
+    "a route's worktree of the target repository was made ([worktrees.md](worktrees.md))",
+)
+WORKTREE_REBUILT = _e(
+    "worktree-rebuilt",
+    ("ok",),
+    "task route detail",
+    "a route's worktree was made again: its folder vanished or its branch was deleted",
+)
 ADAPTER_CHECK = _e(
     "adapter-check",
     ("ok", "fail"),
@@ -232,6 +244,8 @@ EVENTS: tuple[Event, ...] = (
     STOPPED,
     ADAPTER_MISSING,
     ADAPTER_CHECK,
+    WORKTREE_ADD,
+    WORKTREE_REBUILT,
     BUDGET_HOLD,
     APPROVAL_NEEDED,
     ROUTE_HELD,

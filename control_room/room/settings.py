@@ -144,7 +144,13 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "allow_extra_args": (False, "bool", "whether tasks may carry `extra_args`"),
     "env_allow": ((), "names", "empty: agents get the dispatcher's environment; else only these names"),
     "workdir": (".", "text", "where agents and validators run, relative to the room"),
-    "repo": (None, "text", "the target git repository (not acted on yet)"),
+    "repo": (
+        None,
+        "text",
+        "the target git repository, relative to the room: each route then runs in a worktree of it "
+        "([worktrees.md](worktrees.md))",
+    ),
+    "base_branch": (None, "text", "the branch route worktrees start from; none: the repo's current branch"),
     "validator_timeout_s": (600, "seconds", "time limit of a task's validator"),
     "grace_s": (60, "seconds", "extra time after a claim's deadline before it counts as dead"),
     "min_free_mb": (64, "count", "free disk space a cycle needs before it claims a task, in MiB"),
@@ -215,6 +221,7 @@ class Settings:
     env_allow: tuple[str, ...]
     workdir: str | None
     repo: str | None
+    base_branch: str | None
     validator_timeout_s: float
     grace_s: float
     min_free_mb: int

@@ -1,0 +1,139 @@
+"""A git worktree per route (SPEC §4 step 4, §11), when CONTROL.md names a target repository.
+
+With ``repo:`` set (a path to a git repository, relative to the room), a task runs, and its
+validator runs, in a worktree of that repository on the branch ``route/<route>`` (a task with
+no route: ``task/<id>``), made from ``base_branch`` (default: the branch the repository has
+checked out) the first time and reused by the route's later tasks. Worktrees live in
+``control-room/worktrees/<route-name>/``, a folder that git-ignores itself. Without ``repo:``
+nothing here runs: agents work in CONTROL.md ``workdir``.
+
+Fail closed: while the repository is in the middle of a rebase, a merge, a cherry-pick or a
+revert, no worktree is made or touched (``check``, called before the claim). A worktree whose
+folder vanished, or whose branch was deleted, is made again, with a ledger line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from control_room import errors, ledger, proc
+from control_room.ledger import events
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.store.files import atomic_write
+
+MID = {  # files in the git dir that mean an operation is half done
+    "rebase-merge": "a rebase",
+    "rebase-apply": "a rebase",
+    "MERGE_HEAD": "a merge",
+    "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert",
+}
+IGNORE = "# worktrees of the target repository, one per route: never state\n*\n"
+
+
+def repo_of(room: Room, settings: Settings) -> Path | None:
+    return (room.root / settings.repo).resolve() if settings.repo else None
+
+
+def folder(room: Room) -> Path:
+    return room.cr / "worktrees"
+
+
+def branch_of(task: dict[str, Any]) -> str:
+    return f"route/{task['route']}" if task.get("route") else f"task/{task['id']}"
+
+
+def _git(repo: Path, *args: str) -> tuple[int, str, str]:
+    return proc.call(["git", "-C", str(repo), *args], cwd=repo)
+
+
+def _invalid(why: str) -> errors.RoomInvalidError:
+    return errors.RoomInvalidError(f"room invalid: {why}")
+
+
+def check(room: Room, settings: Settings) -> str | None:
+    """What stops worktrees from being made now (for the check before the claim), or None."""
+    repo = repo_of(room, settings)
+    if repo is None:
+        return None
+    if not repo.is_dir():
+        return f"{room.control}: repo {repo} does not exist; fix repo in CONTROL.md"
+    try:
+        code, out, err = _git(repo, "rev-parse", "--absolute-git-dir")
+    except proc.ExecutableNotFound:
+        return "git is not installed, and CONTROL.md names a repo; install git"
+    if code != 0:
+        return (
+            f"{room.control}: repo {repo} is not a git repository ({err.strip() or 'git rev-parse failed'})"
+        )
+    git_dir = Path(out.strip())
+    for name, what in MID.items():
+        if (git_dir / name).exists():
+            return (
+                f"{repo} is in the middle of {what}; finish or abort it there "
+                "(no worktree is made or touched until then)"
+            )
+    return None
+
+
+def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
+    """The worktree ``task`` runs in, made (or made again) if needed. Raises RoomInvalidError."""
+    repo = repo_of(room, settings)
+    assert repo is not None
+    why = check(room, settings)
+    if why is not None:
+        raise _invalid(why)
+    branch = branch_of(task)
+    path = (folder(room) / branch.replace("/", "-")).resolve()
+    registered = _registered(repo)
+    if registered.get(path) == branch and (path / ".git").exists():
+        return path  # reused: the route's earlier work is there
+    has_branch = _git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
+    rebuilt = path in registered or path.exists()
+    if rebuilt:  # the folder vanished, or its branch went: start it again cleanly
+        _git(repo, "worktree", "remove", "--force", str(path))
+        _git(repo, "worktree", "prune")
+    if not (folder(room) / ".gitignore").exists():
+        folder(room).mkdir(parents=True, exist_ok=True)
+        atomic_write(folder(room) / ".gitignore", IGNORE, durable=False)
+    if has_branch:
+        code, _, err = _git(repo, "worktree", "add", str(path), branch)
+        base = branch
+    else:
+        base = settings.base_branch or _current(repo)
+        code, _, err = _git(repo, "worktree", "add", "-b", branch, str(path), base)
+    if code != 0:
+        raise _invalid(f"git worktree add {path} ({branch} from {base}) failed: {err.strip()}")
+    event = events.WORKTREE_REBUILT if rebuilt else events.WORKTREE_ADD
+    what = "made again" if rebuilt else "made"
+    ledger.append(
+        room.ledger,
+        event,
+        task=task["id"],
+        route=task.get("route", ""),
+        detail=f"{branch} {what} at {path.relative_to(room.root)} from {base}",
+    )
+    return path
+
+
+def _current(repo: Path) -> str:
+    code, out, _ = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    if code != 0 or out.strip() in ("", "HEAD"):
+        raise _invalid(f"{repo} has no current branch to start worktrees from; set base_branch in CONTROL.md")
+    return out.strip()
+
+
+def _registered(repo: Path) -> dict[Path, str]:
+    """The repository's worktrees: path -> branch (``""`` when detached or the branch is gone)."""
+    code, out, _ = _git(repo, "worktree", "list", "--porcelain")
+    found: dict[Path, str] = {}
+    current: Path | None = None
+    for line in out.splitlines() if code == 0 else ():
+        if line.startswith("worktree "):
+            current = Path(line[len("worktree ") :]).resolve()
+            found[current] = ""
+        elif line.startswith("branch refs/heads/") and current is not None:
+            found[current] = line[len("branch refs/heads/") :]
+    return found

@@ -1,0 +1,102 @@
+"""A worktree per route, through the installed command, on a real git repository: the agent and
+its validator run in `route/<route>`'s worktree, which later tasks of the route reuse; a
+repository mid-rebase stops the cycle before the claim; a vanished worktree is made again."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from support import PY, events, queue, set_gate, where
+
+from control_room import errors
+from control_room.room.layout import Room
+
+MAKE = [PY, "-c", "open('made.txt', 'a').write('x')"]  # the agent: writes in its cwd
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, room: Room) -> Path:
+    """A repository beside the room, with one commit on `main`, named in CONTROL.md."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    (path / "README").write_text("hello\n")
+    git(path, "add", "README")
+    git(path, "commit", "-q", "-m", "first")
+    set_gate(room, "repo", "../repo")
+    return path
+
+
+def exists(name: str) -> list[str]:
+    return [PY, "-c", f"import os, sys; sys.exit(0 if os.path.exists({name!r}) else 1)"]
+
+
+def test_a_route_runs_in_its_own_worktree_and_later_tasks_reuse_it(cr, room: Room, repo: Path) -> None:
+    assert cr("route", "add", "r1", "--title", "the first route").returncode == 0
+    queue(room, "t1", route="r1", command=MAKE, validator=exists("made.txt"))
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    tree = room.cr / "worktrees" / "route-r1"
+    assert (tree / "made.txt").read_text() == "x" and (tree / "README").exists()
+    assert not (repo / "made.txt").exists() and not (room.root / "made.txt").exists()
+    assert git(tree, "rev-parse", "--abbrev-ref", "HEAD") == "route/r1"
+    assert git(repo, "status", "--porcelain") == ""  # the main tree is untouched
+    assert "worktree-add" in events(room.ledger)
+    queue(room, "t2", route="r1", command=MAKE, validator=exists("made.txt"), priority=1)
+    assert cr("cycle").returncode == errors.PASSED
+    assert (tree / "made.txt").read_text() == "xx"  # the same worktree: the route's work goes on
+    assert events(room.ledger).count("worktree-add") == 1
+    assert (room.cr / "worktrees" / ".gitignore").read_text().endswith("*\n")
+
+
+def test_a_task_without_a_route_gets_a_branch_of_its_own(cr, room: Room, repo: Path) -> None:
+    queue(room, "solo", route=None, command=MAKE)
+    assert cr("cycle").returncode == errors.PASSED
+    tree = room.cr / "worktrees" / "task-solo"
+    assert git(tree, "rev-parse", "--abbrev-ref", "HEAD") == "task/solo" and (tree / "made.txt").exists()
+
+
+def test_a_repository_mid_rebase_stops_the_cycle_before_the_claim(cr, room: Room, repo: Path) -> None:
+    queue(room, "t1", route=None, command=MAKE)
+    (repo / ".git" / "rebase-merge").mkdir()
+    before = room.ledger.read_bytes()
+    done = cr("cycle")
+    assert (done.returncode, done.stderr) == (errors.ROOM_INVALID, (
+        f"Error: room invalid: {repo} is in the middle of a rebase; finish or abort it there (no worktree is "
+        "made or touched until then); nothing was claimed\n"))  # fmt: skip
+    assert where(room, "t1") == ["queue"] and room.ledger.read_bytes() == before
+    assert not (room.cr / "worktrees").exists()
+
+
+def test_a_worktree_whose_folder_vanished_is_made_again(cr, room: Room, repo: Path) -> None:
+    assert cr("route", "add", "r1", "--title", "the first route").returncode == 0
+    queue(room, "t1", route="r1", command=MAKE)
+    assert cr("cycle").returncode == errors.PASSED
+    tree = room.cr / "worktrees" / "route-r1"
+    git(tree, "add", "made.txt")
+    git(tree, "commit", "-q", "-m", "the route's work")
+    subprocess.run(["rm", "-rf", str(tree)], check=True)
+    queue(room, "t2", route="r1", command=MAKE, validator=exists("made.txt"))
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert (tree / "made.txt").read_text() == "xx"  # the branch kept the committed work
+    assert events(room.ledger).count("worktree-rebuilt") == 1
+
+
+def test_a_repo_that_is_not_a_git_repository_is_the_rooms_fault(cr, room: Room, tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    set_gate(room, "repo", "../plain")
+    queue(room, "t1", route=None, command=MAKE)
+    done = cr("cycle")
+    assert done.returncode == errors.ROOM_INVALID
+    assert done.stderr.startswith(f"Error: room invalid: {room.control}: repo {tmp_path / 'plain'} is not a git repository (")
+    assert where(room, "t1") == ["queue"]
