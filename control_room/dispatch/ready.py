@@ -63,7 +63,7 @@ class Readiness:
     def __init__(self, room: Room, settings: Settings, *, spent: float, held: dict[str, Any]) -> None:
         self.room, self.settings, self.held = room, settings, held
         self.folders = swarm.Folders(room)
-        self.busy, reserved = _running(room, self.folders)
+        self.busy, self.routes, reserved = _running(room, self.folders)
         self.spend = spent + reserved  # what running tasks may still spend counts as spent
         self.budget = float(settings.daily_budget_usd)
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
@@ -95,6 +95,9 @@ class Readiness:
                 for running, theirs in self.busy:
                     if _overlaps(path, theirs):
                         return Wait("paths", f"waits for running task {running}, which owns {theirs}")
+        if route and self.settings.repo and route in self.routes:  # one worktree per route
+            other = self.routes[route]
+            return Wait("paths", f"waits for running task {other}: route {route} has one worktree")
         if self.held:
             held = self._held(route or f"task:{task_id}")
             if held is not None:
@@ -147,15 +150,19 @@ def readiness(room: Room, settings: Settings) -> Readiness:
     return Readiness(room, settings, spent=spent, held=history.held(room, settings))
 
 
-def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]], float]:
-    """(each path a running task owns, with its id; what running tasks may still spend)."""
+def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]], dict[str, str], float]:
+    """(each path a running task owns, with its id; each route a task runs on -> that task;
+    what running tasks may still spend)."""
     owned: list[tuple[str, str]] = []
+    routes: dict[str, str] = {}
     reserved = 0.0
     for task_id in sorted(folders.ids("running")):
         task, _ = swarm.read_task(swarm.task_file(room, "running", task_id))
         owned += [(task_id, p) for p in task.get("owns", [])]
+        if task.get("route"):
+            routes.setdefault(str(task["route"]), task_id)
         reserved += float(task.get("max_cost_usd", 0))
-    return owned, reserved
+    return owned, routes, reserved
 
 
 def _overlaps(a: str, b: str) -> bool:

@@ -100,3 +100,25 @@ def test_a_repo_that_is_not_a_git_repository_is_the_rooms_fault(cr, room: Room, 
     assert done.returncode == errors.ROOM_INVALID
     assert done.stderr.startswith(f"Error: room invalid: {room.control}: repo {tmp_path / 'plain'} is not a git repository (")
     assert where(room, "t1") == ["queue"]
+
+
+def test_a_route_runs_one_task_at_a_time_in_its_worktree(cr, room: Room, repo: Path, tmp_path: Path) -> None:
+    from support import FAKES, wait_for
+
+    set_gate(room, "max_parallel", "2")
+    assert cr("route", "add", "r1", "--title", "the first route").returncode == 0
+    ready = tmp_path / "ready"
+    queue(room, "slow", route="r1", priority=2, command=[PY, str(FAKES / "sleeper.py"), "--pidfile",
+                                                         str(tmp_path / "pid"), "--ready", str(ready)])  # fmt: skip
+    queue(room, "next", route="r1", command=MAKE)
+    first = subprocess.Popen([cr.exe, "cycle"], env=cr.env, cwd=room.root, stdout=subprocess.PIPE, text=True)
+    try:
+        wait_for(ready)
+        second = cr("cycle")
+        assert (second.returncode, second.stdout) == (errors.OK, (
+            "nothing to do: 1 queued task not ready: next waits for running task slow: route r1 has one "
+            "worktree\n"))  # fmt: skip
+    finally:
+        room.stop.write_text("")
+        first.communicate(timeout=60)
+    assert where(room, "next") == ["queue"]
