@@ -37,6 +37,7 @@ class Interrupted(BaseException):
         self.name = signal.Signals(signum).name
         self.exit_code = CODES.get(signum, 128 + signum)
         self.outcome = ""  # what the interrupted command did about it, said by whoever knows
+        self.said: list[str] = []  # what child processes said as they ended (``proc.run_all``)
         super().__init__(f"interrupted by {self.name}")
 
     def __str__(self) -> str:

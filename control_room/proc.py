@@ -104,33 +104,31 @@ def run(
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
     out, err = Stream(stdout_path), Stream(stderr_path)
     start = time.monotonic()
-    # Signals wait while the child starts: its pumps inherit the blocked mask (so the operator's
-    # Ctrl-C always reaches the main thread) and no child is ever started without a record.
-    with deferred():
-        try:
-            child = subprocess.Popen(
-                [exe, *argv[1:]],
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
-        threads = [
-            threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
-            threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
-        ]
-        if stdin is not None:
-            threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
-        for t in threads:
-            t.start()
+    try:  # not under ``deferred``: a child inherits the signal mask, and must get the normal one
+        child = subprocess.Popen(
+            [exe, *argv[1:]],
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+    threads = [
+        threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
+    ]
+    if stdin is not None:
+        threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
     result = Result(list(argv), None, 0.0, out, err, limit_s=timeout_s)
     deadline = start + timeout_s
     code: int | None
     try:
+        with deferred():  # the pumps inherit the blocked mask: Ctrl-C always reaches this thread
+            for t in threads:
+                t.start()
         if on_start is not None:
             on_start(child.pid)  # the child leads its own process group: pgid == pid
         while True:
@@ -180,6 +178,44 @@ def call(argv: list[str], *, cwd: Path, timeout_s: float = 120.0) -> tuple[int, 
         [exe, *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def run_all(argvs: list[list[str]], *, cwd: Path) -> list[tuple[int, str, str]]:
+    """Start every argv at once (each in a session of its own, so a Ctrl-C at the terminal
+    reaches only us), wait for all; (exit code, stdout, stderr) of each. Interrupted meanwhile,
+    we pass the same signal to each child still running (it ends its own work cleanly: a cycle
+    puts its task back), wait for them, and let the interruption go on, with what they said."""
+    children = []
+    try:  # not under ``deferred``: each child must get the normal signal mask (it is inherited)
+        for argv in argvs:
+            children.append(
+                subprocess.Popen(
+                    argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True, start_new_session=True,
+                )
+            )  # fmt: skip
+        done = []
+        for c in children:
+            out, err = c.communicate()
+            done.append((c.returncode, out, err))
+        return done
+    except BaseException as exc:
+        with deferred():
+            for c in children:
+                if c.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        c.send_signal(getattr(exc, "signum", signal.SIGTERM))
+            said = []
+            for c in children:
+                try:
+                    _, err = c.communicate(timeout=60)
+                except subprocess.TimeoutExpired:
+                    c.kill()
+                    _, err = c.communicate()
+                said += [line for line in err.splitlines() if line.strip()]
+        if hasattr(exc, "said"):
+            exc.said = said
+        raise
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:

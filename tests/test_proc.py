@@ -91,3 +91,15 @@ def test_the_child_gets_exactly_the_environment_given(tmp_path: Path) -> None:
               env={"PATH": os.environ["PATH"], "ONLY_THIS": "1"})  # fmt: skip
     assert res.ok
     assert (tmp_path / "out").read_text() == "['ONLY_THIS', 'PATH']\n"
+
+
+def test_the_child_gets_the_normal_signal_mask_so_sigterm_reaches_it_first(tmp_path: Path) -> None:
+    """The time-out's SIGTERM must reach the agent (which may want to save its work) before the
+    SIGKILL: the signals control-room holds back for itself are never blocked in its children."""
+    marker = tmp_path / "term"
+    code = ("import signal, sys, time\n"
+            f"def bye(*a):\n    open({str(marker)!r}, 'w').write('TERM')\n    sys.exit(0)\n"
+            "signal.signal(signal.SIGTERM, bye)\n"
+            "print('ready', flush=True)\ntime.sleep(60)\n")  # fmt: skip
+    res = run(tmp_path, [PY, "-c", code], timeout_s=1.0)
+    assert res.timed_out and marker.read_text() == "TERM"

@@ -46,13 +46,22 @@ def cycle() -> None:
     show_default=True,
     help="Time between cycle starts: 90s, 30m, 1h; 0 runs cycles back to back.",
 )
-@click.option("--cycles", type=click.IntRange(min=1), help="Stop after this many cycles.")
-def run(every: str, cycles: int | None) -> None:
+@click.option("--cycles", type=click.IntRange(min=1), help="Stop after this many rounds of cycles.")
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Cycles at once, each its own process and slot (at most CONTROL.md max_parallel).",
+)
+def run(every: str, cycles: int | None, parallel: int) -> None:
     """Run cycles in the foreground until STOP, Ctrl-C or --cycles.
 
     One line per cycle; a countdown between cycles on a terminal. Ctrl-C, SIGTERM or SIGHUP
     ends the running agent's process group, puts its task back in the queue without using a
-    round, and exits 130, 143 or 129. For people without cron: see `control-room schedule`.
+    round, and exits 130, 143 or 129. With --parallel N, N cycles run at once each time (up to
+    max_parallel), and a signal reaches every one of them. For people without cron: see
+    `control-room schedule`.
     """
     try:
         period = parse_duration(every, zero=True)
@@ -60,6 +69,9 @@ def run(every: str, cycles: int | None) -> None:
         raise click.BadParameter(str(exc), param_hint="--every") from None
     room = current_room()
     tty = sys.stdout.isatty()
+    if parallel > 1:
+        _run_parallel(room, period, cycles, parallel, tty)
+        return
     done = 0
     with interrupt.handled():
         try:
@@ -80,6 +92,42 @@ def run(every: str, cycles: int | None) -> None:
                     sys.exit(errors.STOPPED)
         except interrupt.Interrupted as exc:
             _last_word(("\n" if tty else "") + f"{now_iso()}  {exc}")
+            sys.exit(exc.exit_code)
+
+
+def _run_parallel(room: Room, period: float, cycles: int | None, parallel: int, tty: bool) -> None:
+    """Each time, ``parallel`` cycles at once (capped at max_parallel), each a `control-room
+    cycle` process of its own; their lines as they end, numbered ``cycle N.k``."""
+    from control_room import proc  # subprocess: only when cycles run in parallel
+    from control_room.room import settings as settings_file  # likewise
+
+    n = min(parallel, settings_file.load(room).max_parallel)
+    argv = [sys.executable, "-m", "control_room", "--room", str(room.root), "cycle"]
+    done = 0
+    with interrupt.handled():
+        try:
+            while True:
+                started = time.monotonic()
+                done += 1
+                codes = []
+                for k, (code, out, err) in enumerate(proc.run_all([argv] * n, cwd=room.root), start=1):
+                    for line in (out + err).splitlines():
+                        click.echo(f"{now_iso()}  cycle {done}.{k}  {line}")
+                    codes.append(code)
+                refresh_views()
+                for code in (errors.STOPPED, errors.ROOM_INVALID):
+                    if code in codes:
+                        sys.exit(code)
+                if cycles is not None and done >= cycles:
+                    return
+                _wait(room, started + period, tty)
+                if room.stopped():
+                    click.echo(f"{now_iso()}  stopped: {room.stop} exists")
+                    sys.exit(errors.STOPPED)
+        except interrupt.Interrupted as exc:
+            for line in exc.said:
+                _last_word(f"{now_iso()}  cycle {done}  {line}")
+            _last_word(f"{now_iso()}  {exc}")
             sys.exit(exc.exit_code)
 
 

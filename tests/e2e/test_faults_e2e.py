@@ -121,3 +121,46 @@ def test_a_task_that_kills_its_dispatcher_again_and_again_is_parked_as_poison(cr
     assert events(room.ledger)[-2:] == ["recover", "park"]
     assert events(room.ledger).count("recover") == 3
     verify_ok(cr)
+
+
+def test_run_parallel_runs_cycles_side_by_side_and_ctrl_c_reaches_each(cr, room: Room, tmp_path: Path) -> None:
+    from support import set_gate
+
+    set_gate(room, "max_parallel", "2")
+    groups = []
+    for name in ("pa", "pb"):
+        folder = tmp_path / name
+        folder.mkdir()
+        queue(room, name, command=[PY, str(FAKES / "sleeper.py"), "--pidfile", str(folder / "pid"),
+                                   "--ready", str(folder / "ready")])  # fmt: skip
+    proc = start(cr, "run", "--parallel", "2", "--every", "1h")
+    for name in ("pa", "pb"):  # both agents run at once, each under its own cycle
+        wait_for(tmp_path / name / "ready")
+        groups.append(os.getpgid(int((tmp_path / name / "pid").read_text().split()[0])))
+    proc.send_signal(signal.SIGINT)  # as Ctrl-C: to the run only; it passes it on
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out) == (errors.INTERRUPTED, "")
+    lines = err.splitlines()
+    assert sorted(ln.split("  ", 2)[2] for ln in lines[:2]) == [
+        "interrupted by SIGINT: pa is back in the queue, no round used",
+        "interrupted by SIGINT: pb is back in the queue, no round used",
+    ]
+    assert re.fullmatch(f"{TIME}  interrupted by SIGINT", lines[2])
+    assert all(group(g) == [] for g in groups)
+    assert sorted(os.listdir(room.state_dir("queue"))) == ["pa.json", "pb.json"]
+    assert events(room.ledger).count("interrupted") == 2
+    verify_ok(cr)
+
+
+def test_run_parallel_passes_two_tasks_in_one_round(cr, room: Room) -> None:
+    from support import set_gate
+
+    set_gate(room, "max_parallel", "3")
+    queue(room, "qa")
+    queue(room, "qb")
+    done = cr("run", "--parallel", "2", "--cycles", "1", "--every", "0")
+    assert done.returncode == 0, done.stderr
+    lines = sorted(ln.split("  ", 2)[1:] for ln in done.stdout.splitlines())
+    assert [ln[0] for ln in lines] == ["cycle 1.1", "cycle 1.2"]
+    assert sorted(ln[1].split(" (")[0] for ln in lines) == ["passed: qa", "passed: qb"]
+    assert where(room, "qa") == ["done"] and where(room, "qb") == ["done"]
