@@ -6,6 +6,7 @@ import contextlib
 import functools
 import sys
 import time
+from collections.abc import Callable
 
 import click
 
@@ -68,53 +69,15 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--every") from None
     room = current_room()
+    one_round = _in_process if parallel == 1 else _in_parallel(room, parallel)
     tty = sys.stdout.isatty()
-    if parallel > 1:
-        _run_parallel(room, period, cycles, parallel, tty)
-        return
     done = 0
     with interrupt.handled():
         try:
             while True:
                 started = time.monotonic()
                 done += 1
-                say = functools.partial(_say, done)
-                result = run_cycle(room, say=say)
-                refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
-                say(result.message)
-                if result.code in (errors.STOPPED, errors.ROOM_INVALID):
-                    sys.exit(result.code)
-                if cycles is not None and done >= cycles:
-                    return
-                _wait(room, started + period, tty)
-                if room.stopped():
-                    click.echo(f"{now_iso()}  stopped: {room.stop} exists")
-                    sys.exit(errors.STOPPED)
-        except interrupt.Interrupted as exc:
-            _last_word(("\n" if tty else "") + f"{now_iso()}  {exc}")
-            sys.exit(exc.exit_code)
-
-
-def _run_parallel(room: Room, period: float, cycles: int | None, parallel: int, tty: bool) -> None:
-    """Each time, ``parallel`` cycles at once (capped at max_parallel), each a `control-room
-    cycle` process of its own; their lines as they end, numbered ``cycle N.k``."""
-    from control_room import proc  # subprocess: only when cycles run in parallel
-    from control_room.room import settings as settings_file  # likewise
-
-    n = min(parallel, settings_file.load(room).max_parallel)
-    argv = [sys.executable, "-m", "control_room", "--room", str(room.root), "cycle"]
-    done = 0
-    with interrupt.handled():
-        try:
-            while True:
-                started = time.monotonic()
-                done += 1
-                codes = []
-                for k, (code, out, err) in enumerate(proc.run_all([argv] * n, cwd=room.root), start=1):
-                    for line in (out + err).splitlines():
-                        click.echo(f"{now_iso()}  cycle {done}.{k}  {line}")
-                    codes.append(code)
-                refresh_views()
+                codes = one_round(room, done)
                 for code in (errors.STOPPED, errors.ROOM_INVALID):
                     if code in codes:
                         sys.exit(code)
@@ -125,10 +88,40 @@ def _run_parallel(room: Room, period: float, cycles: int | None, parallel: int, 
                     click.echo(f"{now_iso()}  stopped: {room.stop} exists")
                     sys.exit(errors.STOPPED)
         except interrupt.Interrupted as exc:
-            for line in exc.said:
+            for line in exc.said:  # what the parallel cycles said as they stopped
                 _last_word(f"{now_iso()}  cycle {done}  {line}")
-            _last_word(f"{now_iso()}  {exc}")
+            _last_word(("\n" if tty else "") + f"{now_iso()}  {exc}")
             sys.exit(exc.exit_code)
+
+
+def _in_process(room: Room, done: int) -> list[int]:
+    """One cycle in this process; its exit code."""
+    say = functools.partial(_say, done)
+    result = run_cycle(room, say=say)
+    refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
+    say(result.message)
+    return [result.code]
+
+
+def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int], list[int]]:
+    """Cycles at once (``parallel``, capped at max_parallel), each a `control-room cycle`
+    process of its own; their lines as they end, numbered ``cycle N.k``; their exit codes."""
+    from control_room import proc  # subprocess: only when cycles run in parallel
+    from control_room.room import settings as settings_file  # likewise
+
+    n = min(parallel, settings_file.load(room).max_parallel)
+    argv = [sys.executable, "-m", "control_room", "--room", str(room.root), "cycle"]
+
+    def one_round(room: Room, done: int) -> list[int]:
+        codes = []
+        for k, (code, out, err) in enumerate(proc.run_all([argv] * n, cwd=room.root), start=1):
+            for line in (out + err).splitlines():
+                click.echo(f"{now_iso()}  cycle {done}.{k}  {line}")
+            codes.append(code)
+        refresh_views()
+        return codes
+
+    return one_round
 
 
 def _last_word(line: str) -> None:
