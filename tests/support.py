@@ -290,7 +290,9 @@ def assert_views_agree(room: Room, status: dict[str, Any]) -> None:
     block = auto_lines(room.context.read_text())
     tasks = next(ln for ln in block if ln.startswith("- tasks: "))[len("- tasks: ") :]
     counts = {k: int(v) for k, v in (part.split(" ") for part in tasks.split(", "))}
-    assert counts == status["tasks"], (counts, status["tasks"])
+    # passed/ and to-test/ are left out of the views while they hold nothing
+    shown = {k: v for k, v in status["tasks"].items() if v or k not in ("passed", "to-test")}
+    assert counts == shown, (counts, status["tasks"])
     stop = next(ln for ln in block if ln.startswith("- STOP: "))
     halts = f"YES, every cycle halts: {status['stop']}"
     assert stop == "- STOP: " + ("no" if status["stop"] is None else halts)

@@ -64,14 +64,23 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
 
 
 def mark_done(room: Room, task_id: str, who: str) -> dict[str, Any]:
-    """A person marks a passed task Done; passing alone never is."""
-    _, task = _load(room, task_id, ("done",), "mark Done")
+    """A person marks a passed task Done (with a repo: a merged one, from ``to-test/``);
+    passing alone never is."""
+    if swarm.task_file(room, "passed", task_id).exists():
+        raise ConflictError(
+            f"cannot mark Done {task_id}: it passed but is not merged yet (swarm/passed/); "
+            f"`control-room integrate {task_id}` first"
+        )
+    state, task = _load(room, task_id, ("done", "to-test"), "mark Done")
     if task.get("done_at"):
         raise ConflictError(
             f"{task_id} was marked Done already, at {task['done_at']} by {task.get('done_by')}"
         )
     updated = {**task, "done_at": now_iso(), "done_by": who}
-    atomic_write(swarm.task_file(room, "done", task_id), swarm.dumps(updated))
+    if state == "to-test":
+        swarm.move(room, task_id, "to-test", "done", task=updated)
+    else:
+        atomic_write(swarm.task_file(room, "done", task_id), swarm.dumps(updated))
     ledger.append(
         room.ledger, events.DONE, task=task_id, route=task.get("route", ""), detail=f"marked Done by {who}"
     )

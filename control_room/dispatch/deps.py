@@ -37,7 +37,7 @@ def cycle_refusal(loop: list[str], at: int = 0) -> str:
     return f"deps form a cycle{size}: {' -> '.join([*names, loop[at]])} (no task in it could ever be ready)"
 
 
-_WAITING = ("queue", "running", "parked", "cancelled")  # a task here may wait for its deps again
+_WAITING = ("queue", "running", "passed", "parked", "cancelled")  # a task here may wait for its deps again
 
 
 def cycle_through(room: Room, task: dict[str, Any]) -> list[str] | None:

@@ -39,6 +39,7 @@ _SUMMARY_KEYS = (
     "rounds",
     "max_cost_usd",
     "done_at",
+    "for_task",
 )
 
 

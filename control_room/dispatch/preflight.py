@@ -17,7 +17,7 @@ from pathlib import Path
 
 from control_room.errors import ControlRoomError, RoomInvalidError
 from control_room.ledger.read import has_header
-from control_room.room.layout import SWARM_DIRS, Room
+from control_room.room.layout import MERGE_STATES, SWARM_DIRS, Room
 from control_room.room.settings import Settings
 
 
@@ -56,7 +56,10 @@ def _first_fault(room: Room, settings: Settings) -> str | None:
             problem = str(exc)
         if problem is not None:
             return f"{room.control}: adapters.{name}: {problem}; fix it in CONTROL.md"
-    for folder in (room.cr, *(room.swarm / d for d in SWARM_DIRS)):
+    # passed/ and to-test/ hold tasks only with a repo (the merge queue): a room made before they
+    # existed needs them only then
+    wanted = SWARM_DIRS if settings.repo else tuple(d for d in SWARM_DIRS if d not in MERGE_STATES)
+    for folder in (room.cr, *(room.swarm / d for d in wanted)):
         why = _writable_dir(room, folder)
         if why is not None:
             return why

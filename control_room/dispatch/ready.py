@@ -5,8 +5,9 @@ One answer for every asker: the cycle (``pick``), ``status`` and ``task list`` a
 
 - is **refused** (it never will run: the next cycle rejects it) when its route is killed, or a
   dep is in ``rejected/`` or in no state folder (``deps.refusal``);
-- **waits** for its deps (every one in ``done/``), for a running task that owns an
-  overlapping path, for a person (its route, or the task itself, in a death loop), for a gate's
+- **waits** for its deps (every one in ``done/``, or merged in ``to-test/``), for a running
+  task that owns an overlapping path, (with a repo) for the task of its route that runs or
+  waits for the merge queue, for a person (its route, or the task itself, in a death loop), for a gate's
   approval, or for the daily budget (today's spend plus what running tasks may still spend).
 
 Only what a listing can afford is read: one listing per state folder, taken on first need
@@ -67,6 +68,7 @@ class Readiness:
         self.spend = spent + reserved  # what running tasks may still spend counts as spent
         self.budget = float(settings.daily_budget_usd)
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
+        self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
         """None if the task (its index summary ``s``) may run now, else why not. (Called for
@@ -81,7 +83,7 @@ class Readiness:
                 return Wait("refused", killed)
         waits_for = s.get("deps")
         if waits_for:
-            done = self.folders.ids("done")
+            done = self.folders.ids("done") | self.folders.ids("to-test")  # to-test: merged
             pending = [(d, self.folders.state_of(d)) for d in waits_for if d not in done]
             for dep, state in pending:
                 refused = deps.refusal(dep, state)
@@ -95,9 +97,17 @@ class Readiness:
                 for running, theirs in self.busy:
                     if _overlaps(path, theirs):
                         return Wait("paths", f"waits for running task {running}, which owns {theirs}")
-        if route and self.settings.repo and route in self.routes:  # one worktree per route
-            other = self.routes[route]
-            return Wait("paths", f"waits for running task {other}: route {route} has one worktree")
+        if route and self.settings.repo:  # one worktree per route, holding one task's work
+            if route in self.routes:
+                other = self.routes[route]
+                return Wait("paths", f"waits for running task {other}: route {route} has one worktree")
+            merging = self._merging().get(route)
+            if merging is not None:
+                return Wait(
+                    "paths",
+                    f"waits for {merging} to be merged (`control-room integrate {merging}`): "
+                    f"route {route} has one worktree",
+                )
         if self.held:
             held = self._held(route or f"task:{task_id}")
             if held is not None:
@@ -109,6 +119,16 @@ class Readiness:
         if self.spend + float(s.get("max_cost_usd", 0)) > self.budget:
             return self._budget(s)
         return None
+
+    def _merging(self) -> dict[str, str]:
+        """Each route with a task in ``passed/`` (waiting for the merge queue) -> that task."""
+        if self._passed is None:
+            self._passed = {}
+            for tid in sorted(self.folders.ids("passed")):
+                task, _ = swarm.read_task(swarm.task_file(self.room, "passed", tid))
+                if task.get("route"):
+                    self._passed.setdefault(str(task["route"]), tid)
+        return self._passed
 
     def _held(self, key: str) -> Wait | None:
         loop = self.held.get(key)
@@ -122,7 +142,9 @@ class Readiness:
         return Wait("held", why, events.ROUTE_HELD, detail)
 
     def _approved(self, task_id: str, s: dict[str, Any]) -> Wait | None:
-        missing = [g for g in s["gate"] if not self.settings.approved(task_id, g)]
+        # with a repo, `merge` holds the merge, not the run (dispatch/integrate.py)
+        merge = "merge" if self.settings.repo else ""
+        missing = [g for g in s["gate"] if g != merge and not self.settings.approved(task_id, g)]
         if not missing:
             return None
         gates = ", ".join(missing)

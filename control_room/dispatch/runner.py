@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room import errors, interrupt, ledger, proc
-from control_room.dispatch import agent, claims, orchestrator, preflight, prompt, validator, worktrees
+from control_room.dispatch import (
+    agent,
+    claims,
+    integrate,
+    orchestrator,
+    preflight,
+    prompt,
+    validator,
+    worktrees,
+)
 from control_room.dispatch.pick import Pick
 from control_room.dispatch.report import Report, claims_success
 from control_room.dispatch.report import validate as validate_report
@@ -109,7 +118,23 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
         return _stopped(room, picked, "while its validator ran")
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
     with interrupt.deferred():
-        return _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
+        done = _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
+    if done.code == errors.PASSED and settings.repo and settings.auto_integrate:
+        return _auto_integrate(room, settings, task, done)
+    return done
+
+
+def _auto_integrate(room: Room, settings: Settings, task: dict[str, Any], passed: CycleResult) -> CycleResult:
+    """``auto_integrate: true``: the task that just passed goes through the merge queue now,
+    unless its ``merge`` gate waits for a person. The cycle's code is the merge queue's."""
+    if integrate.waits_for_gate(settings, task):
+        return passed
+    try:
+        (merged,) = integrate.integrate(room, settings, task["id"])
+    except errors.RoomInvalidError as exc:  # the main tree is not fit: the task waits in passed/
+        ledger.append(room.ledger, events.WARNING, task=task["id"], detail=f"auto_integrate: {exc}")
+        return CycleResult(errors.ROOM_INVALID, f"{passed.message}; not merged: {exc}", task["id"])
+    return CycleResult(merged.code, f"{passed.message}; {merged.message}", task["id"], passed.notes)
 
 
 def _finish(
@@ -141,6 +166,13 @@ def _finish(
     val_ok = val is not None and val.ok
     if not val_ok:
         failures.append(validator.failure(val, settings))
+    if not failures and settings.repo:  # the work becomes a commit on the route's branch
+        try:
+            meta["commit"] = worktrees.commit(
+                Path(meta["workdir"]), _message(task, plan.adapter.name, round_no)
+            )
+        except errors.ControlRoomError as exc:
+            failures.append(str(exc))
     unsupported = rep.ok and not val_ok and claims_success(rep)
     meta.update(
         {
@@ -202,12 +234,24 @@ def _finish(
     if failures:
         return _finish_fail(room, settings, picked, run, cost=cost)
     _log_result(room, picked, "pass", cost, run)
-    swarm.move(room, tid, "running", "done", task={**task, "passed_at": now_iso()})
+    # with a repo, a pass waits for the merge queue; without one there is nothing to merge
+    swarm.move(
+        room, tid, "running", "passed" if settings.repo else "done", task={**task, "passed_at": now_iso()}
+    )
     claims.release(room, tid)
     if plan.role_meta.get("writes_tasks") is True:
         orchestrator.accept(room, settings, tid, answer)
     _after(room, settings, task, "pass", cost)
-    return CycleResult(errors.PASSED, f"passed: {tid} ({summary})", tid)
+    waits = "; waits in swarm/passed/ for `control-room integrate`" if settings.repo else ""
+    return CycleResult(errors.PASSED, f"passed: {tid} ({summary}){waits}", tid)
+
+
+def _message(task: dict[str, Any], adapter: str, round_no: int) -> str:
+    """The commit message of a task's work: its objective's first line, then where it came from."""
+    first = str(task["objective"]).strip().splitlines()[0][:72]
+    route = f", route {task['route']}" if task.get("route") else ""
+    where = f"control-room task {task['id']}{route}, round {round_no}, adapter {adapter}"
+    return f"{task['id']}: {first}\n\n{where}\n"
 
 
 def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunResult) -> None:

@@ -15,23 +15,31 @@ from control_room.store.files import atomic_write
 
 
 def run(
-    room: Room, settings: Settings, task: dict[str, Any], workdir: Path, env: dict[str, str], results: Path
+    room: Room,
+    settings: Settings,
+    task: dict[str, Any],
+    workdir: Path,
+    env: dict[str, str],
+    results: Path,
+    *,
+    stem: str = "validator",
 ) -> proc.Result | None:
-    """The validator's run, its output in ``results``; None if it could not start (why is in
-    ``validator.stderr.txt``)."""
+    """The validator's run, its output in ``results`` (``<stem>.stdout.txt``, ``.stderr.txt``:
+    the merge queue's run after the rebase is ``post-rebase``); None if it could not start (why
+    is in the stderr file)."""
     try:
         return proc.run(
             argv_of(task["validator"], "the validator"),
             cwd=workdir,
             env=env,
             timeout_s=float(settings.validator_timeout_s),
-            stdout_path=results / "validator.stdout.txt",
-            stderr_path=results / "validator.stderr.txt",
+            stdout_path=results / f"{stem}.stdout.txt",
+            stderr_path=results / f"{stem}.stderr.txt",
             cap_bytes=settings.capture_max_bytes,
             stop_file=room.stop,
         )
     except ControlRoomError as exc:
-        atomic_write(results / "validator.stderr.txt", f"{exc}\n")
+        atomic_write(results / f"{stem}.stderr.txt", f"{exc}\n")
         return None
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from control_room import errors, ledger, proc
 from control_room.ledger import events
-from control_room.room.layout import Room
+from control_room.room.layout import DEFAULT_DIRS, Room
 from control_room.room.settings import Settings
 from control_room.store.files import atomic_write
 
@@ -42,11 +42,83 @@ def folder(room: Room) -> Path:
 
 
 def branch_of(task: dict[str, Any]) -> str:
-    return f"route/{task['route']}" if task.get("route") else f"task/{task['id']}"
+    """``route/<route>``; a task with no route: ``task/<id>``, or for a resolver or decompose
+    task the merge queue queued (``for_task``), the branch of the task it serves."""
+    if task.get("route"):
+        return f"route/{task['route']}"
+    return f"task/{task.get('for_task') or task['id']}"
 
 
-def _git(repo: Path, *args: str) -> tuple[int, str, str]:
+def path_of(room: Room, task: dict[str, Any]) -> Path:
+    """Where ``task``'s worktree is (or would be)."""
+    return (folder(room) / branch_of(task).replace("/", "-")).resolve()
+
+
+def git(repo: Path, *args: str) -> tuple[int, str, str]:
+    """``git -C repo ARGS``: (exit code, stdout, stderr)."""
     return proc.call(["git", "-C", str(repo), *args], cwd=repo)
+
+
+_git = git
+IDENTITY = ("-c", "user.name=control-room", "-c", "user.email=control-room@localhost")
+
+
+def commit(path: Path, message: str) -> str | None:
+    """Commit everything the agent changed in worktree ``path`` (the dispatcher commits, as
+    ``control-room``, so a machine with no git identity works too); the new commit, or None if
+    nothing changed. Raises ControlRoomError if git refuses (a hook, say)."""
+    code, out, err = git(path, "status", "--porcelain")
+    if code != 0:
+        raise errors.ControlRoomError(f"git status in {path} failed: {err.strip()}")
+    if not out.strip():
+        return None
+    for what, args in (("add", ("add", "-A")), ("commit", (*IDENTITY, "commit", "-q", "-m", message))):
+        code, out, err = git(path, *args)
+        if code != 0:
+            tail = " / ".join((err.strip() or out.strip()).splitlines()[-3:])
+            raise errors.ControlRoomError(f"git {what} in {path} failed: {tail}")
+    return git(path, "rev-parse", "HEAD")[1].strip()
+
+
+def dirty(path: Path, *, room: Room | None = None) -> list[str]:
+    """The paths with uncommitted changes in the tree at ``path`` (``git status --porcelain``),
+    leaving out the room's own files when the room lives inside that tree (the ledger changes
+    with every command: it is not a person's unfinished work)."""
+    code, out, err = git(path, "status", "--porcelain", "--untracked-files=all")
+    if code != 0:
+        raise _invalid(f"git status in {path} failed: {err.strip()}")
+    names = [line[3:].split(" -> ")[-1].strip('"') for line in out.splitlines() if line.strip()]
+    if room is None:
+        return names
+    try:
+        at = room.root.resolve().relative_to(path.resolve()).as_posix()
+    except ValueError:
+        return names  # the room is beside the repository
+    prefix = "" if at == "." else at + "/"
+    mine = tuple(f"{prefix}{d}" for d in ("control-room", "STOP", *DEFAULT_DIRS))
+    return [n for n in names if not any(n == m or n.startswith(m + "/") for m in mine)]
+
+
+def remove(room: Room, settings: Settings, task: dict[str, Any], why: str) -> bool:
+    """Remove ``task``'s worktree and its branch once the branch is merged into the base, with
+    one ``worktree-remove`` line. Refused by git (uncommitted changes, an unmerged branch), it
+    stays: returns False."""
+    repo = repo_of(room, settings)
+    assert repo is not None
+    path, branch = path_of(room, task), branch_of(task)
+    if path.exists() and git(repo, "worktree", "remove", str(path))[0] != 0:
+        return False  # changes git would lose: kept
+    git(repo, "worktree", "prune")
+    if git(repo, "branch", "-d", branch)[0] != 0 and path.exists():
+        return False
+    ledger.append(
+        room.ledger,
+        events.WORKTREE_REMOVE,
+        task=task["id"],
+        route=task.get("route", ""),
+        detail=f"{branch} and {path.relative_to(room.root)} removed: {why}",
+    )
+    return True
 
 
 def _invalid(why: str) -> errors.RoomInvalidError:
@@ -86,7 +158,7 @@ def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     if why is not None:
         raise _invalid(why)
     branch = branch_of(task)
-    path = (folder(room) / branch.replace("/", "-")).resolve()
+    path = path_of(room, task)
     registered = _registered(repo)
     if registered.get(path) == branch and (path / ".git").exists():
         return path  # reused: the route's earlier work is there
@@ -102,7 +174,7 @@ def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
         code, _, err = _git(repo, "worktree", "add", str(path), branch)
         base = branch
     else:
-        base = settings.base_branch or _current(repo)
+        base = base_of(repo, settings)
         code, _, err = _git(repo, "worktree", "add", "-b", branch, str(path), base)
     if code != 0:
         raise _invalid(f"git worktree add {path} ({branch} from {base}) failed: {err.strip()}")
@@ -116,6 +188,11 @@ def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
         detail=f"{branch} {what} at {path.relative_to(room.root)} from {base}",
     )
     return path
+
+
+def base_of(repo: Path, settings: Settings) -> str:
+    """The branch integration fast-forwards: CONTROL.md ``base_branch``, else the current one."""
+    return settings.base_branch or _current(repo)
 
 
 def _current(repo: Path) -> str:

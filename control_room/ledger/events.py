@@ -135,6 +135,27 @@ WORKTREE_REBUILT = _e(
     "task route detail",
     "a route's worktree was made again: its folder vanished or its branch was deleted",
 )
+WORKTREE_REMOVE = _e(
+    "worktree-remove",
+    ("ok",),
+    "task route detail",
+    "a finished route's worktree and its merged branch were removed ([integration.md](integration.md))",
+)
+INTEGRATE = _e(
+    "integrate",
+    ("merged", "conflict", "refused", "failed", "waits"),
+    "task route adapter detail",
+    "the merge queue took a passed task: `merged` (the base fast-forwarded), `conflict` (the rebase "
+    "conflicted), `refused` (a diff outside `owns`, a megafile), `failed` (the validator failed "
+    "after the rebase), `waits` (for its resolver or decompose task) ([integration.md](integration.md))",
+)
+MEGAFILE = _e(
+    "megafile",
+    ("refused",),
+    "task route detail",
+    "integration refused a change that takes a file past `megafile_lines` or grows one past it "
+    "([integration.md](integration.md#megafiles))",
+)
 ADAPTER_CHECK = _e(
     "adapter-check",
     ("ok", "fail"),
@@ -162,7 +183,12 @@ ROUTE_HELD = _e(
     "a death loop on its route holds a task (once a day per task; `ROUTE_HELD` before 0.3.0)",
 )
 APPROVE = _e("approve", ("approved",), "task detail", "`control-room approve`, one line per gate")
-DONE = _e("done", ("done",), "task route detail", "`control-room done`: a person marked a passed task Done")
+DONE = _e(
+    "done",
+    ("done",),
+    "task route detail",
+    "`control-room done`: a person marked a passed (or merged) task Done",
+)
 RETRY = _e("retry", ("queued",), "task route detail", "`task retry`")
 CANCEL = _e("cancel", ("cancelled",), "task route detail", "`task cancel`")
 PIN = _e(
@@ -246,6 +272,9 @@ EVENTS: tuple[Event, ...] = (
     ADAPTER_CHECK,
     WORKTREE_ADD,
     WORKTREE_REBUILT,
+    WORKTREE_REMOVE,
+    INTEGRATE,
+    MEGAFILE,
     BUDGET_HOLD,
     APPROVAL_NEEDED,
     ROUTE_HELD,

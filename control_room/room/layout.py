@@ -10,7 +10,10 @@ from pathlib import Path
 from control_room.errors import InvalidError, NoRoomError
 from control_room.store import cache
 
-STATES = ("queue", "running", "done", "parked", "rejected", "cancelled")
+STATES = ("queue", "running", "passed", "to-test", "done", "parked", "rejected", "cancelled")
+# With a target repo (CONTROL.md `repo:`), a task that passes waits in passed/ for the merge queue,
+# then waits in to-test/ (merged) for a person; without one, a pass goes to done/ (docs/integration.md).
+MERGE_STATES = ("passed", "to-test")
 SWARM_DIRS = (*STATES, "outbox", "results")
 DEFAULT_DIRS = ("agents", "skills", "intelligence", "graveyard", "swarm")
 CLAIM = ".claim"  # running/<id>.claim: which cycle runs a task (dispatch/claims.py); not a task

@@ -151,6 +151,24 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "([worktrees.md](worktrees.md))",
     ),
     "base_branch": (None, "text", "the branch route worktrees start from; none: the repo's current branch"),
+    "auto_integrate": (
+        False,
+        "bool",
+        "with `repo`: a passing task goes through the merge queue in the same cycle (unless it has a "
+        "`merge` gate not yet approved) ([integration.md](integration.md))",
+    ),
+    "conflict_resolver": (
+        None,
+        "text",
+        "a role: a rebase that conflicts queues a resolver task with it on that worktree; none: the "
+        "conflict is a failed round",
+    ),
+    "megafile_lines": (
+        0,
+        "count",
+        "integration refuses a change that takes a file past this many lines or grows one past it, "
+        "and queues a decompose task (0: off) ([integration.md](integration.md#megafiles))",
+    ),
     "validator_timeout_s": (600, "seconds", "time limit of a task's validator"),
     "grace_s": (60, "seconds", "extra time after a claim's deadline before it counts as dead"),
     "min_free_mb": (64, "count", "free disk space a cycle needs before it claims a task, in MiB"),
@@ -222,6 +240,9 @@ class Settings:
     workdir: str | None
     repo: str | None
     base_branch: str | None
+    auto_integrate: bool
+    conflict_resolver: str | None
+    megafile_lines: int
     validator_timeout_s: float
     grace_s: float
     min_free_mb: int

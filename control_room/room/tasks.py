@@ -47,6 +47,14 @@ FIELDS: tuple[Field, ...] = (
     Field("dispatcher_deaths", "int", False, "times the cycle running it died (not rounds)"),
     Field("last_failure", "text", False, "what failed in the last round, for the next brief"),
     Field("passed_at", "text", False, "when the task passed its validator"),
+    Field(
+        "for_task",
+        "id",
+        False,
+        "a conflict resolver or decompose task the merge queue queued for that task: runs in its worktree",
+    ),
+    Field("merged_at", "text", False, "when the merge queue fast-forwarded the base branch to it"),
+    Field("merged_commit", "text", False, "the base branch's commit after the merge"),
     Field("done_at", "text", False, "when a person marked it Done (`control-room done ID`)"),
     Field("done_by", "text", False, "who marked it Done"),
 )

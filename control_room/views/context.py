@@ -8,7 +8,7 @@ people and is never touched.
 
 from __future__ import annotations
 
-from control_room.room.layout import Room
+from control_room.room.layout import MERGE_STATES, Room
 from control_room.store.files import update
 from control_room.store.markdown import replace_auto_block
 from control_room.timeutil import now_iso
@@ -24,7 +24,8 @@ def render(room: Room) -> str:
         "",
         f"- STOP: {'YES, every cycle halts: ' + s['stop'] if s['stop'] else 'no'}",
         *[f"- WARNING: {w}" for w in s["warnings"]],
-        "- tasks: " + ", ".join(f"{k} {v}" for k, v in t.items()),
+        # passed/ and to-test/ only when they hold a task: a room without a repo never uses them
+        "- tasks: " + ", ".join(f"{k} {v}" for k, v in t.items() if v or k not in MERGE_STATES),
         f"- spend today: ${s['spend_today_usd']:.2f}"
         + (f" of ${budget:.2f} daily budget" if budget is not None else ""),
         f"- findings: {s['findings']}",

@@ -19,7 +19,7 @@ from control_room.ledger.read import tail
 from control_room.ledger.stats import summary
 from control_room.ledger.verify import Check, check
 from control_room.room import settings as settings_file
-from control_room.room.layout import Room
+from control_room.room.layout import MERGE_STATES, Room
 from control_room.room.settings import DEFAULTS, Settings
 from control_room.store.files import read_text
 from control_room.timeutil import today
@@ -140,7 +140,9 @@ def render(s: dict[str, Any]) -> str:
     lines = [f"room      {s['room']}"]
     lines.append(f"STOP      YES - every cycle halts: {s['stop']}" if s["stop"] else "STOP      no")
     lines += [f"warning   {w}" for w in s["warnings"]]
-    lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in t))
+    # passed/ and to-test/ hold tasks only with a repo (the merge queue): shown when they do
+    shown = [k for k in t if t[k] or k not in MERGE_STATES]
+    lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in shown))
     lines += _render_waiting(s)
     routes = s["routes"]
     lines.append("routes    " + (" · ".join(f"{k} {v}" for k, v in sorted(routes.items())) or "none yet"))

@@ -133,7 +133,7 @@ def test_after_the_demo_the_views_say_what_status_says(
 ) -> None:
     root, _ = demo
     status = json.loads(cr(exe, "--room", str(root), "status", "--json", cwd=root.parent).stdout)
-    assert status["tasks"] == {"queue": 0, "running": 0, "done": 2, "parked": 1, "rejected": 2,
+    assert status["tasks"] == {"queue": 0, "running": 0, "passed": 0, "to-test": 0, "done": 2, "parked": 1, "rejected": 2,
                                "cancelled": 0}  # fmt: skip
     assert status["ledger_lines"] == len(events(root / "control-room" / "LEDGER.md"))
     assert_views_agree(Room(root), status)

@@ -42,16 +42,18 @@ def exists(name: str) -> list[str]:
 
 def test_a_route_runs_in_its_own_worktree_and_later_tasks_reuse_it(cr, room: Room, repo: Path) -> None:
     assert cr("route", "add", "r1", "--title", "the first route").returncode == 0
-    queue(room, "t1", route="r1", command=MAKE, validator=exists("made.txt"))
+    queue(room, "t1", route="r1", command=MAKE, validator=exists("made.txt"), priority=1)
+    queue(room, "t2", route="r1", command=MAKE, validator=exists("made.txt"))
     done = cr("cycle")
     assert done.returncode == errors.PASSED, done.stdout + done.stderr
     tree = room.cr / "worktrees" / "route-r1"
     assert (tree / "made.txt").read_text() == "x" and (tree / "README").exists()
     assert not (repo / "made.txt").exists() and not (room.root / "made.txt").exists()
     assert git(tree, "rev-parse", "--abbrev-ref", "HEAD") == "route/r1"
+    assert git(tree, "log", "-1", "--format=%an %s") == "control-room t1: objective of t1"  # the dispatcher commits
     assert git(repo, "status", "--porcelain") == ""  # the main tree is untouched
-    assert "worktree-add" in events(room.ledger)
-    queue(room, "t2", route="r1", command=MAKE, validator=exists("made.txt"), priority=1)
+    assert "worktree-add" in events(room.ledger) and where(room, "t1") == ["passed"]
+    assert cr("integrate", "t1").returncode == errors.OK
     assert cr("cycle").returncode == errors.PASSED
     assert (tree / "made.txt").read_text() == "xx"  # the same worktree: the route's work goes on
     assert events(room.ledger).count("worktree-add") == 1
@@ -79,13 +81,12 @@ def test_a_repository_mid_rebase_stops_the_cycle_before_the_claim(cr, room: Room
 
 def test_a_worktree_whose_folder_vanished_is_made_again(cr, room: Room, repo: Path) -> None:
     assert cr("route", "add", "r1", "--title", "the first route").returncode == 0
-    queue(room, "t1", route="r1", command=MAKE)
-    assert cr("cycle").returncode == errors.PASSED
-    tree = room.cr / "worktrees" / "route-r1"
-    git(tree, "add", "made.txt")
-    git(tree, "commit", "-q", "-m", "the route's work")
-    subprocess.run(["rm", "-rf", str(tree)], check=True)
+    queue(room, "t1", route="r1", command=MAKE, priority=1)
     queue(room, "t2", route="r1", command=MAKE, validator=exists("made.txt"))
+    assert cr("cycle").returncode == errors.PASSED
+    assert cr("integrate").returncode == errors.OK  # t1's work is on the base; t2 keeps the worktree
+    tree = room.cr / "worktrees" / "route-r1"
+    subprocess.run(["rm", "-rf", str(tree)], check=True)
     done = cr("cycle")
     assert done.returncode == errors.PASSED, done.stdout + done.stderr
     assert (tree / "made.txt").read_text() == "xx"  # the branch kept the committed work

@@ -20,7 +20,8 @@ EXPECTED_FILES = [
     "intelligence/levers.md", "intelligence/branches.md", "intelligence/FIELD_GUIDE.md",
     "graveyard/README.md", "swarm/README.md", "swarm/example-speedup.json",
 ]  # fmt: skip
-EXPECTED_DIRS = ["control-room", "swarm", "swarm/queue", "swarm/running", "swarm/done",
+EXPECTED_DIRS = ["control-room", "swarm", "swarm/queue", "swarm/running", "swarm/passed",
+                 "swarm/to-test", "swarm/done",
                  "swarm/parked", "swarm/rejected", "swarm/cancelled", "swarm/outbox",
                  "swarm/results", "agents", "skills", "intelligence", "graveyard"]  # fmt: skip
 

@@ -16,7 +16,7 @@ def test_gather_counts_what_is_on_disk(room: Room) -> None:
     queue(room, "t2")
     cycle.cycle(room)
     s = status.gather(room, last=2)
-    assert s["tasks"] == {"queue": 1, "running": 0, "done": 1, "parked": 0, "rejected": 0, "cancelled": 0}
+    assert s["tasks"] == {"queue": 1, "running": 0, "passed": 0, "to-test": 0, "done": 1, "parked": 0, "rejected": 0, "cancelled": 0}
     assert (s["stop"], s["control_error"], s["ledger_error"], s["daily_budget_usd"]) == (None, None, None, 10.0)
     assert [e["event"] for e in s["last"]] == ["claim", "result"]
     assert s["findings"] == 0 and s["held"] == []
