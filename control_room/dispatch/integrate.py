@@ -88,7 +88,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     branch = worktrees.branch_of(task)
     half = _half_done(wt)
     if half is not None:
-        return _fail(room, settings, task, "failed", f"its worktree {wt} was left in the middle of {half}")
+        return _fail(room, settings, task, "unfit", f"its worktree {wt} was left in the middle of {half}")
     left = worktrees.dirty(wt)
     if left:
         return _fail(room, settings, task, "failed", f"uncommitted changes in its worktree: {_names(left)}")

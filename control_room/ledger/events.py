@@ -143,11 +143,13 @@ WORKTREE_REMOVE = _e(
 )
 INTEGRATE = _e(
     "integrate",
-    ("merged", "conflict", "refused", "failed", "waits"),
+    ("merged", "conflict", "refused", "failed", "unfit"),
     "task route adapter detail",
     "the merge queue took a passed task: `merged` (the base fast-forwarded), `conflict` (the rebase "
-    "conflicted), `refused` (a diff outside `owns`, a megafile), `failed` (the validator failed "
-    "after the rebase), `waits` (for its resolver or decompose task) ([integration.md](integration.md))",
+    "conflicted: a failed round, or it waits for a resolver task), `refused` (a diff outside `owns`: a "
+    "failed round; a megafile: it waits for a decompose task), `failed` (the validator failed after "
+    "the rebase: a failed round), `unfit` (its worktree was mid-rebase or held uncommitted changes: a "
+    "failed round); `adapter`: the task's last run's ([integration.md](integration.md))",
 )
 MEGAFILE = _e(
     "megafile",
