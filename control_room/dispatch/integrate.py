@@ -91,7 +91,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
         return _fail(room, settings, task, "unfit", f"its worktree {wt} was left in the middle of {half}")
     left = worktrees.dirty(wt)
     if left:
-        return _fail(room, settings, task, "failed", f"uncommitted changes in its worktree: {_names(left)}")
+        return _fail(room, settings, task, "unfit", f"uncommitted changes in its worktree: {_names(left)}")
     code, out, err = worktrees.git(wt, *worktrees.IDENTITY, "rebase", "-q", base)
     if code != 0:
         conflicted = worktrees.git(wt, "diff", "--name-only", "--diff-filter=U")[1].split()
