@@ -19,9 +19,11 @@ from typing import Any
 
 from control_room import errors, ledger, proc
 from control_room.ledger import events
-from control_room.room.layout import DEFAULT_DIRS, Room
+from control_room.room import scaffold
+from control_room.room import settings as settings_file
+from control_room.room.layout import Room
 from control_room.room.settings import Settings
-from control_room.store.files import atomic_write
+from control_room.store.files import atomic_write, update
 
 MID = {  # files in the git dir that mean an operation is half done
     "rebase-merge": "a rebase",
@@ -95,7 +97,8 @@ def dirty(path: Path, *, room: Room | None = None) -> list[str]:
     except ValueError:
         return names  # the room is beside the repository
     prefix = "" if at == "." else at + "/"
-    mine = tuple(f"{prefix}{d}" for d in ("control-room", "STOP", *DEFAULT_DIRS))
+    tops = {item.rel.split("/")[0] for item in scaffold.plan()}  # control-room/, swarm/, AGENTS.md...
+    mine = tuple(f"{prefix}{d}" for d in sorted({"STOP", *tops}))
     return [n for n in names if not any(n == m or n.startswith(m + "/") for m in mine)]
 
 
@@ -176,6 +179,8 @@ def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     else:
         base = base_of(repo, settings)
         code, _, err = _git(repo, "worktree", "add", "-b", branch, str(path), base)
+        if code == 0 and not settings.base_branch:
+            _keep_base(room, base)
     if code != 0:
         raise _invalid(f"git worktree add {path} ({branch} from {base}) failed: {err.strip()}")
     event = events.WORKTREE_REBUILT if rebuilt else events.WORKTREE_ADD
@@ -191,8 +196,27 @@ def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
 
 
 def base_of(repo: Path, settings: Settings) -> str:
-    """The branch integration fast-forwards: CONTROL.md ``base_branch``, else the current one."""
+    """The branch worktrees start from and integration fast-forwards: CONTROL.md
+    ``base_branch``, else the repository's current branch."""
     return settings.base_branch or _current(repo)
+
+
+def _keep_base(room: Room, base: str) -> None:
+    """The first worktree made from the current branch fixes it as the base: written into
+    CONTROL.md (``base_branch``), so that a person switching branches in the repository later
+    does not change what routes merge into (the merge queue refuses instead)."""
+
+    def change(text: str) -> str:
+        if settings_file.parse(text, str(room.control)).base_branch:
+            return text  # a person (or another cycle) set it meanwhile
+        return settings_file.set_value(text, "base_branch", base)
+
+    update(room.control, change)
+    ledger.append(
+        room.ledger,
+        events.WARNING,
+        detail=f"base_branch was empty: set to {base}, the repository's current branch, in CONTROL.md",
+    )
 
 
 def _current(repo: Path) -> str:
