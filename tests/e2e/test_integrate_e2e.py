@@ -318,3 +318,78 @@ def test_a_conflict_with_a_resolver_queues_it_and_its_result_is_checked_again(
     assert "one" in text and "two" in text and git(repo, "rev-list", "--merges", "main") == ""
     assert (room.swarm / "results" / "resolve-t2" / "post-rebase.stdout.txt").exists()
     assert not (room.cr / "worktrees" / "route-r2").exists()
+
+
+def claimed_intervals(room: Room) -> dict[str, list[tuple[int, int]]]:
+    """Per task, the (claim, result) ledger line numbers of each of its runs."""
+    from control_room.ledger.line import Col, parse
+
+    lines = [ln for ln in room.ledger.read_text().splitlines() if ln.startswith("| 20")]
+    open_: dict[str, int] = {}
+    out: dict[str, list[tuple[int, int]]] = {}
+    for n, ln in enumerate(lines):
+        cells = parse(ln)
+        if cells[Col.EVENT] == "claim":
+            open_[cells[Col.TASK]] = n
+        elif cells[Col.EVENT] == "result":
+            out.setdefault(cells[Col.TASK], []).append((open_.pop(cells[Col.TASK]), n))
+    return out
+
+
+def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(cr, room: Room, repo: Path) -> None:
+    """deps, two tasks owning overlapping paths, a shared file edited by two routes, max_parallel 3,
+    and one task whose validator fails only after the rebase (another route changed the base under
+    it), retried then parked. Every other task is merged and in to-test; the base is linear; the main
+    tree is clean; no worktree or branch is left for finished routes; the ledger verifies."""
+    set_gate(room, "max_parallel", "3")
+    assert cr("route", "add", "r5", "--title", "route r5").returncode == 0
+    no_flag = [PY, "-c", "import os, sys; print('flag.txt is here' if os.path.exists('flag.txt') else 'ok'); "
+                         "sys.exit(os.path.exists('flag.txt'))"]  # fmt: skip
+    queue(room, "p1", route="r5", command=write("p.txt", "p"), validator=no_flag, priority=5)
+    queue(room, "c1", route="r3", command=edit_line(2, "c1 was here"), priority=4)
+    queue(room, "d1", route="r4", command=[PY, "-c", "import pathlib; p = pathlib.Path('shared.txt'); "
+          "l = p.read_text().splitlines(); l[17] = 'd1 was here'; p.write_text(chr(10).join(l) + chr(10)); "
+          "open('flag.txt', 'w').write('d1')"], priority=3)  # fmt: skip
+    queue(room, "a1", route="r1", command=write("src/a/one.txt", "1"), owns=["src/a"], priority=2)
+    queue(room, "b1", route="r2", command=write("src/b.txt", "b"), owns=["src"], priority=1)
+    queue(room, "a2", route="r1", command=write("src/a/two.txt", "2"), owns=["src/a"], deps=["a1"],
+          validator=present("src/a/one.txt", "src/a/two.txt"))  # fmt: skip
+
+    # three cycles at a time: p1, c1, d1 first; then a1 and b1, one after the other (their paths overlap)
+    run = cr("run", "--every", "0", "--parallel", "3", "--cycles", "3")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert sorted(p.stem for p in room.state_dir("passed").glob("*.json")) == ["a1", "b1", "c1", "d1", "p1"]
+    spans = claimed_intervals(room)
+    (a,), (b,) = spans["a1"], spans["b1"]
+    assert a[1] < b[0] or b[1] < a[0]  # never running at once
+
+    # the merge queue: d1 first (it adds flag.txt), then the rest, oldest pass first
+    assert cr("integrate", "d1").returncode == errors.OK
+    rest = cr("integrate")
+    assert rest.returncode == errors.FAILED
+    said = sorted(ln.split(" (", 1)[0] for ln in rest.stdout.splitlines())
+    assert said == ["merged: a1", "merged: b1", "merged: c1", "not merged: p1"]
+    assert task_json(room, "queue", "p1")["last_failure"].startswith(
+        "integration: after the rebase onto main, validator exited 1: flag.txt is here")
+
+    # a2 (its dep merged now) and p1's second round, which fails before any rebase now: parked
+    again = cr("run", "--every", "0", "--parallel", "3", "--cycles", "1")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert where(room, "p1") == ["parked"] and where(room, "a2") == ["passed"]
+    assert cr("integrate").returncode == errors.OK
+
+    assert {t: where(room, t) for t in ("a1", "a2", "b1", "c1", "d1", "p1")} == {
+        "a1": ["to-test"], "a2": ["to-test"], "b1": ["to-test"], "c1": ["to-test"], "d1": ["to-test"],
+        "p1": ["parked"]}  # fmt: skip
+    shared = (repo / "shared.txt").read_text().splitlines()
+    assert (shared[1], shared[17], len(shared)) == ("c1 was here", "d1 was here", 20)
+    assert all((repo / f).exists() for f in ("src/a/one.txt", "src/a/two.txt", "src/b.txt", "flag.txt"))
+    assert not (repo / "p.txt").exists()
+    assert git(repo, "rev-list", "--merges", "main") == ""  # fast-forwards only: linear
+    assert git(repo, "rev-list", "--count", "main") == "6"  # the first commit and five tasks
+    assert git(repo, "status", "--porcelain") == ""
+    # only the parked task's route keeps its worktree and branch (its work waits for a person)
+    assert sorted(p.name for p in (room.cr / "worktrees").iterdir() if p.is_dir()) == ["route-r5"]
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["main", "route/r5"]
+    assert events(room.ledger).count("worktree-remove") == 4
+    assert cr("ledger", "verify").returncode == 0
