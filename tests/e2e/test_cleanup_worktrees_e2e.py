@@ -64,7 +64,9 @@ def branches(repo: Path) -> list[str]:
 
 def state(room: Room, repo: Path) -> tuple[dict[Path, bytes], str, list[str]]:
     """Every file of the room and the repository (but caches), the worktrees git lists, the branches."""
-    files = {p: b for p, b in {**snapshot(room.root), **snapshot(repo)}.items() if room.cache not in p.parents}
+    files = {
+        p: b for p, b in {**snapshot(room.root), **snapshot(repo)}.items() if room.cache not in p.parents
+    }
     return files, git(repo, "worktree", "list", "--porcelain"), branches(repo)
 
 
@@ -106,7 +108,8 @@ def test_a_finished_routes_old_worktree_goes_with_its_merged_branch_only_once_no
     [line] = entries(room, "cleanup")
     assert (line.task, line.detail) == (
         "",
-        f"control-room/worktrees/route-r1/ (worktree, {sized}): {WHY}; branch route/r1 deleted (merged into main)",
+        f"control-room/worktrees/route-r1/ (worktree, {sized}): {WHY}; branch route/r1 deleted "
+        "(merged into main)",
     )
     assert (room.swarm / "results" / "t1").is_dir()  # young results stay
     assert cr("cleanup").stdout == "removed nothing\n"
