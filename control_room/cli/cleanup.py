@@ -7,6 +7,7 @@ import time
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.dispatch import sweep
 from control_room.room import retention
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -35,25 +36,30 @@ def _json(room: Room, item: Item) -> dict[str, object]:
 @click.option("--dry-run", is_flag=True, help="List what would go and why; change nothing.")
 @json_option
 def cleanup(dry_run: bool, as_json: bool) -> None:
-    """Remove finished tasks' results past CONTROL.md retention_days, or while the disk is low.
+    """Remove finished tasks' results, and finished routes' worktrees, past CONTROL.md
+    retention_days, or while the disk is low.
 
     Only results folders, run-K archives and outbox snapshots of done, cancelled or rejected
     tasks that are not pinned; never a task file, never a queued, running or parked task's.
+    With repo: set, also worktrees no queued, running, passed, parked or to-test task needs;
+    never one with uncommitted changes (listed as kept, with why).
     """
     room = current_room()
     settings_file.load(room)  # a broken CONTROL.md fails closed before anything is listed
-    items = retention.plan(room)
+    planned = sweep.plan(room)
     verb = "would remove" if dry_run else "removed"
     if dry_run:
-        gone = items
+        gone = planned.items
     else:
         echo = None if as_json else (lambda i: click.echo(_line(room, verb, i)))
-        gone = retention.clean(room, items, on_removed=echo)
+        gone = sweep.clean(room, planned.items, on_removed=echo)
     if as_json:
         echo_json(
             {
                 "dry_run": dry_run,
                 "items": [_json(room, i) for i in gone],
+                "kept": [_json(room, i) for i in planned.kept],
+                "worktrees_note": planned.note,
                 "bytes": sum(i.size for i in gone),
                 "summary": retention.summary(gone, verb),
             }
@@ -62,4 +68,8 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
     if dry_run:
         for item in gone:
             click.echo(_line(room, verb, item))
+    for item in planned.kept:
+        click.echo(_line(room, "kept", item))
+    if planned.note is not None:
+        click.echo(f"worktrees: {planned.note}")
     click.echo(retention.summary(gone, verb))

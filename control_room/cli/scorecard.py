@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
-from control_room.knowledge.scorecard import NOT_BUILT, card
+from control_room.knowledge.scorecard import card
 from control_room.words import count
 
 
@@ -20,6 +20,7 @@ def _rows(m: dict[str, Any]) -> list[tuple[str, str]]:
     mean = m["mean_rounds_to_pass"]
     tokens = m["tokens"]
     unsupported = m["unsupported_claims"]
+    post = m["post_rebase_validator_failures"]
     return [
         ("tasks run", f"{m['tasks']} ({count(m['runs'], 'run')})"),
         ("first-round pass", _rate(m["first_round_pass"]["passed"], m["first_round_pass"]["of"])),
@@ -34,7 +35,7 @@ def _rows(m: dict[str, Any]) -> list[tuple[str, str]]:
         ),
         ("spend", f"${m['spend_usd']:.4f}"),
         ("unsupported claims", _rate(unsupported["count"], unsupported["of"])),
-        ("post-rebase failures", "-"),
+        ("post-rebase failures", _rate(post["count"], post["of"])),
     ]
 
 
@@ -53,10 +54,11 @@ def _block(title: str, m: dict[str, Any]) -> list[str]:
 @json_option
 def scorecard(since: str | None, as_json: bool) -> None:
     """Per adapter and model, and per role: tasks run, first-round passes, parks, mean rounds,
-    agent minutes, tokens, spend, unsupported claims (folded from the ledger, incrementally).
+    agent minutes, tokens, spend, unsupported claims, post-rebase validator failures (folded
+    from the ledger, incrementally).
 
-    Each rate stands beside its sample size (`first-round pass 3/5 (60%)`). Post-rebase
-    validator failures show `-`: integration is not built yet. See docs/scorecard.md.
+    Each rate stands beside its sample size (`first-round pass 3/5 (60%)`; `post-rebase
+    failures 1/4 (25%)`: of the validator runs after a rebase). See docs/scorecard.md.
     """
     sc = card(current_room(), since)
     if as_json:
@@ -65,7 +67,7 @@ def scorecard(since: str | None, as_json: bool) -> None:
     total = sc["total"]
     when = f" since {sc['since']}" if sc["since"] else ""
     click.echo(f"scorecard{when}: {count(total['runs'], 'run')} of {count(total['tasks'], 'task')}")
-    if not total["runs"] and not total["parked"]:
+    if not total["runs"] and not total["parked"] and not total["post_rebase_validator_failures"]["of"]:
         return
     click.echo("by adapter and model")
     for m in sc["by_model"]:
@@ -75,4 +77,3 @@ def scorecard(since: str | None, as_json: bool) -> None:
         click.echo("\n".join(_block(m["role"], m)))
     click.echo("total")
     click.echo("\n".join(_block("all", total)))
-    click.echo(f"post-rebase validator failures: - ({NOT_BUILT})")

@@ -9,6 +9,7 @@
 - ``cycle``: one cycle, steps 1-4; ``runner``: steps 4-8; ``rounds``: how a round ends
 - ``prompt``, ``report``, ``validator``: what the agent is told, what it said, the check
 - ``orchestrator``: the orchestrator loop and its proposals
+- ``sweep``: what ``cleanup`` removes, with finished routes' worktrees
 - ``brake``: STOP; ``decisions``: what only a person decides; ``schedule``: cron and launchd
 
 May import: the base modules, ``store``, ``ledger``, ``room``, ``knowledge``, ``adapters``.

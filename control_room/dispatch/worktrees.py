@@ -238,3 +238,65 @@ def _registered(repo: Path) -> dict[Path, str]:
         elif line.startswith("branch refs/heads/") and current is not None:
             found[current] = line[len("branch refs/heads/") :]
     return found
+
+
+# For `cleanup` (dispatch/sweep.py): finished routes' worktrees -----------------------------------
+
+
+def under(room: Room, settings: Settings) -> dict[Path, str]:
+    """The repository's worktrees in ``control-room/worktrees/``: path -> branch (``""`` when
+    detached or the branch is gone)."""
+    repo = repo_of(room, settings)
+    assert repo is not None
+    top = folder(room).resolve()
+    return {p: b for p, b in _registered(repo).items() if p.parent == top}
+
+
+def branch_named(name: str) -> str:
+    """The branch of the worktree folder ``name``: ``route-r1`` -> ``route/r1``, ``task-t1`` ->
+    ``task/t1`` (``path_of``'s inverse)."""
+    kind, _, rest = name.partition("-")
+    return f"{kind}/{rest}"
+
+
+def half_done(path: Path) -> str | None:
+    """What the worktree at ``path`` is in the middle of (``a rebase``, ...), or None. Looks only."""
+    code, out, _ = git(path, "rev-parse", "--absolute-git-dir")
+    if code != 0:
+        return None
+    git_dir = Path(out.strip())
+    return next((what for name, what in MID.items() if (git_dir / name).exists()), None)
+
+
+def retire(repo: Path, path: Path) -> str | None:
+    """``git worktree remove`` (never ``--force``: git refuses a worktree with changes it would
+    lose, or a locked one), then ``git worktree prune``. None once removed, else git's reason."""
+    code, out, err = git(repo, "worktree", "remove", str(path))
+    if code != 0:
+        return " / ".join((err.strip() or out.strip()).splitlines()[-2:]) or f"git exited {code}"
+    git(repo, "worktree", "prune")
+    return None
+
+
+def drop_branch(repo: Path, branch: str, base: str) -> str:
+    """Delete ``branch`` with ``git branch -d`` if it is merged into ``base``; an unmerged branch
+    stays (its work is kept in git). Says what happened, for the ledger line."""
+    if git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] != 0:
+        return f"branch {branch} was gone already"
+    if git(repo, "merge-base", "--is-ancestor", branch, base)[0] != 0:
+        return f"branch {branch} kept: not merged into {base}, its work stays in git"
+    code, out, err = git(repo, "branch", "-d", branch)
+    if code != 0:
+        why = (err.strip() or out.strip()).splitlines()
+        return f"branch {branch} kept: git branch -d refused ({why[-1] if why else code})"
+    return f"branch {branch} deleted (merged into {base})"
+
+
+def changes(path: Path) -> list[str]:
+    """The paths with uncommitted changes in the worktree at ``path``, as ``dirty`` finds them,
+    but looking only: ``--no-optional-locks``, so git does not refresh the worktree's index (a
+    ``cleanup --dry-run`` changes nothing, not even git's own files)."""
+    code, out, err = git(path, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
+    if code != 0:
+        raise _invalid(f"git status in {path} failed: {err.strip()}")
+    return [line[3:].split(" -> ")[-1].strip('"') for line in out.splitlines() if line.strip()]

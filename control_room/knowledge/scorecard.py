@@ -1,17 +1,19 @@
 """The scorecard: how each adapter and model, and each role, has done, folded from the ledger.
 
-Read from ``result`` and ``park`` lines only. A ``result`` line's detail (``ledger/result.py``)
-names its round, seconds, tokens, model and role; a line written before 0.3 names no model or
-role, and counts under ``unknown``. A ``park`` line names no adapter: it counts for the
-adapter, model and role of the task's last run before it (``unknown`` if it never ran).
+Read from ``result``, ``park`` and ``integrate`` lines only. A ``result`` line's detail
+(``ledger/result.py``) names its round, seconds, tokens, model and role; a line written before
+0.3 names no model or role, and counts under ``unknown``. A ``park`` line names no adapter: it
+counts for the adapter, model and role of the task's last run before it (``unknown`` if it never
+ran). So does an ``integrate`` line (its ``adapter`` column alone does not say the model or the
+role): ``failed`` is a post-rebase validator failure, and ``failed`` and ``merged`` lines are the
+post-rebase validator runs it is out of; a ``merged`` line for a task merged with the helper task
+that served it (``merged with ...``) is not a run of its own. A task that never ran counts under
+its line's adapter, model and role ``unknown``.
 
 The fold keeps, per UTC hour and per (adapter, model, role), additive counters and the set of
 tasks seen, so ``--since`` sums the hours from the one holding the cutoff. It is kept in
 ``.cache/scorecard`` and brought up to date incrementally (``ledger.follow``): a scorecard
 reads only the ledger lines appended since the last one.
-
-Post-rebase validator failures are not counted: integration (rebasing a passed task onto the
-main branch and validating again) is not built yet, so the field is ``None`` everywhere.
 """
 
 from __future__ import annotations
@@ -26,15 +28,15 @@ from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 from control_room.timeutil import now_iso, parse_duration
 
-KIND = "scorecard-1"
+KIND = "scorecard-2"  # -2: the post-rebase counters
 UNKNOWN = "unknown"
 SEP = "\x1f"  # between adapter, model and role in a group key
-NOT_BUILT = "integration is not built yet"
 
 # The counters of one (hour, group), by position.
 RUNS, FIRST_N, FIRST_PASS, PASSES, PASS_ROUNDS, SECONDS = range(6)
 TOKENS_IN, TOKENS_OUT, TOKENS_RUNS, SPEND, UNSUPPORTED, PARKED = range(6, 12)
-_N = 12
+POST_RUNS, POST_FAILED = range(12, 14)  # validator runs after a rebase (integrate), and failures
+_N = 14
 
 
 def _init() -> dict[str, Any]:
@@ -53,14 +55,26 @@ def _bucket(state: dict[str, Any], hour: str, group: str) -> list[Any]:
 
 
 def _fold(state: dict[str, Any], cells: list[str]) -> None:
-    event = cells[Col.EVENT]  # "result" and "park" need no unescaping: compare the raw cell
-    if event != "result" and event != "park":
+    event = cells[Col.EVENT]  # these names need no unescaping: compare the raw cell
+    if event != "result" and event != "park" and event != "integrate":
         return
     hour = cells[Col.TIME][:13]
     task = unescape(cells[Col.TASK])
     if event == "park":
         group = state["last"].get(task) or SEP.join((UNKNOWN, UNKNOWN, UNKNOWN))
         _bucket(state, hour, group)[0][PARKED] += 1
+        return
+    if event == "integrate":
+        outcome = unescape(cells[Col.OUTCOME])
+        if outcome != "failed" and outcome != "merged":
+            return  # conflict, refused, unfit: the validator did not run again
+        if outcome == "merged" and unescape(cells[Col.DETAIL]).startswith("merged with "):
+            return  # merged with the helper task that served it: the helper's line is the run
+        adapter = unescape(cells[Col.ADAPTER]) or UNKNOWN
+        group = state["last"].get(task) or SEP.join((adapter, UNKNOWN, UNKNOWN))
+        counts = _bucket(state, hour, group)[0]
+        counts[POST_RUNS] += 1
+        counts[POST_FAILED] += outcome == "failed"
         return
     run = result.read(unescape(cells[Col.DETAIL]))
     adapter = unescape(cells[Col.ADAPTER]) or UNKNOWN
@@ -135,7 +149,7 @@ def _metrics(counts: list[Any], tasks: set[str]) -> dict[str, Any]:
         },
         "spend_usd": round(counts[SPEND], 6),
         "unsupported_claims": {"count": counts[UNSUPPORTED], "of": counts[RUNS]},
-        "post_rebase_validator_failures": None,
+        "post_rebase_validator_failures": {"count": counts[POST_FAILED], "of": counts[POST_RUNS]},
     }
 
 
@@ -166,5 +180,4 @@ def card(room: Room, since: str | None = None) -> dict[str, Any]:
         "by_model": [{"adapter": a, "model": m, **_metrics(*v)} for (a, m), v in sorted(by["model"].items())],
         "by_role": [{"role": r, **_metrics(*v)} for (r,), v in sorted(by["role"].items())],
         "total": _metrics(*total),
-        "post_rebase_validator_failures": NOT_BUILT,
     }

@@ -12,17 +12,18 @@ ever goes (they are the records). Each removal is re-checked just before it (the
 the pins, read again) and writes one ``cleanup`` ledger line. Every deletion goes through
 ``store.files.remove``.
 
-Shaped for more kinds of removable things: an ``Item`` has a ``kind`` (``KINDS``, worded by
-``NOUNS``); a route's worktree, when there are worktrees, is one more kind, found by ``plan``
-and re-checked by ``still_finished``'s equivalent before ``clean`` removes it.
+More kinds of removable things share the same policy: an ``Item`` has a ``kind`` (``KINDS``,
+worded by ``NOUNS``). A finished route's worktree (kind ``worktree``) is found, re-checked and
+removed with git in ``dispatch/sweep.py`` (this layer does not run git); it hands its candidates
+to ``plan``, which decides by the same age and low-disk rules, and removes the rest with ``clean``.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from control_room import ledger
@@ -37,8 +38,13 @@ from control_room.words import count
 FINISHED = ("done", "cancelled", "rejected")
 DAY_S = 86400
 GIB = 2**30
-KINDS = ("results", "archive", "outbox")  # what an item is: a results folder, a run-K/, a snapshot
-NOUNS = {"results": "results folder", "archive": "run archive", "outbox": "outbox snapshot"}
+KINDS = ("results", "archive", "outbox", "worktree")  # a results folder, a run-K/, a snapshot, a worktree
+NOUNS = {
+    "results": "results folder",
+    "archive": "run archive",
+    "outbox": "outbox snapshot",
+    "worktree": "worktree",
+}
 
 
 def disk_free(path: Path) -> int:
@@ -130,7 +136,7 @@ class _Task:
     archives: list[tuple[Path, int, float]]
 
 
-def _tree(path: Path) -> tuple[int, float]:
+def tree(path: Path) -> tuple[int, float]:
     """Size in bytes and newest mtime of a file or a folder's whole tree (symlinks not followed).
     A folder's age is its files' (a folder's own mtime changes when cleanup removes an archive
     from it); an empty one's is its own."""
@@ -166,14 +172,14 @@ def _finished(room: Room) -> list[_Task]:
         if state not in FINISHED or tid in pins:
             continue
         res = results / tid
-        res_tree = _tree(res) if res.is_dir() else None
+        res_tree = tree(res) if res.is_dir() else None
         snap = outbox / f"{tid}.md"
-        snap_tree = _tree(snap) if snap.is_file() else None
+        snap_tree = tree(snap) if snap.is_file() else None
         archives = []
         if res_tree is not None:
             for sub in sorted(res.iterdir(), key=lambda p: (len(p.name), p.name)):
                 if sub.name.startswith("run-") and sub.name[4:].isdigit() and sub.is_dir():
-                    archives.append((sub, *_tree(sub)))
+                    archives.append((sub, *tree(sub)))
         try:
             own = os.stat(swarm.task_file(room, state, tid)).st_mtime
         except FileNotFoundError:
@@ -187,8 +193,11 @@ def _days(seconds: float) -> str:
     return f"{int(seconds // DAY_S)} days"
 
 
-def plan(room: Room, now: float | None = None) -> list[Item]:
-    """What cleanup would remove now, in order: by age first, then for low disk, oldest first."""
+def plan(room: Room, now: float | None = None, worktrees: Sequence[Item] = ()) -> list[Item]:
+    """What cleanup would remove now, in order: by age first, then for low disk, oldest first.
+
+    ``worktrees``: finished routes' worktrees that may go (``dispatch/sweep.py`` found them), each
+    with ``why`` saying what it is; they go by the same rules as a finished task's results."""
     settings = settings_file.load(room)
     now = time.time() if now is None else now
     tasks = _finished(room)
@@ -211,24 +220,54 @@ def plan(room: Room, now: float | None = None) -> list[Item]:
                         f"past retention_days {settings.retention_days}"
                     )
                     items.append(Item(path, "archive", t.id, t.state, size, newest, why))
+        for w in worktrees:
+            if now - w.changed > keep_s:
+                items.append(replace(w, why=f"{w.why}, {_past(now - w.changed, keep_days)}"))
     if settings.min_free_gb > 0:
         need = settings.min_free_gb * GIB
         free = disk_free(room.root) + sum(i.size for i in items)
-        for t in sorted(tasks, key=lambda t: (t.changed, t.id)):
+        taken = {i.path for i in items if i.kind == "worktree"}
+        queue: list[tuple[float, str, _Task | Item]] = [(t.changed, t.id, t) for t in tasks]
+        queue += [(w.changed, w.path.name, w) for w in worktrees if w.path not in taken]
+        for _changed, _name, what in sorted(queue, key=lambda q: (q[0], q[1])):
             if free >= need:
                 break
-            if t.id in whole:
-                continue
-            why = (
-                f"{t.state}, oldest first while the disk has {free / GIB:.1f} GiB free, "
+            low = (
+                f"oldest first while the disk has {free / GIB:.1f} GiB free, "
                 f"under min_free_gb {settings.min_free_gb}"
             )
-            freed = [i for i in items if i.task == t.id]  # its archives, already counted
-            items = [i for i in items if i.task != t.id]
-            new = _whole(room, t, why)
+            if isinstance(what, Item):  # a worktree
+                items.append(replace(what, why=f"{what.why}, {low}"))
+                free += what.size
+                continue
+            t = what
+            if t.id in whole:
+                continue
+            # its archives, already counted (a task-<id> worktree is an item of its own)
+            freed = [i for i in items if i.task == t.id and i.kind != "worktree"]
+            items = [i for i in items if i.task != t.id or i.kind == "worktree"]
+            new = _whole(room, t, f"{t.state}, {low}")
             items += new
             free += sum(i.size for i in new) - sum(i.size for i in freed)
     return items
+
+
+def _past(age: float, keep_days: int) -> str:
+    return f"last change {_days(age)} ago, past retention_days {keep_days}"
+
+
+def due(room: Room, changed: float, now: float) -> str | None:
+    """Why something last changed at ``changed`` would go now, by age or for low disk (the
+    clause ``plan`` adds to its ``why``), or None. For what may not go: ``cleanup`` says why
+    it kept it."""
+    settings = settings_file.load(room)
+    if settings.retention_days > 0 and now - changed > settings.retention_days * DAY_S:
+        return _past(now - changed, settings.retention_days)
+    if settings.min_free_gb > 0:
+        free = disk_free(room.root)
+        if free < settings.min_free_gb * GIB:
+            return f"the disk has {free / GIB:.1f} GiB free, under min_free_gb {settings.min_free_gb}"
+    return None
 
 
 def _whole(room: Room, t: _Task, why: str) -> list[Item]:
@@ -251,9 +290,12 @@ def still_finished(room: Room, task_id: str) -> bool:
 
 def clean(room: Room, items: list[Item], *, on_removed: Callable[[Item], None] | None = None) -> list[Item]:
     """Remove ``items`` (from ``plan``), each with one ``cleanup`` ledger line; return those removed.
-    An item whose task was retried, or pinned, since the plan stays."""
+    An item whose task was retried, or pinned, since the plan stays. A worktree is not removed
+    here (``dispatch/sweep.py`` does, with git)."""
     done = []
     for item in items:
+        if item.kind == "worktree":
+            continue  # removed with git, by dispatch/sweep.py
         if not still_finished(room, item.task) or not os.path.lexists(item.path):
             continue
         remove(item.path)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import Result
-from support import entries, ok, queue
+from support import PY, entries, ok, queue, set_gate
 
 from control_room import errors, ledger
 from control_room.ledger import events, result
@@ -68,6 +70,7 @@ def _build(room: Room, mp: pytest.MonkeyPatch) -> None:
 def m(
     tasks: int, runs: int, first: tuple[int, int], passed: int, parked: int, mean: float | None,
     minutes: float, tokens: tuple[int, int, int], spend: float, unsupported: int,
+    post: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:  # fmt: skip
     return {
         "tasks": tasks,
@@ -80,7 +83,7 @@ def m(
         "tokens": {"input": tokens[0], "output": tokens[1], "runs_reporting": tokens[2]},
         "spend_usd": spend,
         "unsupported_claims": {"count": unsupported, "of": runs},
-        "post_rebase_validator_failures": None,
+        "post_rebase_validator_failures": {"count": post[0], "of": post[1]},
     }
 
 
@@ -101,14 +104,7 @@ def card(run: Run, *args: str) -> dict[str, Any]:
 def test_json_counts_equal_a_hand_count(run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch) -> None:
     build(inside)
     sc = card(run)
-    assert list(sc) == [
-        "since",
-        "ledger_lines",
-        "by_model",
-        "by_role",
-        "total",
-        "post_rebase_validator_failures",
-    ]
+    assert list(sc) == ["since", "ledger_lines", "by_model", "by_role", "total"]
     assert sc["since"] is None
     assert sc["ledger_lines"] == 12  # init's line and the eleven built
     assert sc["by_model"] == [
@@ -124,7 +120,6 @@ def test_json_counts_equal_a_hand_count(run: Run, inside: Room, monkeypatch: pyt
         {"role": "unknown", **m(1, 1, (1, 1), 1, 1, 1.0, 1.0, (0, 0, 0), 0.5, 0)},
     ]
     assert sc["total"] == m(5, 7, (3, 5), 4, 2, 1.25, 11.0, (5300, 1350, 4), 1.02, 2)
-    assert sc["post_rebase_validator_failures"] == "integration is not built yet"
 
 
 def test_text_puts_each_rate_beside_its_sample(
@@ -146,7 +141,7 @@ def test_text_puts_each_rate_beside_its_sample(
         "    tokens in/out         3000/900 (1 of 1 run reported)\n"
         "    spend                 $0.3000\n"
         "    unsupported claims    0/1 (0%)\n"
-        "    post-rebase failures  -\n"
+        "    post-rebase failures  0/0 (-)\n"
         "by role\n"
         "  orchestrator\n"
         "    tasks run             1 (1 run)\n"
@@ -158,7 +153,7 @@ def test_text_puts_each_rate_beside_its_sample(
         "    tokens in/out         3000/900 (1 of 1 run reported)\n"
         "    spend                 $0.3000\n"
         "    unsupported claims    0/1 (0%)\n"
-        "    post-rebase failures  -\n"
+        "    post-rebase failures  0/0 (-)\n"
         "total\n"
         "  all\n"
         "    tasks run             1 (1 run)\n"
@@ -170,8 +165,7 @@ def test_text_puts_each_rate_beside_its_sample(
         "    tokens in/out         3000/900 (1 of 1 run reported)\n"
         "    spend                 $0.3000\n"
         "    unsupported claims    0/1 (0%)\n"
-        "    post-rebase failures  -\n"
-        "post-rebase validator failures: - (integration is not built yet)\n",
+        "    post-rebase failures  0/0 (-)\n",
     )
     full = run("scorecard").stdout
     assert full.startswith("scorecard: 7 runs of 5 tasks\n")
@@ -248,3 +242,38 @@ def test_a_cycle_writes_model_role_and_tokens_on_its_result_line(run: Run, insid
     assert [(g["adapter"], g["model"]) for g in sc["by_model"]] == [("probe", "default")]
     assert [g["role"] for g in sc["by_role"]] == ["engineer"]
     assert sc["total"]["first_round_pass"] == {"passed": 1, "of": 1}
+
+
+def test_a_validator_that_fails_only_after_the_rebase_is_counted(
+    run: Run, inside: Room, tmp_path: Path
+) -> None:
+    """A real cycle and `integrate` on a real repository: the task passes in its worktree, the
+    base gains a file that breaks its validator, the re-run after the rebase fails."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (repo / "README").write_text("hello\n")
+    git("add", "README")
+    git("commit", "-q", "-m", "first")
+    set_gate(inside, "repo", "../repo")
+    no_base = [PY, "-c", "import os, sys; sys.exit(1 if os.path.exists('base.txt') else 0)"]
+    queue(inside, "t1", command=[PY, "-c", "open('made.txt', 'w').write('x')"], validator=no_base)
+    assert run("cycle").exit_code == errors.PASSED
+    (repo / "base.txt").write_text("the base moved\n")
+    git("add", "base.txt")
+    git("commit", "-q", "-m", "another route's work")
+    assert run("integrate").exit_code == errors.FAILED
+    assert [e.outcome for e in entries(inside, "integrate")] == ["failed"]
+    sc = card(run)
+    assert [(g["adapter"], g["model"], g["post_rebase_validator_failures"]) for g in sc["by_model"]] == [
+        ("probe", "default", {"count": 1, "of": 1})
+    ]
+    assert sc["total"]["post_rebase_validator_failures"] == {"count": 1, "of": 1}
+    text = run("scorecard").stdout
+    assert text.count("    post-rebase failures  1/1 (100%)\n") == 3  # its model, its role, the total

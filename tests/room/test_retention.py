@@ -185,3 +185,52 @@ def test_the_pin_list_keeps_a_persons_comments(room: Room) -> None:
 )
 def test_size_text(n: int, text: str) -> None:
     assert retention.size_text(n) == text
+
+
+def worktree(room: Room, name: str, days: float, size: int) -> retention.Item:
+    """A worktree candidate as dispatch/sweep.py hands it over: ``why`` says what it is."""
+    path = room.cr / "worktrees" / name
+    return retention.Item(path, "worktree", "", "", size, NOW - days * DAY, f"{name} has no task left")
+
+
+def test_worktrees_go_by_the_same_rules_interleaved_with_results_by_age(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old, young = worktree(room, "route-old", 40, 5000), worktree(room, "route-young", 2.5, 7000)
+    finished(room, "a", "done", 3)
+    finished(room, "b", "done", 1)
+    items = retention.plan(room, now=NOW, worktrees=[old, young])
+    assert [(i.where(room), i.why) for i in items] == [
+        (
+            "control-room/worktrees/route-old/",
+            "route-old has no task left, last change 40 days ago, past retention_days 30",
+        )
+    ]
+    # low disk: oldest first, worktrees and finished tasks' results alike, until there is enough
+    set_gate(room, "min_free_gb", "1")
+    monkeypatch.setattr(retention, "disk_free", lambda _p: retention.GIB - 5000 - 3104 - 7000 - 1)
+    items = retention.plan(room, now=NOW, worktrees=[old, young])
+    assert [i.where(room) for i in items] == [
+        "control-room/worktrees/route-old/",  # by age
+        "swarm/results/a/",
+        "swarm/outbox/a.md",
+        "control-room/worktrees/route-young/",
+        "swarm/results/b/",
+        "swarm/outbox/b.md",
+    ]
+    assert items[3].why == (
+        "route-young has no task left, oldest first while the disk has 1.0 GiB free, under min_free_gb 1"
+    )
+    assert retention.summary(items, "would remove") == (
+        "would remove 2 results folders, 2 outbox snapshots, 2 worktrees, 17.8 KiB"
+    )
+    # clean() leaves worktrees to dispatch/sweep.py: it never removes one itself
+    assert retention.clean(room, [old]) == []
+
+
+def test_due_says_why_something_would_go(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert retention.due(room, NOW - 31 * DAY, NOW) == "last change 31 days ago, past retention_days 30"
+    assert retention.due(room, NOW - 29 * DAY, NOW) is None
+    set_gate(room, "min_free_gb", "2")
+    monkeypatch.setattr(retention, "disk_free", lambda _p: retention.GIB)
+    assert retention.due(room, NOW, NOW) == "the disk has 1.0 GiB free, under min_free_gb 2"
