@@ -163,15 +163,12 @@ def _main_tree_fit(room: Room, settings: Settings, repo: Path) -> str:
 
 
 def _half_done(wt: Path) -> str | None:
-    code, out, _ = worktrees.git(wt, "rev-parse", "--absolute-git-dir")
-    if code != 0:
-        return None
-    git_dir = Path(out.strip())
-    for name, what in worktrees.MID.items():
-        if (git_dir / name).exists():
-            worktrees.git(wt, "rebase" if "rebase" in name else what.split()[-1], "--abort")
-            return what
-    return None
+    """What the worktree was left in the middle of (a resolver that did not finish its rebase),
+    undone so that the next round starts clean; None if nothing."""
+    what = worktrees.half_done(wt)
+    if what is not None:
+        worktrees.git(wt, what.split()[-1], "--abort")  # "a rebase" -> git rebase --abort
+    return what
 
 
 def _changed(wt: Path, base: str) -> list[tuple[str, int, int]]:

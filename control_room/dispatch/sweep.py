@@ -148,7 +148,7 @@ def _blocker(room: Room, settings: Settings, path: Path, known: bool) -> str | N
         half = worktrees.half_done(path)
         if half is not None:
             return f"it is in the middle of {half}"
-        dirty = worktrees.changes(path)
+        dirty = worktrees.dirty(path)
     except (errors.ControlRoomError, proc.ExecutableNotFound) as e:
         return f"git could not say whether it has uncommitted changes ({e})"
     if dirty:

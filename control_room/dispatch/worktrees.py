@@ -86,7 +86,8 @@ def dirty(path: Path, *, room: Room | None = None) -> list[str]:
     """The paths with uncommitted changes in the tree at ``path`` (``git status --porcelain``),
     leaving out the room's own files when the room lives inside that tree (the ledger changes
     with every command: it is not a person's unfinished work)."""
-    code, out, err = git(path, "status", "--porcelain", "--untracked-files=all")
+    # --no-optional-locks: git only looks (no index refresh), so `cleanup --dry-run` changes nothing
+    code, out, err = git(path, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
     if code != 0:
         raise _invalid(f"git status in {path} failed: {err.strip()}")
     names = [line[3:].split(" -> ")[-1].strip('"') for line in out.splitlines() if line.strip()]
@@ -103,23 +104,22 @@ def dirty(path: Path, *, room: Room | None = None) -> list[str]:
 
 
 def remove(room: Room, settings: Settings, task: dict[str, Any], why: str) -> bool:
-    """Remove ``task``'s worktree and its branch once the branch is merged into the base, with
-    one ``worktree-remove`` line. Refused by git (uncommitted changes, an unmerged branch), it
-    stays: returns False."""
+    """Remove ``task``'s worktree, and its branch if merged into the base, with one
+    ``worktree-remove`` line. A worktree git will not remove (uncommitted changes) stays:
+    returns False."""
     repo = repo_of(room, settings)
     assert repo is not None
     path, branch = path_of(room, task), branch_of(task)
-    if path.exists() and git(repo, "worktree", "remove", str(path))[0] != 0:
+    if path.exists() and retire(repo, path) is not None:
         return False  # changes git would lose: kept
     git(repo, "worktree", "prune")
-    if git(repo, "branch", "-d", branch)[0] != 0 and path.exists():
-        return False
+    dropped = drop_branch(repo, branch, base_of(repo, settings))
     ledger.append(
         room.ledger,
         events.WORKTREE_REMOVE,
         task=task["id"],
         route=task.get("route", ""),
-        detail=f"{branch} and {path.relative_to(room.root)} removed: {why}",
+        detail=f"{path.relative_to(room.root)} removed: {why}; {dropped}",
     )
     return True
 
@@ -290,13 +290,3 @@ def drop_branch(repo: Path, branch: str, base: str) -> str:
         why = (err.strip() or out.strip()).splitlines()
         return f"branch {branch} kept: git branch -d refused ({why[-1] if why else code})"
     return f"branch {branch} deleted (merged into {base})"
-
-
-def changes(path: Path) -> list[str]:
-    """The paths with uncommitted changes in the worktree at ``path``, as ``dirty`` finds them,
-    but looking only: ``--no-optional-locks``, so git does not refresh the worktree's index (a
-    ``cleanup --dry-run`` changes nothing, not even git's own files)."""
-    code, out, err = git(path, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
-    if code != 0:
-        raise _invalid(f"git status in {path} failed: {err.strip()}")
-    return [line[3:].split(" -> ")[-1].strip('"') for line in out.splitlines() if line.strip()]
