@@ -393,3 +393,18 @@ def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(cr, 
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["main", "route/r5"]
     assert events(room.ledger).count("worktree-remove") == 4
     assert cr("ledger", "verify").returncode == 0
+
+    # the scorecard says what a hand count over this ledger says: 7 runs of 6 tasks (p1 twice); six
+    # passes, each a task's first round (p1 failed only after its rebase, then before it); one park;
+    # the validator re-ran after 6 rebases (d1, a1, b1, c1, p1, a2) and failed once (p1's)
+    sc = json.loads(cr("scorecard", "--json").stdout)["total"]
+    from control_room.ledger.line import Col, parse
+
+    cells = [parse(ln) for ln in room.ledger.read_text().splitlines() if ln.startswith("| 20")]
+    results = [c for c in cells if c[Col.EVENT] == "result"]
+    merges = [c for c in cells if c[Col.EVENT] == "integrate"]
+    assert (len(results), sum(c[Col.OUTCOME] == "pass" for c in results)) == (7, 6)
+    assert [c[Col.OUTCOME] for c in merges].count("failed") == 1 and len(merges) == 6
+    assert (sc["tasks"], sc["runs"], sc["passed"], sc["parked"]) == (6, 7, 6, 1)
+    assert sc["first_round_pass"] == {"passed": 6, "of": 6}
+    assert sc["post_rebase_validator_failures"] == {"count": 1, "of": 6}
