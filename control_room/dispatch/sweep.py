@@ -159,6 +159,11 @@ def _blocker(room: Room, settings: Settings, path: Path, known: bool) -> str | N
 
 def _retire(room: Room, settings: Settings, item: Item) -> Item | None:
     """Remove one worktree after checking again that it may go; the item as removed, or None."""
+    with worktrees.changing(room):  # no cycle makes a worktree meanwhile
+        return _retire_now(room, settings, item)
+
+
+def _retire_now(room: Room, settings: Settings, item: Item) -> Item | None:
     if _unfit(room, settings) is not None or item.path in _busy(room):
         return None
     known = item.path in worktrees.under(room, settings)

@@ -14,6 +14,7 @@ folder vanished, or whose branch was deleted, is made again, with a ledger line.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from control_room.room import scaffold
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.store import lock
 from control_room.store.files import atomic_write, update
 
 MID = {  # files in the git dir that mean an operation is half done
@@ -110,10 +112,11 @@ def remove(room: Room, settings: Settings, task: dict[str, Any], why: str) -> bo
     repo = repo_of(room, settings)
     assert repo is not None
     path, branch = path_of(room, task), branch_of(task)
-    if path.exists() and retire(repo, path) is not None:
-        return False  # changes git would lose: kept
-    git(repo, "worktree", "prune")
-    dropped = drop_branch(repo, branch, base_of(repo, settings))
+    with changing(room):
+        if path.exists() and retire(repo, path) is not None:
+            return False  # changes git would lose: kept
+        git(repo, "worktree", "prune")
+        dropped = drop_branch(repo, branch, base_of(repo, settings))
     ledger.append(
         room.ledger,
         events.WORKTREE_REMOVE,
@@ -153,8 +156,20 @@ def check(room: Room, settings: Settings) -> str | None:
     return None
 
 
+def changing(room: Room) -> contextlib.AbstractContextManager[None]:
+    """Held while worktrees are made or removed (``control-room/.worktrees.lock``): git reads
+    every ``.git/worktrees/*`` entry while it adds one, and fails on one half made by a cycle
+    beside it."""
+    return lock.held(room.cr / ".worktrees.lock")
+
+
 def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     """The worktree ``task`` runs in, made (or made again) if needed. Raises RoomInvalidError."""
+    with changing(room):
+        return _workdir(room, settings, task)
+
+
+def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     repo = repo_of(room, settings)
     assert repo is not None
     why = check(room, settings)
@@ -205,18 +220,22 @@ def _keep_base(room: Room, base: str) -> None:
     """The first worktree made from the current branch fixes it as the base: written into
     CONTROL.md (``base_branch``), so that a person switching branches in the repository later
     does not change what routes merge into (the merge queue refuses instead)."""
+    wrote: list[bool] = []
 
     def change(text: str) -> str:
+        wrote.clear()
         if settings_file.parse(text, str(room.control)).base_branch:
-            return text  # a person (or another cycle) set it meanwhile
+            return text  # a person, or a cycle beside this one, set it meanwhile
+        wrote.append(True)
         return settings_file.set_value(text, "base_branch", base)
 
     update(room.control, change)
-    ledger.append(
-        room.ledger,
-        events.WARNING,
-        detail=f"base_branch was empty: set to {base}, the repository's current branch, in CONTROL.md",
-    )
+    if wrote:
+        ledger.append(
+            room.ledger,
+            events.WARNING,
+            detail=f"base_branch was empty: set to {base}, the repository's current branch, in CONTROL.md",
+        )
 
 
 def _current(repo: Path) -> str:

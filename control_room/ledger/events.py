@@ -201,8 +201,9 @@ CLEANUP = _e(
     "cleanup",
     ("removed",),
     "task detail",
-    "`cleanup` removed a finished task's results folder, `run-K/` archive or outbox snapshot "
-    "(`detail`: the path, its size, why: age or low disk) ([cleanup.md](cleanup.md))",
+    "`cleanup` removed a finished task's results folder, `run-K/` archive or outbox snapshot, or a "
+    "finished route's worktree (`detail`: the path, its size, why: age or low disk; for a worktree, "
+    "its route and whether its branch went) ([cleanup.md](cleanup.md))",
 )
 
 # Routes and knowledge
