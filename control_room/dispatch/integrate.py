@@ -137,7 +137,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
         other, _ = swarm.read_task(swarm.task_file(room, "queue", served))
         _merged(room, other, f"merged with {tid}, which served it: {detail}", head, src="queue")
         note = f"; {served} merged with it"
-    _tidy(room, settings, task)
+    tidy(room, settings, task)
     return CycleResult(errors.PASSED, f"merged: {tid} ({detail}){note}; in swarm/to-test/", tid)
 
 
@@ -355,7 +355,7 @@ def _waits(room: Room, task: dict[str, Any], helpers: str, why: str, outcome: st
     )
 
 
-def _tidy(room: Room, settings: Settings, task: dict[str, Any]) -> None:
+def tidy(room: Room, settings: Settings, task: dict[str, Any]) -> None:
     """Remove the worktree and branch of a route (or route-less task) that has nothing left
     to run: no task on its branch queued, running, passed or parked (a parked task's work is
     kept for the person who decides)."""

@@ -119,7 +119,11 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
     with interrupt.deferred():
         done = _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
-    if done.code == errors.PASSED and settings.repo and settings.auto_integrate:
+    if (
+        done.code == errors.PASSED
+        and settings.auto_integrate
+        and swarm.task_file(room, "passed", tid).exists()
+    ):
         return _auto_integrate(room, settings, task, done)
     return done
 
@@ -234,15 +238,21 @@ def _finish(
     if failures:
         return _finish_fail(room, settings, picked, run, cost=cost)
     _log_result(room, picked, "pass", cost, run)
-    # with a repo, a pass waits for the merge queue; without one there is nothing to merge
-    swarm.move(
-        room, tid, "running", "passed" if settings.repo else "done", task={**task, "passed_at": now_iso()}
-    )
+    # with a repo, a pass with work on its branch waits for the merge queue; without one, or
+    # with nothing to merge (an orchestrator, a task that changed nothing), it is done
+    merge = bool(settings.repo) and worktrees.ahead(room, settings, Path(meta["workdir"]))
+    swarm.move(room, tid, "running", "passed" if merge else "done", task={**task, "passed_at": now_iso()})
     claims.release(room, tid)
     if plan.role_meta.get("writes_tasks") is True:
         orchestrator.accept(room, settings, tid, answer)
     _after(room, settings, task, "pass", cost)
-    waits = "; waits in swarm/passed/ for `control-room integrate`" if settings.repo else ""
+    if merge:
+        waits = "; waits in swarm/passed/ for `control-room integrate`"
+    elif settings.repo:
+        waits = "; nothing to merge: its branch holds no change against the base"
+        integrate.tidy(room, settings, task)
+    else:
+        waits = ""
     return CycleResult(errors.PASSED, f"passed: {tid} ({summary}){waits}", tid)
 
 

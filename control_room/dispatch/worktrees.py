@@ -84,6 +84,15 @@ def commit(path: Path, message: str) -> str | None:
     return git(path, "rev-parse", "HEAD")[1].strip()
 
 
+def ahead(room: Room, settings: Settings, path: Path) -> bool:
+    """Whether the branch checked out at ``path`` holds commits the base does not (something
+    to merge). When git cannot say, True: the merge queue will look."""
+    repo = repo_of(room, settings)
+    assert repo is not None
+    code, out, _ = git(path, "rev-list", "--count", f"{base_of(repo, settings)}..HEAD")
+    return code != 0 or out.strip() != "0"
+
+
 def dirty(path: Path, *, room: Room | None = None) -> list[str]:
     """The paths with uncommitted changes in the tree at ``path`` (``git status --porcelain``),
     leaving out the room's own files when the room lives inside that tree (the ledger changes

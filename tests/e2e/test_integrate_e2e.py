@@ -106,6 +106,15 @@ def test_done_refuses_a_task_that_passed_but_is_not_merged(cr, room: Room, repo:
         "`control-room integrate t1` first\n"))  # fmt: skip
 
 
+def test_a_pass_that_changed_nothing_has_nothing_to_merge(cr, room: Room, repo: Path) -> None:
+    queue(room, "look", route="r1")  # the probe's default agent only prints
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED
+    assert done.stdout.endswith("; nothing to merge: its branch holds no change against the base\n")
+    assert where(room, "look") == ["done"] and not (room.cr / "worktrees" / "route-r1").exists()
+    assert git(repo, "branch", "--format=%(refname:short)") == "main"
+
+
 def test_a_route_waits_while_its_task_waits_for_the_merge_queue(cr, room: Room, repo: Path) -> None:
     queue(room, "t1", route="r1", command=write("a.txt", "a"), priority=1)
     queue(room, "t2", route="r1", command=write("b.txt", "b"))
