@@ -40,6 +40,8 @@ _SUMMARY_KEYS = (
     "max_cost_usd",
     "done_at",
     "for_task",
+    "reviews",
+    "arbitrates",
 )
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch import index, validator, worktrees
+from control_room.dispatch import index, review, validator, worktrees
 from control_room.dispatch.admission import agent_env
 from control_room.dispatch.rounds import CycleResult, fail_round
 from control_room.errors import ConflictError, InvalidError, RoomInvalidError
@@ -76,6 +76,13 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     task, problems = swarm.read_task(path)
     if problems:
         raise InvalidError(f"cannot integrate {tid}: {path} is not a valid task: {'; '.join(problems)}")
+    if review.needs_verdict(task):  # fail closed: no verdict, no merge
+        why = f"{tid} waits for its reviews: {', '.join(task['review_tasks'])}"
+        if explicit:
+            raise ConflictError(
+                f"cannot integrate {tid}: it waits for its reviews ({', '.join(task['review_tasks'])})"
+            )
+        return CycleResult(errors.OK, why, tid)
     if waits_for_gate(settings, task):
         why = f"{tid} waits for gate merge: `control-room approve {tid}`"
         if explicit:

@@ -111,8 +111,29 @@ def task_block(task: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def assemble(room: Room, task: dict[str, Any], role: str, settings: Settings, history: str = "") -> Prompt:
-    _, role_body = roles.read(room, role)
+def place(role: str, meta: dict[str, Any]) -> str:
+    """What the role does and never does in the swarm (seed 003: executors never plan, planners
+    never implement, reviewers never edit)."""
+    if meta.get("writes_tasks") is True:
+        return "You plan: you propose tasks for others to run. You never implement anything yourself."
+    if role in ("reviewer", "arbiter"):
+        return "You review: you judge work others did, by evidence. You never edit a file."
+    return "You execute: do this one task, nothing else. You never plan other work or queue tasks."
+
+
+def assemble(
+    room: Room,
+    task: dict[str, Any],
+    role: str,
+    settings: Settings,
+    history: str = "",
+    *,
+    runs_on: str = "",
+    shown: str = "",
+) -> Prompt:
+    """The brief; ``runs_on`` names the adapter and model (recorded in the snapshot), ``shown``
+    is what a review or arbiter task is given (``dispatch/review.py``)."""
+    role_meta, role_body = roles.read(room, role)
     skill = read_optional(room.root / "skills" / "report-format.md")
     if skill is None:
         raise InvalidError(f"{room.root / 'skills' / 'report-format.md'} is missing")
@@ -122,7 +143,9 @@ def assemble(room: Room, task: dict[str, Any], role: str, settings: Settings, hi
         "You are one agent in a swarm coordinated through files (a control room). Do exactly the "
         "task at the end of this brief, within its bounds, then end your answer with a report in "
         "the format below.",
-        f"## Your role: {role}\n\n{role_body.strip()}",
+        f"## Your role: {role}\n\n{place(role, role_meta)}"
+        + (f" You run on {runs_on}." if runs_on else "")
+        + f"\n\n{role_body.strip()}",
         f"## Report format\n\n{_body(skill)}",
         f"## Current context\n\n{(read_optional(room.context) or '(none)').strip()}",
         f"## Digest\n\n{(read_optional(room.digest) or '(none yet)').strip()}",
@@ -130,6 +153,8 @@ def assemble(room: Room, task: dict[str, Any], role: str, settings: Settings, hi
     ]
     if history:
         parts.append(f"## This route so far\n\n{history.strip()}")
+    if shown:
+        parts.append(shown.strip())
     parts.append(f"## Your task\n\n{task_block(task)}")
     return Prompt("\n\n".join(parts) + "\n", warnings)
 

@@ -102,7 +102,8 @@ class Readiness:
                 other = self.routes[route]
                 return Wait("paths", f"waits for running task {other}: route {route} has one worktree")
             merging = self._merging().get(route)
-            if merging is not None:
+            serves = (s.get("for_task"), s.get("reviews"), s.get("arbitrates"))
+            if merging is not None and merging not in serves:  # its reviews and arbiter run
                 return Wait(
                     "paths",
                     f"waits for {merging} to be merged (`control-room integrate {merging}`): "

@@ -32,6 +32,7 @@ class CycleResult:
     message: str  # one line for the person or the log
     task_id: str | None = None
     notes: list[str] = field(default_factory=list)  # what the cycle did first (recoveries), one line each
+    merge: str | None = None  # a task now ready for the merge queue (auto_integrate takes it)
 
 
 def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *, src: str) -> str:
@@ -51,7 +52,7 @@ def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *
             f"Results: swarm/results/{tid}/\n"
         )
         # the ledger gets the failure cut to a line; all of it is in the .reason
-        _park(room, updated, src, reason, f"after {rounds} failed round{plural}: {result.cut(why)}")
+        park(room, updated, src, reason, f"after {rounds} failed round{plural}: {result.cut(why)}")
         where = "parked for a person (swarm/parked/)"
     else:
         swarm.move(room, tid, src, "queue", task=updated)
@@ -91,12 +92,12 @@ def dispatcher_died(room: Room, settings: Settings, task: dict[str, Any], why: s
         f"swarm/results/{tid}/.\n"
     )
     poison = f"poison task: the cycle running it died {times} (max_dispatcher_deaths {limit})"
-    _park(room, updated, "running", reason, poison)
+    park(room, updated, "running", reason, poison)
     claims.release(room, tid)
     return f"recovered {tid}: {why}; parked as a poison task (the cycle running it died {times})"
 
 
-def _park(room: Room, task: dict[str, Any], src: str, reason: str, detail: str) -> None:
+def park(room: Room, task: dict[str, Any], src: str, reason: str, detail: str) -> None:
     """To ``swarm/parked/`` with ``reason`` beside it (and what a person may do), one ``park`` line."""
     tid = task["id"]
     decide = (

@@ -18,6 +18,7 @@ from control_room.dispatch import (
     orchestrator,
     preflight,
     prompt,
+    review,
     validator,
     worktrees,
 )
@@ -54,8 +55,14 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
         workdir = preflight.workdir(room, settings)
         if not workdir.is_dir():  # checked before the claim: it vanished since, the room's fault
             raise errors.RoomInvalidError(f"{room.control}: workdir {workdir} does not exist")
+    review.check_lenses(room, settings, task)  # a missing lens is the room's fault: before the run
+    try:
+        shown = review.materials(room, settings, task)  # a review's or an arbiter's view
+    except errors.InvalidError as exc:
+        raise errors.RoomInvalidError(f"room invalid: {exc}") from None
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
-    p = prompt.assemble(room, task, plan.role, settings, history=history)
+    runs_on = f"{adapter.name}, " + (f"model {plan.model}" if plan.model else "its default model")
+    p = prompt.assemble(room, task, plan.role, settings, history=history, runs_on=runs_on, shown=shown)
     for w in p.warnings:
         ledger.append(room.ledger, events.WARNING, task=tid, detail=w)
     atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
@@ -111,6 +118,7 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
             for n in cuts
         )
     atomic_write(results / "answer.md", answer)
+    review.discard_edits(room, settings, task, workdir)  # reviewers and arbiters never edit
     rep = validate_report(outcome.final_message)
     val = validator.run(room, settings, task, workdir, env, results)
     brief.unlink(missing_ok=True)
@@ -119,26 +127,24 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
     with interrupt.deferred():
         done = _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
-    if (
-        done.code == errors.PASSED
-        and settings.auto_integrate
-        and swarm.task_file(room, "passed", tid).exists()
-    ):
-        return _auto_integrate(room, settings, task, done)
+    if done.code == errors.PASSED and settings.auto_integrate and done.merge:
+        return _auto_integrate(room, settings, done.merge, done)
     return done
 
 
-def _auto_integrate(room: Room, settings: Settings, task: dict[str, Any], passed: CycleResult) -> CycleResult:
-    """``auto_integrate: true``: the task that just passed goes through the merge queue now,
-    unless its ``merge`` gate waits for a person. The cycle's code is the merge queue's."""
+def _auto_integrate(room: Room, settings: Settings, ready: str, passed: CycleResult) -> CycleResult:
+    """``auto_integrate: true``: the task that just passed (or whose reviews just accepted it)
+    goes through the merge queue now, unless its ``merge`` gate waits for a person. The cycle's
+    code is then the merge queue's."""
+    task, _ = swarm.read_task(swarm.task_file(room, "passed", ready))
     if integrate.waits_for_gate(settings, task):
         return passed
     try:
-        (merged,) = integrate.integrate(room, settings, task["id"])
+        (merged,) = integrate.integrate(room, settings, ready)
     except errors.RoomInvalidError as exc:  # the main tree is not fit: the task waits in passed/
-        ledger.append(room.ledger, events.WARNING, task=task["id"], detail=f"auto_integrate: {exc}")
-        return CycleResult(errors.ROOM_INVALID, f"{passed.message}; not merged: {exc}", task["id"])
-    return CycleResult(merged.code, f"{passed.message}; {merged.message}", task["id"], passed.notes)
+        ledger.append(room.ledger, events.WARNING, task=ready, detail=f"auto_integrate: {exc}")
+        return CycleResult(errors.ROOM_INVALID, f"{passed.message}; not merged: {exc}", passed.task_id)
+    return CycleResult(merged.code, f"{passed.message}; {merged.message}", passed.task_id, passed.notes)
 
 
 def _finish(
@@ -167,10 +173,14 @@ def _finish(
         failures.append(
             "broken report: " + "; ".join(f"line {v.line}: {v.message}" for v in rep.violations[:3])
         )
+    elif review.serves(task):  # a review or an arbiter: its report must be a verdict
+        not_a_verdict = review.check_report(task, rep)
+        if not_a_verdict:
+            failures.append(not_a_verdict)
     val_ok = val is not None and val.ok
     if not val_ok:
         failures.append(validator.failure(val, settings))
-    if not failures and settings.repo:  # the work becomes a commit on the route's branch
+    if not failures and settings.repo and not review.serves(task):  # the work: a commit on its branch
         try:
             meta["commit"] = worktrees.commit(
                 Path(meta["workdir"]), _message(task, plan.adapter.name, round_no)
@@ -238,22 +248,33 @@ def _finish(
     if failures:
         return _finish_fail(room, settings, picked, run, cost=cost)
     _log_result(room, picked, "pass", cost, run)
-    # with a repo, a pass with work on its branch waits for the merge queue; without one, or
-    # with nothing to merge (an orchestrator, a task that changed nothing), it is done
-    merge = bool(settings.repo) and worktrees.ahead(room, settings, Path(meta["workdir"]))
-    swarm.move(room, tid, "running", "passed" if merge else "done", task={**task, "passed_at": now_iso()})
+    # with a repo, a pass with work on its branch waits for the merge queue, and a pass with
+    # lenses waits for its reviews; otherwise (no repo, an orchestrator, a task that changed
+    # nothing, no review) it is done
+    chosen = review.check_lenses(room, settings, task)
+    served = review.serves(task)  # a review or an arbiter: never merged, never reviewed
+    merge = bool(settings.repo) and not served and worktrees.ahead(room, settings, Path(meta["workdir"]))
+    passed = {**task, "passed_at": now_iso()}
+    swarm.move(room, tid, "running", "passed" if merge or chosen else "done", task=passed)
     claims.release(room, tid)
     if plan.role_meta.get("writes_tasks") is True:
         orchestrator.accept(room, settings, tid, answer)
     _after(room, settings, task, "pass", cost)
-    if merge:
+    ready = tid if merge and not chosen else None
+    if chosen:
+        ids = review.queue_reviews(room, settings, passed, chosen, "passed")
+        waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
+    elif merge:
         waits = "; waits in swarm/passed/ for `control-room integrate`"
-    elif settings.repo:
+    elif settings.repo and not served:
         waits = "; nothing to merge: its branch holds no change against the base"
         integrate.tidy(room, settings, task)
     else:
         waits = ""
-    return CycleResult(errors.PASSED, f"passed: {tid} ({summary}){waits}", tid)
+    if served:  # a verdict: what the reviewed task's reviews now add up to
+        said, ready = review.after_pass(room, settings, passed, rep, adapter.name)
+        waits += f"; {said}"
+    return CycleResult(errors.PASSED, f"passed: {tid} ({summary}){waits}", tid, merge=ready)
 
 
 def _message(task: dict[str, Any], adapter: str, round_no: int) -> str:

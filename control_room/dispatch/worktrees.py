@@ -46,11 +46,13 @@ def folder(room: Room) -> Path:
 
 
 def branch_of(task: dict[str, Any]) -> str:
-    """``route/<route>``; a task with no route: ``task/<id>``, or for a resolver or decompose
-    task the merge queue queued (``for_task``), the branch of the task it serves."""
+    """``route/<route>``; a task with no route: ``task/<id>``, or for a task that serves another
+    (a resolver or decompose task: ``for_task``; a review: ``reviews``; an arbiter:
+    ``arbitrates``), the branch of the task it serves."""
     if task.get("route"):
         return f"route/{task['route']}"
-    return f"task/{task.get('for_task') or task['id']}"
+    served = task.get("for_task") or task.get("reviews") or task.get("arbitrates")
+    return f"task/{served or task['id']}"
 
 
 def path_of(room: Room, task: dict[str, Any]) -> Path:

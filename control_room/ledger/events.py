@@ -158,6 +158,34 @@ MEGAFILE = _e(
     "integration refused a change that takes a file past `megafile_lines` or grows one past it "
     "([integration.md](integration.md#megafiles))",
 )
+REVIEW_QUEUED = _e(
+    "review-queued",
+    ("queued",),
+    "task route detail",
+    "a passed task's review tasks were queued, one per lens (`detail`: the lenses and task ids) "
+    "([review.md](review.md))",
+)
+REVIEW = _e(
+    "review",
+    ("accept", "reject", "accepted", "rejected"),
+    "task route adapter detail",
+    "one lens's verdict on a task (`accept`, `reject`; `adapter`: the reviewer's), or the verdict of "
+    "all its lenses (`accepted`: it may integrate; `rejected`: a failed round) ([review.md](review.md))",
+)
+ARBITRATION = _e(
+    "arbitration",
+    ("queued", "A", "B"),
+    "task route detail",
+    "reviews disagreed: an arbiter task was queued with the positions anonymised, or it decided "
+    "by evidence (`A`, `B`: which side, and what that side said) ([review.md](review.md#arbitration))",
+)
+ESCALATED = _e(
+    "escalated",
+    ("parked",),
+    "task route detail",
+    "the arbiter said `escalate`, or a second arbitration was needed: the task is parked for a "
+    "person with both positions side by side ([review.md](review.md#arbitration))",
+)
 ADAPTER_CHECK = _e(
     "adapter-check",
     ("ok", "fail"),
@@ -278,6 +306,10 @@ EVENTS: tuple[Event, ...] = (
     WORKTREE_REMOVE,
     INTEGRATE,
     MEGAFILE,
+    REVIEW_QUEUED,
+    REVIEW,
+    ARBITRATION,
+    ESCALATED,
     BUDGET_HOLD,
     APPROVAL_NEEDED,
     ROUTE_HELD,

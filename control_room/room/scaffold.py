@@ -58,8 +58,12 @@ def plan() -> list[Item]:
     src = defaults_root()
     for d in DEFAULT_DIRS:
         for path in sorted((src / d).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                rel = path.relative_to(src).as_posix()
+            if "__pycache__" in path.parts:
+                continue
+            rel = path.relative_to(src).as_posix()
+            if path.is_dir():  # agents/lenses/
+                items.insert(next(i for i, it in enumerate(items) if not it.is_dir), Item(rel, None))
+            elif path.is_file():
                 items.append(Item(rel, path.read_text(encoding="utf-8")))
     return items
 

@@ -59,6 +59,13 @@ def _command(v: Any) -> bool:
     return v is None or (isinstance(v, str) and bool(v.strip())) or (_strs(v) and bool(v))
 
 
+def _review(v: Any) -> bool:
+    """A list of lens names (every task), or a mapping of route (``"*"``: any other) -> list."""
+    if isinstance(v, dict):
+        return all(isinstance(k, str) and _strs(x) for k, x in v.items())
+    return _strs(v)
+
+
 def _choice(*allowed: str) -> Check:
     def check(v: Any) -> bool:
         return v in allowed
@@ -121,6 +128,8 @@ KINDS: dict[str, tuple[Check, str]] = {
     "command": (_command, "a command string or a list of strings"),
     "on_empty_queue": (_choice("idle", "orchestrate"), "one of idle, orchestrate"),
     "list": (lambda v: isinstance(v, list), "a list"),
+    "review": (_review, "a list of lens names, or a mapping of route (or *) -> list of lens names"),
+    "review_when": (_choice("pass", "always"), "one of pass, always"),
     "adapters": (lambda v: adapters_problem(v) is None, "a mapping of adapter name -> settings"),
 }
 
@@ -162,6 +171,19 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "text",
         "a role: a rebase that conflicts queues a resolver task with it on that worktree; none: the "
         "conflict is a failed round",
+    ),
+    "review": (
+        (),
+        "review",
+        "lenses that review every passing task (`[correctness, security]`), or per route "
+        "(`{faster-parse: [falsifier], '*': [correctness]}`); a task's own `review` overrides "
+        "([review.md](review.md))",
+    ),
+    "review_when": (
+        "pass",
+        "review_when",
+        "`pass`: reviews run after the validator passes; `always`: after a failed round too, "
+        "their findings then join the next brief",
     ),
     "megafile_lines": (
         0,
@@ -242,6 +264,8 @@ class Settings:
     base_branch: str | None
     auto_integrate: bool
     conflict_resolver: str | None
+    review: tuple[str, ...] | dict[str, list[str]]
+    review_when: str
     megafile_lines: int
     validator_timeout_s: float
     grace_s: float

@@ -18,7 +18,7 @@ from control_room.room.values import is_id, is_number
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # text | id | ids | cost | seconds | int | argv | paths | bool
+    kind: str  # text | id | ids | cost | seconds | int | argv | paths | bool | sides
     required: bool
     help: str
 
@@ -41,6 +41,12 @@ FIELDS: tuple[Field, ...] = (
     Field("priority", "int", False, "higher runs first; ties oldest first"),
     Field("extra_args", "strs", False, "extra CLI flags; refused unless CONTROL.md allows them"),
     Field("command", "argv", False, "what the probe adapter runs itself"),
+    Field(
+        "review",
+        "ids",
+        False,
+        "lenses that review this task when it passes ([] for none); overrides CONTROL.md",
+    ),
     # Written by control-room, not by people:
     Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
     Field("rounds", "int", False, "failed rounds so far"),
@@ -53,6 +59,18 @@ FIELDS: tuple[Field, ...] = (
         False,
         "a conflict resolver or decompose task the merge queue queued for that task: runs in its worktree",
     ),
+    Field("reviews", "id", False, "a review task: the task it reviews (in that task's worktree)"),
+    Field("lens", "id", False, "a review task: its lens, `agents/lenses/<lens>.md`"),
+    Field("arbitrates", "id", False, "an arbiter task: the task whose reviews disagree"),
+    Field("sides", "sides", False, "an arbiter task: the review tasks behind Position A and B"),
+    Field("meaning", "sides", False, "an arbiter task: which of A and B accepts (never in its prompt)"),
+    Field(
+        "reviewed_commit", "text", False, "the commit its reviews saw; what a reviewer changes is reset to it"
+    ),
+    Field("verdict", "text", False, "a review or arbiter task: its decision once it passed"),
+    Field("review_tasks", "ids", False, "the review tasks of this task's last pass"),
+    Field("review_verdict", "text", False, "`accept` once its reviews (or an arbiter) accepted it"),
+    Field("arbitrations", "int", False, "times its reviews needed an arbiter; a second escalates"),
     Field("merged_at", "text", False, "when the merge queue fast-forwarded the base branch to it"),
     Field("merged_commit", "text", False, "the base branch's commit after the merge"),
     Field("done_at", "text", False, "when a person marked it Done (`control-room done ID`)"),
@@ -89,6 +107,12 @@ def _check(f: Field, v: Any) -> str | None:
         if _strs(v) and v and v[0]:
             return None
         return "must be a command string or a non-empty list of strings"
+    if f.kind == "sides":  # {"A": [ids], "B": [ids]} or {"A": word, "B": word}
+        ok = isinstance(v, dict) and set(v) <= {"A", "B"}
+        ok = ok and all(
+            isinstance(x, str) or (isinstance(x, list) and all(is_id(i) for i in x)) for x in v.values()
+        )
+        return None if ok else "must map A and B to lists of task ids or to words"
     if f.kind == "paths":
         if not _strs(v):
             return "must be a list of paths"

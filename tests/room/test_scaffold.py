@@ -15,7 +15,9 @@ EXPECTED_FILES = [
     "control-room/CURRENT_CONTEXT.md", "control-room/ROUTES.md", "control-room/LEDGER.md",
     "control-room/CONTROL.md", "control-room/DIGEST.md",
     "agents/dissector.md", "agents/engineer.md", "agents/analyst.md", "agents/scout.md",
-    "agents/orchestrator.md", "agents/reviewer.md",
+    "agents/orchestrator.md", "agents/reviewer.md", "agents/arbiter.md",
+    "agents/lenses/correctness.md", "agents/lenses/falsifier.md", "agents/lenses/security.md",
+    "agents/lenses/claims.md", "agents/lenses/arbiter.md",
     "skills/report-format.md",
     "intelligence/levers.md", "intelligence/branches.md", "intelligence/FIELD_GUIDE.md",
     "graveyard/README.md", "swarm/README.md", "swarm/example-speedup.json",
@@ -23,7 +25,7 @@ EXPECTED_FILES = [
 EXPECTED_DIRS = ["control-room", "swarm", "swarm/queue", "swarm/running", "swarm/passed",
                  "swarm/to-test", "swarm/done",
                  "swarm/parked", "swarm/rejected", "swarm/cancelled", "swarm/outbox",
-                 "swarm/results", "agents", "skills", "intelligence", "graveyard"]  # fmt: skip
+                 "swarm/results", "agents", "skills", "intelligence", "graveyard", "agents/lenses"]  # fmt: skip
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:

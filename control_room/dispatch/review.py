@@ -1,0 +1,463 @@
+"""Review lenses and arbitration (SPEC §12): a second pair of eyes that fails closed.
+
+A task, its route (CONTROL.md ``review`` as a mapping) or CONTROL.md (``review`` as a list)
+names lenses (``agents/lenses/<name>.md``). When such a task passes its validator, it waits in
+``swarm/passed/`` and one bounded review task per lens is queued (role ``reviewer``, the lens's
+adapter, model and caps, ``reviews: ID``, no ``owns``), run in the task's worktree (with a repo;
+anything a reviewer changes there is discarded) and shown only what its lens ``sees``. A review
+answers ``DECISION: accept`` or ``reject``; a reject without a CONFIRMED item is not a review
+(a failed round of the review task).
+
+When every review has a verdict (``settle``): all accept -> the task may integrate (or is done,
+with nothing to merge); only rejects -> a failed round for the task, the findings in its next
+brief; both -> an arbiter task gets the two sides as Position A and Position B, with no lens,
+adapter or model named, and answers ``A``, ``B`` or ``escalate`` (parked for a person). A second
+arbitration for one task escalates too. Until then the task cannot integrate: a review task
+that is parked leaves it waiting, never merged by default.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from control_room import ledger
+from control_room.dispatch import worktrees
+from control_room.dispatch.report import Report
+from control_room.dispatch.rounds import fail_round, park
+from control_room.errors import RoomInvalidError
+from control_room.knowledge import routes
+from control_room.ledger import events
+from control_room.room import lenses, swarm
+from control_room.room import results as results_folder
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.store import records
+from control_room.store.files import atomic_write, read_optional
+from control_room.timeutil import now_iso
+
+VALIDATOR = ["true"]  # a review's check is its report (``check_report``), not a command
+MATERIAL_MAX = 20_000  # characters of each thing a reviewer is shown (a diff, a prompt, a report)
+NOT_SHOWN = {
+    "diff": "the change (the diff)",
+    "history": "the executor's prompt, report and output",
+    "code": "the worktree's code (you run elsewhere)",
+    "spec": "the task's objective and falsifier",
+}
+
+
+def serves(task: dict[str, Any]) -> str | None:
+    """The task a review or arbiter task is about."""
+    return task.get("reviews") or task.get("arbitrates")
+
+
+def lenses_for(settings: Settings, task: dict[str, Any]) -> list[str]:
+    """The lenses that review ``task`` when it passes: its own ``review``, else its route's in
+    CONTROL.md, else CONTROL.md's. Reviews, arbiters and the merge queue's helpers are not
+    reviewed (a helper carries work reviewed already)."""
+    if serves(task) or task.get("for_task"):
+        return []
+    if "review" in task:
+        return list(task["review"])
+    wanted = settings.review
+    if isinstance(wanted, dict):
+        return list(wanted.get(str(task.get("route") or ""), wanted.get("*", [])))
+    return list(wanted)
+
+
+def check_lenses(room: Room, settings: Settings, task: dict[str, Any]) -> list[lenses.Lens]:
+    """The task's lenses, read; a missing or broken lens is the room's fault (RoomInvalidError),
+    found before the agent runs."""
+    try:
+        return [lenses.read(room, name) for name in lenses_for(settings, task)]
+    except Exception as exc:  # InvalidError, a broken front matter: one line either way
+        raise RoomInvalidError(f"room invalid: {exc}") from None
+
+
+def needs_verdict(task: dict[str, Any]) -> bool:
+    """Whether the task waits for its reviews (or an arbiter) before it may integrate."""
+    return bool(task.get("review_tasks")) and task.get("review_verdict") != "accept"
+
+
+def queue_reviews(
+    room: Room, settings: Settings, task: dict[str, Any], chosen: list[lenses.Lens], state: str
+) -> list[str]:
+    """Queue one review task per lens for ``task`` (in ``state``); its ids."""
+    tid = task["id"]
+    head = _head(room, settings, task)
+    ran = records.read_object(results_folder.folder(room, tid) / "meta.json") or {}
+    ids = []
+    for lens in chosen:
+        rid = _free_id(room, f"review-{lens.name}-{tid}")
+        review = {
+            "id": rid,
+            "objective": f"Review task {tid} through the {lens.name} lens; answer accept or reject.",
+            "falsifier": "the change breaks what this lens checks, and this review accepts it",
+            "validator": VALIDATOR,
+            "max_cost_usd": lens.max_cost_usd,
+            "wall_clock_s": lens.wall_clock_s,
+            "kill_condition": "the review cannot be done with what the lens shows",
+            "role": "reviewer",
+            "reviews": tid,
+            "lens": lens.name,
+            "priority": int(task.get("priority", 0)) + 50,
+            "created": now_iso(),
+            **({"route": task["route"]} if task.get("route") else {}),
+            **({"adapter": lens.adapter} if lens.adapter else {}),
+            **({"model": lens.model} if lens.model else {}),
+        }
+        swarm.write_new(room, review)
+        ids.append(rid)
+        if lens.model and lens.model == ran.get("model"):
+            ledger.append(
+                room.ledger,
+                events.WARNING,
+                task=rid,
+                detail=f"lens {lens.name} runs on {lens.model}, the model of the work it reviews; "
+                "give the lens another model (agents/lenses/" + lens.name + ".md)",
+            )
+    updated = {k: v for k, v in task.items() if k != "review_verdict"}
+    updated.update(review_tasks=ids, reviewed_commit=head) if head else updated.update(review_tasks=ids)
+    atomic_write(swarm.task_file(room, state, tid), swarm.dumps(updated))
+    ledger.append(
+        room.ledger,
+        events.REVIEW_QUEUED,
+        task=tid,
+        route=task.get("route", ""),
+        detail=", ".join(f"{lens.name}: {rid}" for lens, rid in zip(chosen, ids, strict=True)),
+    )
+    return ids
+
+
+def _head(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
+    if not settings.repo:
+        return None
+    code, out, _ = worktrees.git(worktrees.path_of(room, task), "rev-parse", "HEAD")
+    return out.strip() if code == 0 else None
+
+
+def _free_id(room: Room, stem: str) -> str:
+    stem = stem[:60].rstrip("-.")
+    n, tid = 1, stem
+    while swarm.state_of(room, tid) is not None:
+        n += 1
+        tid = f"{stem}-{n}"
+    return tid
+
+
+# What a reviewer or an arbiter is shown -------------------------------------------------------
+
+
+def materials(room: Room, settings: Settings, task: dict[str, Any]) -> str:
+    """The prompt section of a review or arbiter task: its lens, what it was shown, what not."""
+    target_id = serves(task)
+    if not target_id:
+        return ""
+    state = swarm.state_of(room, target_id)
+    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else ({}, [])
+    lens = lenses.read(room, str(task.get("lens") or lenses.ARBITER))
+    parts = [f"## Your lens: {lens.name}\n\n{lens.prompt}"]
+    sees = lens.sees
+    if "spec" in sees:
+        parts.append(
+            f"## The task under review ({target_id})\n\nobjective: {target.get('objective', '?')}\n"
+            f"falsifier: {target.get('falsifier', '?')}"
+        )
+    if "diff" in sees:
+        parts.append(f"## The change\n\n```diff\n{_diff(room, settings, target)}\n```")
+    if "history" in sees:
+        res = results_folder.folder(room, target_id)
+        for name, what in (
+            ("prompt.md", "its prompt"),
+            ("report.md", "its report"),
+            ("answer.md", "its output"),
+        ):
+            parts.append(
+                f"## The executor's history: {what}\n\n{_cut(read_optional(res / name) or '(none)')}"
+            )
+    if "positions" in sees:
+        parts.append(positions_text(room, task))
+    where = (
+        "You run in the change's worktree: read anything there; what you change is discarded."
+        if settings.repo
+        else "You run in the room's work dir: do not change anything there."
+    )
+    unseen = [NOT_SHOWN[s] for s in ("spec", "diff", "history") if s not in sees]
+    if "positions" in sees:
+        unseen = ["who wrote each position, on which adapter and model"]
+    told = "You were not shown: " + "; ".join(unseen) + "." if unseen else ""
+    parts.append(f"## What you were shown\n\n{where} {told}".strip())
+    return "\n\n".join(parts)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MATERIAL_MAX else text[:MATERIAL_MAX] + "\n[... cut by control-room]"
+
+
+def _diff(room: Room, settings: Settings, target: dict[str, Any]) -> str:
+    repo = worktrees.repo_of(room, settings)
+    if repo is None or not target:
+        return "(no repository is set: there is no diff to show)"
+    base = worktrees.base_of(repo, settings)
+    code, out, err = worktrees.git(worktrees.path_of(room, target), "diff", f"{base}...HEAD")
+    return (
+        _cut(out.strip() or "(no change against the base)")
+        if code == 0
+        else f"(git diff failed: {err.strip()})"
+    )
+
+
+def positions_text(room: Room, arbiter: dict[str, Any]) -> str:
+    """Position A and Position B as the arbiter reads them: the reviews' reports, each side's
+    together, with every lens, adapter and model name blanked out."""
+    side = arbiter.get("sides") or {}
+    hide = _names_to_hide(room, [*side.get("A", []), *side.get("B", [])])
+    out = []
+    for label in ("A", "B"):
+        texts = [_anonymise(read_optional(results_folder.folder(room, rid) / "report.md") or "", hide)
+                 for rid in side.get(label, [])]  # fmt: skip
+        body = "\n\n---\n\n".join(t.strip() for t in texts) or "(nothing)"
+        out.append(f"## Position {label}\n\n{body}")
+    return "\n\n".join(out)
+
+
+def _names_to_hide(room: Room, review_ids: list[str]) -> list[str]:
+    hide = set(lenses.names(room))
+    for rid in review_ids:
+        state = swarm.state_of(room, rid)
+        if state is None:
+            continue
+        review, _ = swarm.read_task(swarm.task_file(room, state, rid))
+        meta = records.read_object(results_folder.folder(room, rid) / "meta.json") or {}
+        hide |= {str(v) for v in (review.get("lens"), review.get("adapter"), review.get("model"),
+                                  meta.get("adapter"), meta.get("model"), rid) if v}  # fmt: skip
+    return sorted(hide, key=len, reverse=True)
+
+
+def _anonymise(text: str, hide: list[str]) -> str:
+    for name in hide:
+        text = re.sub(rf"(?i)(?<![\w-]){re.escape(name)}(?![\w-])", "[withheld]", text)
+    return text
+
+
+# Checks of the report and the worktree ---------------------------------------------------------
+
+
+def word(rep: Report) -> str:
+    """The DECISION's first word, lower case, without punctuation: ``accept``, ``a``..."""
+    first = rep.decision.strip().split()[:1]
+    return re.sub(r"[^a-z]", "", first[0].lower()) if first else ""
+
+
+def check_report(task: dict[str, Any], rep: Report) -> str | None:
+    """Why the report of a review or arbiter task is not a verdict, or None."""
+    if task.get("reviews"):
+        d = word(rep)
+        if d not in ("accept", "reject"):
+            return f"a review's DECISION must be accept or reject (got {rep.decision.strip()[:60]!r})"
+        if d == "reject" and not rep.confirmed:
+            return "a review that rejects must give at least one CONFIRMED evidence item; this one gives none"
+    elif task.get("arbitrates") and word(rep) not in ("a", "b", "escalate"):
+        return f"an arbiter's DECISION must be A, B or escalate (got {rep.decision.strip()[:60]!r})"
+    return None
+
+
+def discard_edits(room: Room, settings: Settings, task: dict[str, Any], workdir: Path) -> None:
+    """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line)."""
+    target_id = serves(task)
+    if not target_id or not settings.repo:
+        return
+    state = swarm.state_of(room, target_id)
+    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else ({}, [])
+    head = target.get("reviewed_commit")
+    changed = worktrees.dirty(workdir)
+    now = worktrees.git(workdir, "rev-parse", "HEAD")[1].strip()
+    if not changed and (not head or now == head):
+        return
+    if head:
+        worktrees.git(workdir, "reset", "-q", "--hard", head)
+    else:
+        worktrees.git(workdir, "reset", "-q", "--hard")
+    worktrees.git(workdir, "clean", "-fdq")
+    what = ", ".join(changed[:5]) if changed else f"commits on top of {head[:12] if head else 'HEAD'}"
+    ledger.append(
+        room.ledger,
+        events.WARNING,
+        task=task["id"],
+        detail=f"the {'review' if task.get('reviews') else 'arbiter'} changed the worktree ({what}); "
+        "discarded: reviewers never edit",
+    )
+
+
+# Verdicts --------------------------------------------------------------------------------------
+
+
+def after_pass(
+    room: Room, settings: Settings, task: dict[str, Any], rep: Report, adapter: str
+) -> tuple[str, str | None]:
+    """A review or arbiter task passed (it is in ``done/``): record its verdict, then settle
+    the task it serves. Returns (what happened, in words; the id of a task now accepted)."""
+    verdict = word(rep)
+    atomic_write(swarm.task_file(room, "done", task["id"]), swarm.dumps({**task, "verdict": verdict}))
+    target_id = str(serves(task))
+    if task.get("reviews"):
+        ledger.append(
+            room.ledger,
+            events.REVIEW,
+            task=target_id,
+            route=task.get("route", ""),
+            adapter=adapter,
+            outcome=verdict,
+            detail=f"{task['lens']} ({task['id']}): {rep.why.strip()[:300]}",
+        )
+        return settle(room, settings, target_id)
+    return _arbitrated(room, settings, task, verdict, rep)
+
+
+def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | None]:
+    """Decide what ``target_id``'s reviews add up to, if they all have a verdict."""
+    if not swarm.task_file(room, "passed", target_id).exists():
+        return f"{target_id} is no longer waiting for its reviews", None
+    target, _ = swarm.read_task(swarm.task_file(room, "passed", target_id))
+    verdicts: dict[str, str] = {}
+    for rid in target.get("review_tasks", []):
+        state = swarm.state_of(room, rid)
+        if state != "done":
+            return f"{target_id} waits for {rid} ({state or 'gone'})", None
+        review, _ = swarm.read_task(swarm.task_file(room, "done", rid))
+        verdicts[rid] = str(review.get("verdict", ""))
+    accepts = [r for r, v in verdicts.items() if v == "accept"]
+    rejects = [r for r, v in verdicts.items() if v == "reject"]
+    if not rejects:
+        return _accepted(room, settings, target, f"all {len(accepts)} reviews accept")
+    if not accepts:
+        return _rejected(room, settings, target, rejects, "every review rejects"), None
+    return _arbitrate(room, settings, target, accepts, rejects), None
+
+
+def _accepted(room: Room, settings: Settings, target: dict[str, Any], why: str) -> tuple[str, str | None]:
+    tid = target["id"]
+    ledger.append(
+        room.ledger, events.REVIEW, task=tid, route=target.get("route", ""), outcome="accepted", detail=why
+    )
+    accepted = {**target, "review_verdict": "accept"}
+    if settings.repo and worktrees.ahead(room, settings, worktrees.path_of(room, target)):
+        atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(accepted))
+        return f"{tid} accepted ({why}); it may integrate", tid
+    swarm.move(room, tid, "passed", "done", task=accepted)
+    return f"{tid} accepted ({why}); done", None
+
+
+def findings(room: Room, review_ids: list[str]) -> str:
+    """What the rejecting reviews found, for the task's next brief: each one's WHY and
+    CONFIRMED items, with no lens or model named."""
+    from control_room.dispatch.report import validate  # the reports are read again only here
+
+    hide = _names_to_hide(room, review_ids)
+    out = []
+    for n, rid in enumerate(review_ids, 1):
+        rep = validate(read_optional(results_folder.folder(room, rid) / "report.md") or "")
+        items = "".join(f"\n  - CONFIRMED: {e.text}" for e in rep.confirmed)
+        out.append(_anonymise(f"review {n}: {rep.why.strip()}{items}", hide))
+    return "\n".join(out)
+
+
+def _rejected(room: Room, settings: Settings, target: dict[str, Any], rejects: list[str], why: str) -> str:
+    tid = target["id"]
+    found = findings(room, rejects)
+    ledger.append(
+        room.ledger, events.REVIEW, task=tid, route=target.get("route", ""), outcome="rejected", detail=why
+    )
+    where = fail_round(room, settings, target, f"review: {why}:\n{found}", src="passed")
+    if target.get("route"):
+        routes.record_run(room, target["route"], tid, "fail", 0.0)
+    return f"{tid} rejected by review ({why}); {where}"
+
+
+def _arbitrate(
+    room: Room, settings: Settings, target: dict[str, Any], accepts: list[str], rejects: list[str]
+) -> str:
+    tid = target["id"]
+    sides = {"accept": accepts, "reject": rejects}
+    first = random.choice(("accept", "reject"))  # which side is A: never always the same
+    second = "reject" if first == "accept" else "accept"
+    if int(target.get("arbitrations", 0)) >= 1:
+        return _escalate(
+            room, target, {"A": sides[first], "B": sides[second]}, "a second arbitration was needed"
+        )
+    arbiter_lens = lenses.read(room, lenses.ARBITER)
+    aid = _free_id(room, f"arbitrate-{tid}")
+    arbiter = {
+        "id": aid,
+        "objective": f"Two reviews of task {tid} disagree: decide by evidence, Position A or Position B.",
+        "falsifier": "the chosen position's evidence does not hold when checked",
+        "validator": VALIDATOR,
+        "max_cost_usd": arbiter_lens.max_cost_usd,
+        "wall_clock_s": arbiter_lens.wall_clock_s,
+        "kill_condition": "the evidence cannot be checked here",
+        "role": "arbiter",
+        "arbitrates": tid,
+        "lens": lenses.ARBITER,
+        "sides": {"A": sides[first], "B": sides[second]},
+        "meaning": {"A": first, "B": second},
+        "priority": int(target.get("priority", 0)) + 60,
+        "created": now_iso(),
+        **({"route": target["route"]} if target.get("route") else {}),
+        **({"adapter": arbiter_lens.adapter} if arbiter_lens.adapter else {}),
+        **({"model": arbiter_lens.model} if arbiter_lens.model else {}),
+    }
+    swarm.write_new(room, arbiter)
+    updated = {**target, "arbitrations": int(target.get("arbitrations", 0)) + 1}
+    atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(updated))
+    ledger.append(
+        room.ledger,
+        events.ARBITRATION,
+        task=tid,
+        route=target.get("route", ""),
+        outcome="queued",
+        detail=f"{len(accepts)} accept, {len(rejects)} reject: {aid} decides (Position A is {first})",
+    )
+    return f"{tid}'s reviews disagree ({len(accepts)} accept, {len(rejects)} reject); queued {aid}"
+
+
+def _arbitrated(
+    room: Room, settings: Settings, arbiter: dict[str, Any], verdict: str, rep: Report
+) -> tuple[str, str | None]:
+    tid = str(arbiter["arbitrates"])
+    if not swarm.task_file(room, "passed", tid).exists():
+        return f"{tid} is no longer waiting for its arbiter", None
+    target, _ = swarm.read_task(swarm.task_file(room, "passed", tid))
+    sides = arbiter.get("sides", {})
+    if verdict == "escalate":
+        return _escalate(room, target, sides, f"the arbiter escalated: {rep.why.strip()[:200]}"), None
+    label = verdict.upper()
+    meaning = arbiter.get("meaning", {}).get(label, "")
+    ledger.append(
+        room.ledger,
+        events.ARBITRATION,
+        task=tid,
+        route=target.get("route", ""),
+        outcome=label,
+        detail=f"{arbiter['id']} chose {label} ({meaning}): {rep.why.strip()[:300]}",
+    )
+    if meaning == "accept":
+        return _accepted(room, settings, target, f"the arbiter {arbiter['id']} chose the accepting side")
+    why = f"the arbiter {arbiter['id']} chose the rejecting side: {rep.why.strip()[:300]}"
+    return _rejected(room, settings, target, list(sides.get(label, [])), why), None
+
+
+def _escalate(room: Room, target: dict[str, Any], sides: dict[str, list[str]], why: str) -> str:
+    tid = target["id"]
+    both = positions_text(room, {"sides": sides})
+    reason = (
+        f"Parked at {now_iso()} for a person: its reviews disagree and {why}.\n\n"
+        f"Both positions, side by side (who wrote each is withheld here too; the review tasks are "
+        f"{', '.join([*sides.get('A', []), *sides.get('B', [])])}):\n\n{both}\n\n"
+    )
+    ledger.append(
+        room.ledger, events.ESCALATED, task=tid, route=target.get("route", ""), outcome="parked", detail=why
+    )
+    park(room, target, "passed", reason, f"escalated: {why}")
+    return f"{tid} escalated to a person ({why}); parked with both positions"
