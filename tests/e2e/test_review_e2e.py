@@ -1,0 +1,225 @@
+"""Review lenses and arbitration through the installed command, on a real git repository, with a
+scripted reviewer (tests/fakes/reviewer.py, run by the `command` adapter) on a model per lens:
+all accept -> merged; a reject with evidence -> a failed round with the findings; accept against
+reject -> an arbiter shown anonymised positions, whose A, B or escalate decides; an arbiter that
+fails leaves the task blocked; a reviewer's edits are discarded; a second arbitration escalates."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from support import FAKES, PY, events, queue, set_gate, task_json, where
+
+from control_room import errors
+from control_room.room.layout import Room
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+class Reviewers:
+    """The script the fake reviewers follow (one entry per model) and what each was shown."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.file = folder / "script.json"
+        self.set()
+
+    def set(self, **plans: dict[str, object]) -> None:
+        self.file.write_text(json.dumps(plans))
+
+    def shown(self, model: str) -> str:
+        return (self.folder / f"{model}.prompt.md").read_text()
+
+
+def lens(room: Room, name: str, model: str, sees: str = "[diff, spec]", wall: int = 60) -> None:
+    (room.root / "agents" / "lenses" / f"{name}.md").write_text(
+        f"---\nsees: {sees}\nadapter: command\nmodel: {model}\nmax_cost_usd: 0.1\nwall_clock_s: {wall}\n---\n"
+        f"# Lens: {name}\n\nLook at it through {name}.\n"
+    )
+
+
+@pytest.fixture
+def reviewers(tmp_path: Path, room: Room, cr) -> Reviewers:
+    """A repository named in CONTROL.md, route r1, lenses `style` (model m-style) and `safety`
+    (model m-safety), an arbiter on model m-judge, all run by the fake reviewer."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "first")
+    set_gate(room, "repo", "../repo")
+    set_gate(room, "auto_integrate", "true")
+    folder = tmp_path / "reviewers"
+    folder.mkdir()
+    r = Reviewers(folder)
+    argv = [PY, str(FAKES / "reviewer.py"), "--model", "{model}", "--script", str(r.file)]
+    set_gate(room, "command_argv", json.dumps(argv))
+    lens(room, "style", "m-style")
+    lens(room, "safety", "m-safety", sees="[history]")
+    lens(room, "arbiter", "m-judge", sees="[positions, spec]")
+    assert cr("route", "add", "r1", "--title", "route r1").returncode == 0
+    return r
+
+
+WORK = [PY, "-c", "open('b.txt', 'w').write('b')"]
+
+
+def passed_with_reviews(cr, room: Room) -> None:
+    queue(room, "t1", route="r1", command=WORK, review=["style", "safety"])
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert done.stdout.endswith("; waits for 2 reviews: review-style-t1, review-safety-t1\n")
+    assert where(room, "t1") == ["passed"]
+
+
+def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_path: Path) -> None:
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "accept"}})
+    passed_with_reviews(cr, room)
+    refused = cr("integrate", "t1")
+    assert (refused.returncode, refused.stderr) == (errors.CONFLICT, (
+        "Error: cannot integrate t1: it waits for its reviews (review-style-t1, review-safety-t1)\n"))  # fmt: skip
+    first = cr("cycle")
+    assert first.returncode == errors.PASSED and first.stdout.endswith("; t1 waits for review-style-t1 (queue)\n")
+    second = cr("cycle")
+    assert second.returncode == errors.PASSED, second.stdout + second.stderr
+    assert "; t1 accepted (all 2 reviews accept); it may integrate; merged: t1 (route/r1 onto main" in second.stdout
+    assert where(room, "t1") == ["to-test"] and (tmp_path / "repo" / "b.txt").read_text() == "b"
+    # what each lens was shown: style the diff and the spec; safety the history, not the diff
+    style, safety = reviewers.shown("m-style"), reviewers.shown("m-safety")
+    assert "## The change" in style and "+b" in style and "objective: objective of t1" in style
+    assert "## The change" not in safety and "## The executor's history: its report" in safety
+    assert "You were not shown: the task's objective and falsifier; the change (the diff)." in safety
+    assert "You review: you judge work others did, by evidence. You never edit a file. You run on command, model m-safety." in safety
+    got = [e for e in events(room.ledger) if e in ("review-queued", "review", "integrate")]
+    assert got == ["review-queued", "review", "review", "review", "integrate"]
+    meta = json.loads((room.swarm / "results" / "review-safety-t1" / "meta.json").read_text())
+    assert (meta["adapter"], meta["model"]) == ("command", "m-safety")
+
+
+def test_a_reject_with_evidence_is_a_failed_round_with_the_findings(cr, room: Room, reviewers: Reviewers) -> None:
+    reviewers.set(**{"m-style": {"decision": "reject", "why": "b.txt breaks the rules, says m-style",
+                                 "confirmed": "b.txt has no newline at its end (`tail -c1 b.txt`)"},
+                     "m-safety": {"decision": "reject", "confirmed": "b.txt is world-writable"}})  # fmt: skip
+    passed_with_reviews(cr, room)
+    cr("cycle")
+    last = cr("cycle")
+    assert last.returncode == errors.PASSED
+    assert "t1 rejected by review (every review rejects); back in the queue for round 2 of 2" in last.stdout
+    t = task_json(room, "queue", "t1")
+    assert t["last_failure"] == (
+        "review: every review rejects:\n"
+        "review 1: b.txt breaks the rules, says [withheld]\n"
+        "  - CONFIRMED: b.txt has no newline at its end (`tail -c1 b.txt`)\n"
+        "review 2: the [withheld] reviewer decided reject\n"
+        "  - CONFIRMED: b.txt is world-writable")  # fmt: skip
+    assert git(room.root.parent / "repo", "log", "--format=%s") == "first"
+
+
+def test_a_reject_without_confirmed_evidence_is_not_a_review(cr, room: Room, reviewers: Reviewers) -> None:
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "reject"}})
+    passed_with_reviews(cr, room)
+    bad = cr("cycle")  # review-safety-t1 runs first (same priority: by name)
+    assert bad.returncode == errors.FAILED
+    assert "a review that rejects must give at least one CONFIRMED evidence item; this one gives none" in bad.stdout
+    assert where(room, "review-safety-t1") == ["queue"] and where(room, "t1") == ["passed"]
+
+
+def disagree(cr, room: Room, reviewers: Reviewers) -> dict[str, object]:
+    """style accepts, safety rejects: the arbiter is queued; its task file."""
+    reviewers.set(**{"m-style": {"decision": "accept", "why": "m-style likes it (style lens)"},
+                     "m-safety": {"decision": "reject", "why": "the safety lens on m-safety says no",
+                                  "confirmed": "b.txt holds a key (`cat b.txt`)"}})  # fmt: skip
+    passed_with_reviews(cr, room)
+    cr("cycle")
+    queued = cr("cycle")
+    assert "t1's reviews disagree (1 accept, 1 reject); queued arbitrate-t1" in queued.stdout
+    return task_json(room, "queue", "arbitrate-t1")
+
+
+def test_the_arbiter_sees_anonymised_positions_and_its_choice_of_the_accepting_side_merges(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    arbiter = disagree(cr, room, reviewers)
+    accepting = next(k for k, v in arbiter["meaning"].items() if v == "accept")
+    reviewers.set(**{"m-judge": {"decision": accepting, "confirmed": "b.txt holds no key (`cat b.txt`)"}})
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert "merged: t1" in done.stdout and where(room, "t1") == ["to-test"]
+    shown = reviewers.shown("m-judge")
+    assert "## Position A" in shown and "## Position B" in shown and "b.txt holds a key" in shown
+    for name in ("style", "safety", "m-style", "m-safety", "command", "review-style-t1"):
+        assert name not in shown.split("## Your task")[0].split("## Position A")[1], name
+    assert "You were not shown: who wrote each position, on which adapter and model." in shown
+    assert [e for e in events(room.ledger) if e == "arbitration"] == ["arbitration", "arbitration"]
+
+
+def test_the_arbiters_choice_of_the_rejecting_side_is_a_failed_round(cr, room: Room, reviewers: Reviewers) -> None:
+    arbiter = disagree(cr, room, reviewers)
+    rejecting = next(k for k, v in arbiter["meaning"].items() if v == "reject")
+    reviewers.set(**{"m-judge": {"decision": rejecting, "why": "the accepting side checked nothing",
+                                 "confirmed": "b.txt holds a key"}})  # fmt: skip
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED
+    assert where(room, "t1") == ["queue"]
+    assert task_json(room, "queue", "t1")["last_failure"].startswith(
+        "review: the arbiter arbitrate-t1 chose the rejecting side: the accepting side checked nothing:\n"
+        "review 1: the [withheld] lens on [withheld] says no")
+
+
+def test_escalate_parks_the_task_with_both_positions(cr, room: Room, reviewers: Reviewers) -> None:
+    disagree(cr, room, reviewers)
+    reviewers.set(**{"m-judge": {"decision": "escalate", "why": "both sides cite files I cannot read"}})
+    assert cr("cycle").returncode == errors.PASSED
+    assert where(room, "t1") == ["parked"]
+    reason = (room.state_dir("parked") / "t1.reason").read_text()
+    assert "the arbiter escalated: both sides cite files I cannot read" in reason
+    assert "## Position A" in reason and "## Position B" in reason and "b.txt holds a key" in reason
+    assert "escalated" in events(room.ledger)
+
+
+@pytest.mark.parametrize("arbiter_plan", [{"broken": True}, {"sleep": 30}])
+def test_an_arbiter_that_fails_leaves_the_task_blocked(
+    cr, room: Room, reviewers: Reviewers, arbiter_plan: dict[str, object]
+) -> None:
+    lens(room, "arbiter", "m-judge", sees="[positions, spec]", wall=2)
+    disagree(cr, room, reviewers)
+    reviewers.set(**{"m-judge": arbiter_plan})
+    assert cr("cycle").returncode == errors.FAILED
+    assert cr("cycle").returncode == errors.FAILED  # max_rounds 2: the arbiter is parked
+    assert where(room, "arbitrate-t1") == ["parked"] and where(room, "t1") == ["passed"]
+    held = cr("integrate")
+    assert held.stdout == "t1 waits for its reviews: review-style-t1, review-safety-t1\n"
+    assert git(room.root.parent / "repo", "log", "--format=%s") == "first"  # never merged by default
+
+
+def test_a_reviewers_edits_are_discarded(cr, room: Room, reviewers: Reviewers, tmp_path: Path) -> None:
+    reviewers.set(**{"m-style": {"decision": "accept", "edit": "b.txt"}, "m-safety": {"decision": "accept"}})
+    passed_with_reviews(cr, room)
+    assert cr("cycle").returncode == errors.PASSED
+    tree = room.cr / "worktrees" / "route-r1"
+    assert (tree / "b.txt").read_text() == "b" and git(tree, "status", "--porcelain") == ""
+    assert "reviewers never edit" in room.ledger.read_text()
+    assert cr("cycle").returncode == errors.PASSED
+    assert (tmp_path / "repo" / "b.txt").read_text() == "b"
+
+
+def test_a_second_arbitration_escalates(cr, room: Room, reviewers: Reviewers) -> None:
+    arbiter = disagree(cr, room, reviewers)
+    rejecting = next(k for k, v in arbiter["meaning"].items() if v == "reject")
+    reviewers.set(**{"m-judge": {"decision": rejecting, "confirmed": "b.txt holds a key"}})
+    assert cr("cycle").returncode == errors.PASSED  # t1 back in the queue for round 2
+    disagree_again = {"m-style": {"decision": "accept"},
+                      "m-safety": {"decision": "reject", "confirmed": "b.txt still holds a key"}}  # fmt: skip
+    reviewers.set(**disagree_again)
+    assert cr("cycle").returncode == errors.PASSED  # t1 passes again: two new reviews
+    cr("cycle")
+    last = cr("cycle")
+    assert "t1 escalated to a person (a second arbitration was needed); parked with both positions" in last.stdout
+    assert where(room, "t1") == ["parked"]
