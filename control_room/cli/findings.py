@@ -27,14 +27,15 @@ def digest() -> None:
 @room_option
 @json_option
 def findings(as_json: bool) -> None:
-    """Death loops (a route failing the same way again and again: held until a person acts)
-    and unsupported CONFIRMED claims, each with the ledger lines that show it."""
+    """Death loops (a route failing the same way again and again: held until a person acts),
+    unsupported CONFIRMED claims, each with the ledger lines that show it, and tasks whose
+    reviews disagreed and were escalated to a person."""
     room = current_room()
     data = gather(room, settings_file.load(room))
     if as_json:
         echo_json(data)
         return
-    if not data["death_loops"] and not data["unsupported_claims"]:
+    if not data["death_loops"] and not data["unsupported_claims"] and not data["escalated"]:
         click.echo("no findings")
         return
     for lp in data["death_loops"]:
@@ -48,3 +49,7 @@ def findings(as_json: bool) -> None:
         click.echo(f"unsupported CONFIRMED claims: {data['unsupported_total']}")
         for u in data["unsupported_claims"]:
             click.echo(f"  {u['time']}  {u['id']}  {u['task']}  {u['route'] or '-'}  {u['detail']}")
+    if data["escalated"]:
+        click.echo(f"escalated to a person (reviews disagree): {len(data['escalated'])}")
+        for e in data["escalated"]:
+            click.echo(f"  {e['task']}  both positions in {e['reason']}")

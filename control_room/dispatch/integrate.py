@@ -64,6 +64,23 @@ def integrate(room: Room, settings: Settings, task_id: str | None = None) -> lis
         return [_one(room, settings, tid, explicit=False) for tid in queue_order(room)]
 
 
+def why_waiting(room: Room, settings: Settings, task: dict[str, Any]) -> str:
+    """Why a task in ``passed/`` is not merged yet, in one line (``status``)."""
+    tid = task["id"]
+    if review.needs_verdict(task):
+        arbiter = next(
+            (a for a in (f"arbitrate-{tid}"[:60], f"arbitrate-{tid}"[:60] + "-2") if swarm.state_of(room, a)),
+            None,
+        )
+        if arbiter and swarm.state_of(room, arbiter) in ("queue", "running", "parked"):
+            return f"waits for its arbiter {arbiter} ({swarm.state_of(room, arbiter)})"
+        states = [(r, swarm.state_of(room, r) or "gone") for r in task["review_tasks"]]
+        return "waits for its reviews: " + ", ".join(f"{r} ({st})" for r, st in states)
+    if waits_for_gate(settings, task):
+        return f"waits for gate merge: `control-room approve {tid}`"
+    return f"waits for the merge queue: `control-room integrate {tid}`"
+
+
 def waits_for_gate(settings: Settings, task: dict[str, Any]) -> bool:
     """A ``merge`` gate not yet approved holds the task in ``passed/``."""
     return "merge" in task.get("gate", []) and not settings.approved(task["id"], "merge")

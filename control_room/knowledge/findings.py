@@ -3,6 +3,7 @@ lines that show it. Read from the digest's state, so this costs only the new led
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from control_room import ledger
@@ -11,6 +12,7 @@ from control_room.knowledge import history
 from control_room.ledger import events
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.store.files import read_optional
 
 
 def gather(room: Room, settings: Settings) -> dict[str, Any]:
@@ -23,7 +25,27 @@ def gather(room: Room, settings: Settings) -> dict[str, Any]:
             for t, i, task, route, d in st["unsupported"]
         ],
         "unsupported_total": st["unsupported_n"],
+        "escalated": escalated(room),
     }
+
+
+ESCALATED = "for a person: its reviews disagree"  # how review.py's parking reason starts
+
+
+def escalated(room: Room) -> list[dict[str, str]]:
+    """Parked tasks whose reviews disagreed and went to a person (arbiter's escalate, or a
+    second arbitration): both positions are in their ``.reason``."""
+    out: list[dict[str, str]] = []
+    folder = room.state_dir("parked")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".reason"))
+    except OSError:
+        return out
+    for name in names:
+        head = (read_optional(folder / name) or "")[:200]
+        if ESCALATED in head:
+            out.append({"task": name[: -len(".reason")], "reason": f"swarm/parked/{name}"})
+    return out
 
 
 def resume(room: Room, settings: Settings, key: str, because: str) -> None:

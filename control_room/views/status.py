@@ -69,7 +69,24 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
             out["waiting"] = []
         elif settings is not None and queued <= WAITING_MAX:
             out["waiting"] = waiting(room, settings, spent, loops)
+    out["merging"] = []
+    if settings is not None and 0 < out["tasks"].get("passed", 0) <= WAITING_MAX:
+        out["merging"] = merging(room, settings)
     out["last"] = [e.as_dict() for e in recent if e is not None]
+    return out
+
+
+def merging(room: Room, settings: Settings) -> list[dict[str, str]]:
+    """Each task in ``passed/``: why it is not merged yet (reviews, an arbiter, a gate, the
+    merge queue)."""
+    from control_room.dispatch import integrate  # git and the review module: only with passed tasks
+    from control_room.room import swarm  # loaded with integrate, just above
+
+    out = []
+    for tid in sorted(swarm.Folders(room).ids("passed")):
+        task, problems = swarm.read_task(swarm.task_file(room, "passed", tid))
+        why = "; ".join(problems) if problems else integrate.why_waiting(room, settings, task)
+        out.append({"id": tid, "why": why})
     return out
 
 
@@ -144,6 +161,8 @@ def render(s: dict[str, Any]) -> str:
     shown = [k for k in t if t[k] or k not in MERGE_STATES]
     lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in shown))
     lines += _render_waiting(s)
+    width = max((len(m["id"]) for m in s.get("merging", [])[:SHOWN]), default=0)
+    lines += [f"passed    {m['id']:<{width}}  {m['why']}" for m in s.get("merging", [])[:SHOWN]]
     routes = s["routes"]
     lines.append("routes    " + (" · ".join(f"{k} {v}" for k, v in sorted(routes.items())) or "none yet"))
     budget = s["daily_budget_usd"]

@@ -72,8 +72,8 @@ def test_no_findings_in_a_fresh_room(run: Run, inside: Room) -> None:
     ok(run("findings"), "no findings\n")
     result = run("findings", "--json")
     assert (result.exit_code, result.stderr) == (0, "")
-    assert json.loads(result.stdout) == {"death_loops": [], "unsupported_claims": [], "unsupported_total": 0}
-    assert list(json.loads(result.stdout)) == ["death_loops", "unsupported_claims", "unsupported_total"]
+    assert json.loads(result.stdout) == {"death_loops": [], "unsupported_claims": [], "unsupported_total": 0, "escalated": []}
+    assert list(json.loads(result.stdout)) == ["death_loops", "unsupported_claims", "unsupported_total", "escalated"]
 
 
 def test_a_death_loop_is_listed_with_its_ledger_lines_until_resumed(run: Run, inside: Room) -> None:
@@ -95,6 +95,7 @@ def test_a_death_loop_is_listed_with_its_ledger_lines_until_resumed(run: Run, in
         ],
         "unsupported_claims": [],
         "unsupported_total": 0,
+        "escalated": [],
     }  # fmt: skip
 
     ok(run("route", "resume", "memo", "--because", "a new approach"), "memo released; its tasks run again\n")
@@ -126,4 +127,5 @@ def test_an_unsupported_claim_is_listed(run: Run, inside: Room, tmp_path: Path) 
              "detail": "report says CONFIRMED success; validator exited 1"},
         ],
         "unsupported_total": 1,
+        "escalated": [],
     }  # fmt: skip

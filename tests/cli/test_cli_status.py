@@ -54,7 +54,7 @@ def test_status_json(run: Run, inside: Room) -> None:
     data = json.loads(result.stdout)
     assert list(data) == ["room", "stop", "ledger_error", "warnings", "tasks", "routes", "daily_budget_usd",
                           "control_error", "spend_today_usd", "ledger_lines", "findings", "held",
-                          "waiting", "last"]  # fmt: skip
+                          "waiting", "merging", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
     assert data["stop"].startswith("STOP created ") and data["stop"].endswith(
         " by tester reason: checking"

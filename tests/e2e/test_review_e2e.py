@@ -82,6 +82,7 @@ def passed_with_reviews(cr, room: Room) -> None:
 def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_path: Path) -> None:
     reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "accept"}})
     passed_with_reviews(cr, room)
+    assert "passed    t1  waits for its reviews: review-style-t1 (queue), review-safety-t1 (queue)\n" in cr("status").stdout
     refused = cr("integrate", "t1")
     assert (refused.returncode, refused.stderr) == (errors.CONFLICT, (
         "Error: cannot integrate t1: it waits for its reviews (review-style-t1, review-safety-t1)\n"))  # fmt: skip
@@ -182,6 +183,9 @@ def test_escalate_parks_the_task_with_both_positions(cr, room: Room, reviewers: 
     assert "the arbiter escalated: both sides cite files I cannot read" in reason
     assert "## Position A" in reason and "## Position B" in reason and "b.txt holds a key" in reason
     assert "escalated" in events(room.ledger)
+    found = cr("findings")
+    assert found.stdout.endswith(
+        "escalated to a person (reviews disagree): 1\n  t1  both positions in swarm/parked/t1.reason\n")
 
 
 @pytest.mark.parametrize("arbiter_plan", [{"broken": True}, {"sleep": 30}])
@@ -196,6 +200,8 @@ def test_an_arbiter_that_fails_leaves_the_task_blocked(
     assert where(room, "arbitrate-t1") == ["parked"] and where(room, "t1") == ["passed"]
     held = cr("integrate")
     assert held.stdout == "t1 waits for its reviews: review-style-t1, review-safety-t1\n"
+    status = cr("status").stdout
+    assert "passed    t1  waits for its arbiter arbitrate-t1 (parked)\n" in status
     assert git(room.root.parent / "repo", "log", "--format=%s") == "first"  # never merged by default
 
 
