@@ -41,6 +41,8 @@ FIELDS: tuple[Field, ...] = (
     Field("priority", "int", False, "higher runs first; ties oldest first"),
     Field("extra_args", "strs", False, "extra CLI flags; refused unless CONTROL.md allows them"),
     Field("command", "argv", False, "what the probe adapter runs itself"),
+    Field("brief", "text", False, "what the agent is told beyond the objective (a fan-out slice's text)"),
+    Field("fanout_of", "id", False, "the task this is a fan-out slice of (`task fanout`): its gather step"),
     # Written by control-room, not by people:
     Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
     Field("rounds", "int", False, "failed rounds so far"),
