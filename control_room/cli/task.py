@@ -170,8 +170,9 @@ def fanout_task(
     validator_of: list[tuple[str, str]],
     as_json: bool,
 ) -> None:
-    """Split a queued task into child tasks, one per slice, each with its own brief; the task
-    waits for them (deps) and then runs as their gather step. Refuses fewer than 2 slices, and
+    """Split a queued task into slices: child tasks, each with its own brief.
+
+    The task waits for its slices (deps) and then runs as their gather step. Refuses fewer than 2 slices, and
     slices that tell their agents the same thing (or one all of another's and more): a fan-out
     pays only when each arm gets different information. See docs/fanout.md.
 

@@ -40,9 +40,10 @@ def parent(run: Run, inside: Room) -> Room:
     return inside
 
 
-def test_fanout_writes_one_child_per_slice_and_makes_the_parent_their_gather_step(run: Run, parent: Room) -> None:
-    result = run("task", "fanout", "fmt", *THREE, "--owns-of", "parser=src/parse.py, tests/test_parse.py",
-                 "--owns-of", "Docs page=docs/format.md", "--validator-of", "docs page=test -f docs/format.md")  # fmt: skip
+def test_fanout_writes_a_child_per_slice_and_the_parent_waits_as_gather_step(run: Run, parent: Room) -> None:
+    result = run("task", "fanout", "fmt", *THREE,
+                 "--owns-of", "parser=src/parse.py, tests/test_parse.py", "--owns-of", "Docs page=docs/format.md",
+                 "--validator-of", "docs page=test -f docs/format.md")  # fmt: skip
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
         "fanned out fmt into 3 slices: fmt-parser, fmt-printer, fmt-docs-page (swarm/queue/); fmt waits for "
@@ -63,8 +64,8 @@ def test_fanout_writes_one_child_per_slice_and_makes_the_parent_their_gather_ste
     children = {c: task_json(parent, "queue", c) for c in ("fmt-parser", "fmt-printer", "fmt-docs-page")}
     assert all(c.pop("created") for c in children.values())
     assert children == {
-        "fmt-parser": {"id": "fmt-parser", "objective": "write the parser", "brief": "Parser: write the parser",
-                       "owns": ["src/parse.py", "tests/test_parse.py"], **inherited},
+        "fmt-parser": {"id": "fmt-parser", "objective": "write the parser",
+                       "brief": "Parser: write the parser", "owns": ["src/parse.py", "tests/test_parse.py"], **inherited},
         "fmt-printer": {"id": "fmt-printer", "objective": "write the printer",
                         "brief": "Printer: write the printer", **inherited},
         "fmt-docs-page": {"id": "fmt-docs-page", "objective": "document the format",
@@ -79,8 +80,10 @@ def test_fanout_writes_one_child_per_slice_and_makes_the_parent_their_gather_ste
     assert events(parent.ledger)[-4:] == ["task-add", "task-add", "task-add", "fanout"]
     [line] = entries(parent, "fanout")
     assert (line.task, line.outcome, line.detail) == (
-        "fmt", "split", "3 slices: fmt-parser, fmt-printer, fmt-docs-page; fmt is their gather step")  # fmt: skip
-    assert [e.task for e in entries(parent, "task-add")][-3:] == ["fmt-parser", "fmt-printer", "fmt-docs-page"]
+        "fmt", "split",
+        "3 slices: fmt-parser, fmt-printer, fmt-docs-page; fmt is their gather step")  # fmt: skip
+    added = [e.task for e in entries(parent, "task-add")]
+    assert added[-3:] == ["fmt-parser", "fmt-printer", "fmt-docs-page"]
     # the parent waits for its slices; the slices wait for what the parent waited for
     listed = run("task", "list", "--state", "queue", "--json")
     assert {t["id"]: t.get("deps") for t in json.loads(listed.stdout)}["fmt"] == gather["deps"]
@@ -103,19 +106,27 @@ REFUSED = [
         "give one task the budget" + NOTHING,
     ),
     (
-        ["--slice", "a: write the parser", "--slice", "b: write the printer", "--slice", "c: Write the parser"],
+        [
+            "--slice",
+            "a: write the parser",
+            "--slice",
+            "b: write the printer",
+            "--slice",
+            "c: Write the  parser",
+        ],
         "fanout refused: slices 'a' and 'c' tell their agents the same thing ('write the parser', case and "
         "spacing aside): a fan-out pays only when each arm gets different information; for the same work, "
         "give one task the budget" + NOTHING,
     ),
     (
         ["--slice", "all: write the parser and its tests", "--slice", "part: write the parser"],
-        "fanout refused: slice 'all' asks for everything slice 'part' does ('write the parser') and more: two "
-        "agents would do that part twice; say in 'part' what only it is to do" + NOTHING,
+        "fanout refused: slice 'all' asks for everything slice 'part' does ('write the parser') and more: "
+        "two agents would do that part twice; say in 'part' what only it is to do" + NOTHING,
     ),
     (
         ["--slice", "only: write the parser"],
-        "fanout refused: 1 slice: a fan-out needs at least 2 (for one, give the task itself the work)" + NOTHING,
+        "fanout refused: 1 slice: a fan-out needs at least 2 (for one, give the task itself the work)"
+        + NOTHING,
     ),
     (
         ["--slice", "Parser: write it", "--slice", "parser!: test it"],
@@ -138,13 +149,13 @@ REFUSED = [
     ),
     (  # a child goes through task add's admission: the same refusals, in the same words
         [*THREE[:4], "--validator-of", "printer=make && ./check"],
-        "fanout refused: slice fmt-printer: task refused: validator `make && ./check` needs a shell (&&), and "
-        "commands run without one: write `sh -c 'make && ./check'` to use a shell on purpose" + NOTHING,
+        "fanout refused: slice fmt-printer: task refused: validator `make && ./check` needs a shell (&&), "
+        "and commands run without one: write `sh -c 'make && ./check'` to use a shell on purpose" + NOTHING,
     ),
     (
         [*THREE[:4], "--owns-of", "parser=../elsewhere"],
-        "fanout refused: slice fmt-parser: task refused: owns path '../elsewhere' must be relative to the work "
-        "dir, without '..'" + NOTHING,
+        "fanout refused: slice fmt-parser: task refused: owns path '../elsewhere' must be relative to the "
+        "work dir, without '..'" + NOTHING,
     ),
 ]
 
@@ -206,7 +217,8 @@ def test_fanout_refuses_slices_the_queue_has_no_room_for(run: Run, parent: Room)
     error(
         run("task", "fanout", "fmt", *THREE[:4]),
         errors.QUEUE_FULL,
-        "fanout refused: the queue holds 2 tasks and CONTROL.md max_queued is 3: no room for 2 slices" + NOTHING,
+        "fanout refused: the queue holds 2 tasks and CONTROL.md max_queued is 3: no room for 2 slices"
+        + NOTHING,
     )
     assert room_files(parent.root) == before
 

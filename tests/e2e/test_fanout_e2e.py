@@ -16,13 +16,19 @@ from control_room.room.layout import Room
 
 # Every agent is the same probe command (a slice copies its parent's): it writes a file named
 # after the task it runs for, so each slice adds its own file and the gather step its own.
-AGENT = [PY, "-c", "import os, pathlib; t = os.environ['CONTROL_ROOM_TASK']; pathlib.Path(t + '.txt').write_text(t)"]  # fmt: skip
+AGENT = [PY, "-c", "import os, pathlib; t = os.environ['CONTROL_ROOM_TASK']; "
+                   "pathlib.Path(t + '.txt').write_text(t)"]  # fmt: skip
 FILES = ("ship-api.txt", "ship-ui.txt", "ship-docs.txt")
 
 
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
     return done.stdout.strip()
+
+
+def listing(tree: Path) -> list[str]:
+    """The files of a work tree or worktree, its .git aside."""
+    return sorted(p.name for p in tree.iterdir() if p.name != ".git")
 
 
 def present(*names: str) -> list[str]:
@@ -54,8 +60,8 @@ def test_three_slices_run_side_by_side_merge_and_the_gather_step_checks_them(  #
     cr, room: Room, repo: Path
 ) -> None:
     queue(room, "ship", command=AGENT, validator=present(*FILES))
-    split = cr("task", "fanout", "ship", "--slice", "api: write the API file", "--slice", "ui: write the UI file",
-               "--slice", "docs: write the docs file", *[a for s in ("api", "ui", "docs") for a in
+    split = cr("task", "fanout", "ship", "--slice", "api: write the API file",
+               "--slice", "ui: write the UI file", "--slice", "docs: write the docs file", *[a for s in ("api", "ui", "docs") for a in
                ("--validator-of", f"{s}={present_cmd(f'ship-{s}.txt')}")])  # fmt: skip
     assert split.returncode == errors.OK, split.stderr
     assert task_json(room, "queue", "ship")["deps"] == ["ship-api", "ship-ui", "ship-docs"]
@@ -68,7 +74,7 @@ def test_three_slices_run_side_by_side_merge_and_the_gather_step_checks_them(  #
     for child in ("ship-api", "ship-ui", "ship-docs"):
         assert where(room, child) == ["passed"]
         tree = room.cr / "worktrees" / f"task-{child}"
-        assert sorted(p.name for p in tree.iterdir() if p.name != ".git") == ["README", f"{child}.txt"]
+        assert listing(tree) == ["README", f"{child}.txt"]
     assert where(room, "ship") == ["queue"]
     assert set(git(repo, "branch", "--format=%(refname:short)").split()) == {
         "main", "task/ship-api", "task/ship-ui", "task/ship-docs"}  # fmt: skip
@@ -81,18 +87,18 @@ def test_three_slices_run_side_by_side_merge_and_the_gather_step_checks_them(  #
     merged = cr("integrate")
     assert merged.returncode == errors.OK, merged.stdout + merged.stderr
     assert merged.stdout.count("merged: ") == 3
-    assert sorted(p.name for p in repo.iterdir() if p.name != ".git") == ["README", *sorted(FILES)]
+    assert listing(repo) == ["README", *sorted(FILES)]
 
     # the gather step runs in its own worktree, made from a base with every slice, and passes
     gathered = cr("cycle")
     assert gathered.returncode == errors.PASSED, gathered.stdout + gathered.stderr
     tree = room.cr / "worktrees" / "task-ship"
-    assert sorted(p.name for p in tree.iterdir() if p.name != ".git") == ["README", *sorted(FILES), "ship.txt"]
+    assert listing(tree) == ["README", *sorted(FILES), "ship.txt"]
     assert where(room, "ship") == ["passed"]
     last = cr("integrate", "ship")
     assert last.returncode == errors.OK, last.stdout + last.stderr
     assert where(room, "ship") == ["to-test"]
-    assert sorted(p.name for p in repo.iterdir() if p.name != ".git") == ["README", *sorted(FILES), "ship.txt"]
+    assert listing(repo) == ["README", *sorted(FILES), "ship.txt"]
 
     # linear: fast-forwards only, one commit per task
     assert git(repo, "rev-list", "--merges", "main") == ""
