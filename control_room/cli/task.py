@@ -1,4 +1,4 @@
-"""control-room task add / list / show / retry / park / cancel / pin / unpin"""
+"""control-room task add / fanout / list / show / retry / park / cancel / pin / unpin"""
 
 from __future__ import annotations
 
@@ -110,6 +110,91 @@ def add_task(file: TextIO | None, as_json: bool, new_route: bool, **fields: Any)
         echo_json(t)
     else:
         click.echo(f"queued {t['id']}  (swarm/queue/{t['id']}.json)")
+
+
+def _pairs(what: str) -> Any:
+    """A click callback for ``--owns-of`` / ``--validator-of``: each 'title=value' as a pair."""
+
+    def parse(_ctx: click.Context, _p: click.Parameter, values: tuple[str, ...]) -> list[tuple[str, str]]:
+        from control_room.dispatch import fanout  # see fanout_task
+
+        try:
+            return [fanout.parse_of(v, what) for v in values]
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return parse
+
+
+def _slices(_ctx: click.Context, _p: click.Parameter, values: tuple[str, ...]) -> list[Any]:
+    from control_room.dispatch import fanout  # see fanout_task
+
+    try:
+        return [fanout.parse_slice(v) for v in values]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@task.command("fanout")
+@room_option
+@click.argument("task_id", metavar="ID")
+@click.option(
+    "--slice",
+    "slices",
+    multiple=True,
+    callback=_slices,
+    metavar="'TITLE: OBJECTIVE'",
+    help="One child task: its title (its id is ID-<title>) and what it is to do (repeat, 2 or more).",
+)
+@click.option(
+    "--owns-of",
+    "owns_of",
+    multiple=True,
+    callback=_pairs("path,path"),
+    metavar="'TITLE=PATH,PATH'",
+    help="The paths the slice with that title owns (repeatable; default: none).",
+)
+@click.option(
+    "--validator-of",
+    "validator_of",
+    multiple=True,
+    callback=_pairs("command"),
+    metavar="'TITLE=COMMAND'",
+    help="The slice's own validator (repeatable; default: the task's).",
+)
+@json_option
+def fanout_task(
+    task_id: str,
+    slices: list[Any],
+    owns_of: list[tuple[str, str]],
+    validator_of: list[tuple[str, str]],
+    as_json: bool,
+) -> None:
+    """Split a queued task into slices: child tasks, each with its own brief.
+
+    The task waits for its slices (deps) and then runs as their gather step. Refuses fewer than 2 slices, and
+    slices that tell their agents the same thing (or one all of another's and more): a fan-out
+    pays only when each arm gets different information. See docs/fanout.md.
+
+    \b
+    Example:
+      control-room task fanout auth --slice 'api: add the login endpoint' \\
+        --slice 'ui: add the login form' --owns-of 'api=src/api' --owns-of 'ui=src/ui'
+    """
+    # dispatch.fanout takes the claim lock and the ledger writer: `task list` never pays for them
+    from control_room.dispatch import fanout
+
+    chosen = fanout.with_extras(slices, owns_of, validator_of)
+    room = current_room()
+    done = fanout.fanout(room, settings_file.load(room), task_id, chosen)
+    if as_json:
+        echo_json({"parent": done.parent, "children": done.children})
+        return
+    ids = [c["id"] for c in done.children]
+    click.echo(
+        f"fanned out {task_id} into {len(ids)} slices: {', '.join(ids)} (swarm/queue/); "
+        f"{task_id} waits for them and then runs as their gather step"
+    )
 
 
 @task.command("list")

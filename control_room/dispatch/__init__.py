@@ -9,6 +9,7 @@
 - ``cycle``: one cycle, steps 1-4; ``runner``: steps 4-8; ``rounds``: how a round ends
 - ``prompt``, ``report``, ``validator``: what the agent is told, what it said, the check
 - ``orchestrator``: the orchestrator loop and its proposals
+- ``fanout``: a queued task split into slices, the task their gather step
 - ``sweep``: what ``cleanup`` removes, with finished routes' worktrees
 - ``brake``: STOP; ``decisions``: what only a person decides; ``schedule``: cron and launchd
 

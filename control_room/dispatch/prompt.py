@@ -85,6 +85,8 @@ def task_block(task: dict[str, Any]) -> str:
     keys = (
         "id",
         "objective",
+        "brief",
+        "fanout_of",
         "falsifier",
         "validator",
         "max_cost_usd",

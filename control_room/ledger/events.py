@@ -234,6 +234,14 @@ CLEANUP = _e(
     "its route and whether its branch went) ([cleanup.md](cleanup.md))",
 )
 
+FANOUT = _e(
+    "fanout",
+    ("split",),
+    "task route detail",
+    "`task fanout`: a queued task split into slices, child tasks each with its own brief; the task "
+    "waits for them and is their gather step (`detail`: the slices) ([fanout.md](fanout.md))",
+)
+
 # Routes and knowledge
 ROUTE_ADD = _e(
     "route-add",
@@ -320,6 +328,7 @@ EVENTS: tuple[Event, ...] = (
     PIN,
     UNPIN,
     CLEANUP,
+    FANOUT,
     ROUTE_ADD,
     ROUTE_KILL,
     ROUTE_REOPEN,

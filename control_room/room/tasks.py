@@ -47,6 +47,8 @@ FIELDS: tuple[Field, ...] = (
         False,
         "lenses that review this task when it passes ([] for none); overrides CONTROL.md",
     ),
+    Field("brief", "text", False, "what the agent is told beyond the objective (a fan-out slice's text)"),
+    Field("fanout_of", "id", False, "the task this is a fan-out slice of (`task fanout`): its gather step"),
     # Written by control-room, not by people:
     Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
     Field("rounds", "int", False, "failed rounds so far"),
