@@ -190,6 +190,7 @@ def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     path = path_of(room, task)
     registered = _registered(repo)
     if registered.get(path) == branch and (path / ".git").exists():
+        _catch_up(path, base_of(repo, settings))
         return path  # reused: the route's earlier work is there
     has_branch = _git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
     rebuilt = path in registered or path.exists()
@@ -225,6 +226,15 @@ def base_of(repo: Path, settings: Settings) -> str:
     """The branch worktrees start from and integration fast-forwards: CONTROL.md
     ``base_branch``, else the repository's current branch."""
     return settings.base_branch or _current(repo)
+
+
+def _catch_up(path: Path, base: str) -> None:
+    """A reused worktree whose branch holds nothing the base lacks (its work was merged) moves
+    up to the base, so the route's next task starts from what other routes merged meanwhile
+    (a task's ``deps`` on them). A branch with work of its own is left to the merge queue."""
+    code, out, _ = git(path, "rev-list", "--count", f"{base}..HEAD")
+    if code == 0 and out.strip() == "0":
+        git(path, "merge", "--ff-only", "-q", base)  # refused (a change in the way): left as it is
 
 
 def _keep_base(room: Room, base: str) -> None:

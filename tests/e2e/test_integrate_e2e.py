@@ -417,3 +417,15 @@ def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(cr, 
     assert (sc["tasks"], sc["runs"], sc["passed"], sc["parked"]) == (6, 7, 6, 1)
     assert sc["first_round_pass"] == {"passed": 6, "of": 6}
     assert sc["post_rebase_validator_failures"] == {"count": 1, "of": 6}
+
+
+def test_a_routes_next_task_starts_from_what_other_routes_merged(cr, room: Room, repo: Path) -> None:
+    queue(room, "a1", route="r1", command=write("a.txt", "a"), priority=3)
+    queue(room, "b1", route="r2", command=write("b.txt", "b"), priority=2)
+    queue(room, "a2", route="r1", command=write("c.txt", "c"), deps=["b1"], validator=present("a.txt", "b.txt"))
+    set_gate(room, "auto_integrate", "true")
+    assert cr("cycle").returncode == errors.PASSED  # a1 merged; r1's worktree stays for a2
+    assert cr("cycle").returncode == errors.PASSED  # b1 merged from r2
+    done = cr("cycle")  # a2 reuses r1's worktree, which first catches up with main (b.txt)
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    assert where(room, "a2") == ["to-test"] and (repo / "c.txt").exists()
