@@ -69,6 +69,9 @@ def _duration(_ctx: click.Context, _p: click.Parameter, value: str | None) -> fl
 @click.option("--dep", "deps", multiple=True, help="A task that must be done first (repeatable).")
 @click.option("--owns", multiple=True, help="A path this task may edit (repeatable).")
 @click.option("--gate", multiple=True, help="A gate needing approval: gpu, submit, ... (repeatable).")
+@click.option(
+    "--review", multiple=True, help="A lens that reviews it when it passes (repeatable; agents/lenses/)."
+)
 @click.option("--priority", type=int, help="Higher runs first (default 0).")
 @click.option(
     "--extra-arg",

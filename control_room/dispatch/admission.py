@@ -154,6 +154,14 @@ def admit(
         raise
     except ControlRoomError as exc:
         raise Refused(str(exc)) from None
+    if task.get("review"):
+        from control_room.room import lenses  # front matter of agents/lenses/: only for a task naming some
+
+        for name in task["review"]:
+            try:
+                lenses.read(room, name)
+            except ControlRoomError as exc:
+                raise Refused(str(exc)) from None
     if task.get("extra_args") and not settings.allow_extra_args:
         raise Refused("extra_args given but CONTROL.md allow_extra_args is false")
     if task["max_cost_usd"] > settings.max_task_cost_usd:

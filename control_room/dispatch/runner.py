@@ -118,10 +118,10 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
             for n in cuts
         )
     atomic_write(results / "answer.md", answer)
-    review.discard_edits(room, settings, task, workdir)  # reviewers and arbiters never edit
     rep = validate_report(outcome.final_message)
     val = validator.run(room, settings, task, workdir, env, results)
     brief.unlink(missing_ok=True)
+    review.discard_edits(room, settings, task, workdir)  # reviewers and arbiters never edit
     if val is not None and val.stopped:
         return _stopped(room, picked, "while its validator ran")
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.

@@ -98,6 +98,7 @@ def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_
     assert "## The change" not in safety and "## The executor's history: its report" in safety
     assert "You were not shown: the task's objective and falsifier; the change (the diff)." in safety
     assert "You review: you judge work others did, by evidence. You never edit a file. You run on command, model m-safety." in safety
+    assert "reviewers never edit" not in room.ledger.read_text()  # no reviewer changed anything
     got = [e for e in events(room.ledger) if e in ("review-queued", "review", "integrate")]
     assert got == ["review-queued", "review", "review", "review", "integrate"]
     meta = json.loads((room.swarm / "results" / "review-safety-t1" / "meta.json").read_text())
@@ -206,12 +207,12 @@ def test_an_arbiter_that_fails_leaves_the_task_blocked(
 
 
 def test_a_reviewers_edits_are_discarded(cr, room: Room, reviewers: Reviewers, tmp_path: Path) -> None:
-    reviewers.set(**{"m-style": {"decision": "accept", "edit": "b.txt"}, "m-safety": {"decision": "accept"}})
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "accept", "edit": "b.txt"}})
     passed_with_reviews(cr, room)
-    assert cr("cycle").returncode == errors.PASSED
+    assert cr("cycle").returncode == errors.PASSED  # review-safety-t1 first: it edits b.txt
     tree = room.cr / "worktrees" / "route-r1"
     assert (tree / "b.txt").read_text() == "b" and git(tree, "status", "--porcelain") == ""
-    assert "reviewers never edit" in room.ledger.read_text()
+    assert "the review changed the worktree (b.txt); discarded: reviewers never edit" in room.ledger.read_text()
     assert cr("cycle").returncode == errors.PASSED
     assert (tmp_path / "repo" / "b.txt").read_text() == "b"
 
