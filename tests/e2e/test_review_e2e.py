@@ -160,6 +160,17 @@ def test_the_arbiter_sees_anonymised_positions_and_its_choice_of_the_accepting_s
         assert name not in shown.split("## Your task")[0].split("## Position A")[1], name
     assert "You were not shown: who wrote each position, on which adapter and model." in shown
     assert [e for e in events(room.ledger) if e == "arbitration"] == ["arbitration", "arbitration"]
+    # the scorecard's split by role equals a hand count of the result lines' roles
+    from control_room.ledger.line import Col, parse
+
+    cells = [parse(ln) for ln in room.ledger.read_text().splitlines() if ln.startswith("| 20")]
+    roles = [json.loads(c[Col.DETAIL].replace("\\|", "|"))["role"] for c in cells if c[Col.EVENT] == "result"]
+    assert sorted(roles) == ["arbiter", "engineer", "reviewer", "reviewer"]
+    card = json.loads(cr("scorecard", "--json").stdout)
+    assert {r["role"]: (r["runs"], r["passed"]) for r in card["by_role"]} == {
+        "arbiter": (1, 1), "engineer": (1, 1), "reviewer": (2, 2)}  # fmt: skip
+    assert {(m["adapter"], m["model"]): m["runs"] for m in card["by_model"]} == {
+        ("command", "m-judge"): 1, ("command", "m-safety"): 1, ("command", "m-style"): 1, ("probe", "default"): 1}  # fmt: skip
 
 
 def test_the_arbiters_choice_of_the_rejecting_side_is_a_failed_round(cr, room: Room, reviewers: Reviewers) -> None:
