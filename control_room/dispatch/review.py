@@ -93,7 +93,12 @@ def queue_reviews(
         rid = _free_id(room, f"review-{lens.name}-{tid}")
         review = {
             "id": rid,
-            "objective": f"Review task {tid} through the {lens.name} lens; answer accept or reject.",
+            "objective": (
+                f"Review task {tid} through the {lens.name} lens; answer accept or reject."
+                if state == "passed"
+                else f"Review the failed round of task {tid} through the {lens.name} lens: reject, with "
+                "findings, what its next round must not repeat; accept if there is nothing to add."
+            ),
             "falsifier": "the change breaks what this lens checks, and this review accepts it",
             "validator": VALIDATOR,
             "max_cost_usd": lens.max_cost_usd,
@@ -118,8 +123,15 @@ def queue_reviews(
                 detail=f"lens {lens.name} runs on {lens.model}, the model of the work it reviews; "
                 "give the lens another model (agents/lenses/" + lens.name + ".md)",
             )
-    updated = {k: v for k, v in task.items() if k != "review_verdict"}
-    updated.update(review_tasks=ids, reviewed_commit=head) if head else updated.update(review_tasks=ids)
+    drop = ("review_verdict", "reviewed_commit", "reviewed_state")
+    updated = {**{k: v for k, v in task.items() if k not in drop}, "review_tasks": ids}
+    if head:
+        updated["reviewed_commit"] = head
+    if state == "queue":  # a failed round (review_when: always): its next round waits for these
+        updated["deps"] = [*task.get("deps", []), *ids]
+        saved = _save_state(room, settings, task)
+        if saved:
+            updated["reviewed_state"] = saved
     atomic_write(swarm.task_file(room, state, tid), swarm.dumps(updated))
     ledger.append(
         room.ledger,
@@ -129,6 +141,18 @@ def queue_reviews(
         detail=", ".join(f"{lens.name}: {rid}" for lens, rid in zip(chosen, ids, strict=True)),
     )
     return ids
+
+
+def _save_state(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
+    """A failed round's work is uncommitted in its worktree: kept in a stash commit (the tree
+    is left as it is), so that what a reviewer changes can be undone without losing it."""
+    if not settings.repo:
+        return None
+    path = worktrees.path_of(room, task)
+    worktrees.git(path, "add", "-A")  # new files too: `git stash create` takes only the index's
+    code, out, _ = worktrees.git(path, *worktrees.IDENTITY, "stash", "create")
+    worktrees.git(path, "reset", "-q")
+    return out.strip() if code == 0 and out.strip() else None
 
 
 def _head(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
@@ -201,7 +225,8 @@ def _diff(room: Room, settings: Settings, target: dict[str, Any]) -> str:
     if repo is None or not target:
         return "(no repository is set: there is no diff to show)"
     base = worktrees.base_of(repo, settings)
-    code, out, err = worktrees.git(worktrees.path_of(room, target), "diff", f"{base}...HEAD")
+    upto = str(target.get("reviewed_state") or "HEAD")  # a failed round's work is uncommitted
+    code, out, err = worktrees.git(worktrees.path_of(room, target), "diff", f"{base}...{upto}")
     return (
         _cut(out.strip() or "(no change against the base)")
         if code == 0
@@ -273,7 +298,7 @@ def discard_edits(room: Room, settings: Settings, task: dict[str, Any], workdir:
     state = swarm.state_of(room, target_id)
     target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else ({}, [])
     head = target.get("reviewed_commit")
-    changed = worktrees.dirty(workdir)
+    changed = _changed_since(workdir, target.get("reviewed_state"))
     now = worktrees.git(workdir, "rev-parse", "HEAD")[1].strip()
     if not changed and (not head or now == head):
         return
@@ -282,6 +307,9 @@ def discard_edits(room: Room, settings: Settings, task: dict[str, Any], workdir:
     else:
         worktrees.git(workdir, "reset", "-q", "--hard")
     worktrees.git(workdir, "clean", "-fdq")
+    if target.get("reviewed_state"):  # a failed round's uncommitted work: put back as it was
+        worktrees.git(workdir, "stash", "apply", "-q", str(target["reviewed_state"]))
+        worktrees.git(workdir, "reset", "-q")
     what = ", ".join(changed[:5]) if changed else f"commits on top of {head[:12] if head else 'HEAD'}"
     ledger.append(
         room.ledger,
@@ -290,6 +318,17 @@ def discard_edits(room: Room, settings: Settings, task: dict[str, Any], workdir:
         detail=f"the {'review' if task.get('reviews') else 'arbiter'} changed the worktree ({what}); "
         "discarded: reviewers never edit",
     )
+
+
+def _changed_since(workdir: Path, saved: str | None) -> list[str]:
+    """The paths a reviewer changed: against the clean tree, or against a failed round's saved
+    work."""
+    if not saved:
+        return worktrees.dirty(workdir)
+    worktrees.git(workdir, "add", "-A")
+    code, out, _ = worktrees.git(workdir, "diff", "--cached", "--name-only", saved)
+    worktrees.git(workdir, "reset", "-q")
+    return out.split() if code == 0 else ["(git diff failed)"]
 
 
 # Verdicts --------------------------------------------------------------------------------------
@@ -319,6 +358,8 @@ def after_pass(
 
 def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | None]:
     """Decide what ``target_id``'s reviews add up to, if they all have a verdict."""
+    if swarm.task_file(room, "queue", target_id).exists():
+        return _after_failure(room, target_id), None
     if not swarm.task_file(room, "passed", target_id).exists():
         return f"{target_id} is no longer waiting for its reviews", None
     target, _ = swarm.read_task(swarm.task_file(room, "passed", target_id))
@@ -336,6 +377,39 @@ def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | N
     if not accepts:
         return _rejected(room, settings, target, rejects, "every review rejects"), None
     return _arbitrate(room, settings, target, accepts, rejects), None
+
+
+def _after_failure(room: Room, target_id: str) -> str:
+    """Reviews of a failed round (``review_when: always``): once all are in, what the rejecting
+    ones found joins the task's next brief; no verdict, no arbitration (the round failed)."""
+    path = swarm.task_file(room, "queue", target_id)
+    target, _ = swarm.read_task(path)
+    ids = [r for r in target.get("review_tasks", [])]
+    states = {r: swarm.state_of(room, r) for r in ids}
+    waiting = [r for r, st in states.items() if st != "done"]
+    if waiting:
+        return f"{target_id} waits for {waiting[0]} ({states[waiting[0]] or 'gone'})"
+    verdicts = {r: swarm.read_task(swarm.task_file(room, "done", r))[0].get("verdict") for r in ids}
+    rejects = [r for r, v in verdicts.items() if v == "reject"]
+    found = findings(room, rejects) if rejects else "every review accepts what the round left"
+    note = f"\n\nWhat the reviews of that round found:\n{found}"
+    updated = {
+        k: v for k, v in target.items() if k not in ("review_tasks", "reviewed_state", "reviewed_commit")
+    }
+    updated["last_failure"] = str(target.get("last_failure", "")) + note
+    atomic_write(path, swarm.dumps(updated))
+    outcome = "rejected" if rejects else "accepted"
+    detail = f"after a failed round: {len(rejects)} of {len(ids)} reject; their findings join its next brief"
+    ledger.append(
+        room.ledger,
+        events.REVIEW,
+        task=target_id,
+        route=target.get("route", ""),
+        outcome=outcome,
+        detail=detail,
+    )
+    said = f"{len(rejects)} of {len(ids)} reject"
+    return f"{target_id}'s failed round was reviewed ({said}); the findings join its next brief"
 
 
 def _accepted(room: Room, settings: Settings, target: dict[str, Any], why: str) -> tuple[str, str | None]:

@@ -308,6 +308,13 @@ def _finish_fail(
     _log_result(room, picked, "fail", cost, run)
     where = fail_round(room, settings, task, why, src="running")
     _after(room, settings, task, "fail", cost)
+    back = swarm.task_file(room, "queue", tid)
+    if settings.review_when == "always" and back.exists():  # its next round waits for reviews
+        chosen = review.check_lenses(room, settings, task)
+        if chosen:
+            failed, _ = swarm.read_task(back)
+            ids = review.queue_reviews(room, settings, failed, chosen, "queue")
+            where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
 
 

@@ -67,6 +67,12 @@ FIELDS: tuple[Field, ...] = (
     Field("sides", "sides", False, "an arbiter task: the review tasks behind Position A and B"),
     Field("meaning", "sides", False, "an arbiter task: which of A and B accepts (never in its prompt)"),
     Field(
+        "reviewed_state",
+        "text",
+        False,
+        "a failed round's uncommitted work, saved (`git stash create`) while reviewers look at it",
+    ),
+    Field(
         "reviewed_commit", "text", False, "the commit its reviews saw; what a reviewer changes is reset to it"
     ),
     Field("verdict", "text", False, "a review or arbiter task: its decision once it passed"),

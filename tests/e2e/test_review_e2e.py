@@ -241,3 +241,35 @@ def test_a_second_arbitration_escalates(cr, room: Room, reviewers: Reviewers) ->
     last = cr("cycle")
     assert "t1 escalated to a person (a second arbitration was needed); parked with both positions" in last.stdout
     assert where(room, "t1") == ["parked"]
+
+
+def test_review_when_always_reviews_a_failed_round_and_its_findings_join_the_next_brief(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    set_gate(room, "review_when", "always")
+    reviewers.set(**{"m-style": {"decision": "accept", "edit": "b.txt"},
+                     "m-safety": {"decision": "reject", "why": "the validator looks for c.txt, nothing makes it",
+                                  "confirmed": "`ls` shows b.txt only"}})  # fmt: skip
+    fails = [PY, "-c", "import os, sys; sys.exit(0 if os.path.exists('c.txt') else 1)"]
+    queue(room, "t1", route="r1", command=WORK, review=["style", "safety"], validator=fails)
+    done = cr("cycle")
+    assert done.returncode == errors.FAILED
+    assert done.stdout.endswith(
+        "back in the queue for round 2 of 2; it waits for 2 reviews of this round: review-style-t1, "
+        "review-safety-t1\n")  # fmt: skip
+    t = task_json(room, "queue", "t1")
+    assert t["deps"] == ["review-style-t1", "review-safety-t1"] and t["reviewed_state"]
+    tree = room.cr / "worktrees" / "route-r1"
+    assert cr("cycle").returncode == errors.PASSED  # safety: rejects
+    assert cr("cycle").returncode == errors.PASSED  # style: accepts, and edits b.txt: undone
+    assert (tree / "b.txt").read_text() == "b"  # the failed round's own (uncommitted) work is back
+    assert git(tree, "status", "--porcelain") == "?? b.txt"
+    assert "the review changed the worktree (b.txt); discarded" in room.ledger.read_text()
+    t = task_json(room, "queue", "t1")
+    assert t["last_failure"].endswith(
+        "What the reviews of that round found:\n"
+        "review 1: the validator looks for c.txt, nothing makes it\n"
+        "  - CONFIRMED: `ls` shows b.txt only")  # fmt: skip
+    assert "review_tasks" not in t
+    shown = reviewers.shown("m-style")
+    assert "Review the failed round of task t1" in shown and "+b" in shown  # the uncommitted work's diff
