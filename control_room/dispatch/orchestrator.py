@@ -90,6 +90,42 @@ def _hold(room: Room, event: events.Event, detail: str) -> None:
     holds.save()
 
 
+def _slices(raw: Any) -> tuple[list[Any], str | None]:
+    """A proposal's ``slices``: ``[{"title", "objective", "owns"?, "validator"?}, ...]``, checked
+    as ``task fanout`` checks them; (slices, problem)."""
+    from control_room.dispatch import fanout  # only for a proposal that fans out
+
+    if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
+        return [], "slices must be a list of objects {title, objective, owns, validator}"
+    try:
+        slices = [
+            fanout.Slice(
+                " ".join(str(x["title"]).split()),
+                str(x["objective"]).strip(),
+                tuple(x.get("owns", [])),
+                x.get("validator"),
+            )
+            for x in raw
+        ]
+    except KeyError as exc:
+        return [], f"a slice has no {exc.args[0]}"
+    if len(slices) < 2:
+        return [], "a fan-out needs at least 2 slices"
+    return slices, fanout.same_information(slices)
+
+
+def _fan_out(room: Room, settings: Settings, parent: str, slices: list[Any]) -> list[str]:
+    """Split the just-queued ``parent``; if its slices are refused, the parent is cancelled
+    (with the reason) rather than left waiting for nothing, and the refusal goes on."""
+    from control_room.dispatch import decisions, fanout  # only for a proposal that fans out
+
+    try:
+        return [c["id"] for c in fanout.fanout(room, settings, parent, slices).children]
+    except ControlRoomError as exc:
+        decisions.cancel(room, parent, f"its proposed fan-out was refused: {exc}")
+        raise
+
+
 def extract(text: str) -> list[tuple[int, Any, str | None]]:
     """(line, parsed object or None, problem or None) for each ```json block in ``text``."""
     out: list[tuple[int, Any, str | None]] = []
@@ -114,10 +150,18 @@ def accept(room: Room, settings: Settings, source: str, text: str) -> tuple[list
     for line, data, problem in extract(text):
         if problem is None and len(queued) >= cap:
             problem = f"over max_new_tasks ({cap}) for one run"
+        slices: list[Any] = []
+        if problem is None and "slices" in data:  # a fan-out: the task, then its slices
+            data = dict(data)
+            slices, problem = _slices(data.pop("slices"))
+            if problem is None and len(queued) + 1 + len(slices) > cap:
+                problem = f"a fan-out of {len(slices)} slices is over max_new_tasks ({cap}) for one run"
         if problem is None:
             try:
                 task = admission.add(room, settings, dict(data), source=source)
                 queued.append(task["id"])
+                if slices:
+                    queued += _fan_out(room, settings, task["id"], slices)
                 continue
             except ControlRoomError as exc:
                 problem = str(exc)

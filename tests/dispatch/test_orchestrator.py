@@ -99,3 +99,23 @@ def test_a_proposal_may_depend_on_one_before_it_never_on_nothing(room: Room) -> 
         "proposal at line 7 of orchestrate-1's answer: task refused: deps names p-9, which is not a "
         "task in any swarm folder: it could never be ready"
     ]
+
+
+def test_a_proposal_may_fan_out_into_slices(room: Room) -> None:
+    slices = [{"title": "docs", "objective": "write the README", "owns": ["README.md"]},
+              {"title": "code", "objective": "add the parser", "owns": ["src"]}]  # fmt: skip
+    text = f"```json\n{json.dumps({**task('ship'), 'slices': slices})}\n```\n"
+    queued, refused = orchestrator.accept(room, settings.load(room), "orchestrate-1", text)
+    assert (queued, refused) == (["ship", "ship-docs", "ship-code"], [])
+    parent = json.loads((room.state_dir("queue") / "ship.json").read_text())
+    assert parent["deps"] == ["ship-docs", "ship-code"]
+    child = json.loads((room.state_dir("queue") / "ship-docs.json").read_text())
+    assert (child["owns"], child["fanout_of"], child["brief"]) == (["README.md"], "ship", "docs: write the README")
+
+
+def test_a_proposed_fan_out_with_the_same_brief_twice_is_refused_and_nothing_is_queued(room: Room) -> None:
+    slices = [{"title": "a", "objective": "do it"}, {"title": "b", "objective": "Do  it"}]
+    text = f"```json\n{json.dumps({**task('ship'), 'slices': slices})}\n```\n"
+    queued, refused = orchestrator.accept(room, settings.load(room), "orchestrate-1", text)
+    assert queued == [] and len(refused) == 1 and "the same" in refused[0]
+    assert not (room.state_dir("queue") / "ship.json").exists()
