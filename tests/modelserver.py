@@ -8,7 +8,9 @@
 - ``GET /v1/models`` (OpenAI and Anthropic fields in one answer).
 
 What it answers is scripted: ``reply`` (a SPEC §5 report by default), optionally one ``Tool``
-call first (the next request that carries the tool's result gets the reply), and a ``mode``:
+call first (the next request that carries the tool's result gets the reply), ``replies`` (a
+reply per model name the request asks for, e.g. ``{"mock-a": ACCEPT}``; any other model gets
+``reply``), and a ``mode``:
 ``ok``, ``error`` (HTTP 500), ``auth`` (HTTP 401) or ``hang`` (never answers). ``refused()``
 gives an address where nothing listens. Every request is recorded (``requests``) for
 assertions.
@@ -65,6 +67,7 @@ class ModelServer:
     tool: Tool | None = None
     mode: str = "ok"  # ok | error | auth | hang
     model: str = MODEL
+    replies: dict[str, str] = field(default_factory=dict)  # model name -> its reply
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -94,6 +97,15 @@ class ModelServer:
         with self._lock:
             self.requests.append(request)
 
+    def reply_for(self, model: str | None) -> str:
+        """What the model ``model`` answers: its entry in ``replies``, else ``reply``."""
+        return self.replies.get(model or "", self.reply)
+
+    def models(self) -> list[str]:
+        """The model name each request asked for (in its body, or a Gemini path), in order."""
+        with self._lock:
+            return [m for m in (_model_of(r) for r in self.requests) if m]
+
     def bodies(self) -> str:
         """Every request body seen so far, in one string."""
         with self._lock:
@@ -106,6 +118,16 @@ def refused() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+def _model_of(req: Request) -> str | None:
+    """The model a request asks for: ``"model"`` in its JSON body, or ``models/M:`` in a Gemini path."""
+    if isinstance(req.json, dict) and isinstance(req.json.get("model"), str):
+        return str(req.json["model"])
+    path = urlsplit(req.path).path
+    if "/models/" in path and ":" in path:
+        return path.split("/models/", 1)[1].split(":", 1)[0]
+    return None
 
 
 def _tokens(text: str) -> int:
@@ -222,7 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
         done = '"tool_result"' in req.text
         tool = self._call_tool(done)
         mid, model = f"msg_{uuid.uuid4().hex[:12]}", str(body.get("model") or self.ms.model)
-        usage_in, text = _tokens(req.text), self.ms.reply
+        usage_in, text = _tokens(req.text), self.ms.reply_for(_model_of(req))
         if tool is not None:
             block: dict[str, Any] = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:12]}",
                                      "name": tool.name, "input": tool.args}  # fmt: skip
@@ -257,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         done = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
         tool = self._call_tool(done)
         cid, model, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", str(body.get("model") or self.ms.model), int(time.time())
-        text = self.ms.reply
+        text = self.ms.reply_for(_model_of(req))
         usage = {"prompt_tokens": _tokens(req.text), "completion_tokens": _tokens(text),
                  "total_tokens": _tokens(req.text) + _tokens(text)}  # fmt: skip
         calls = [{"index": 0, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
@@ -294,7 +316,7 @@ class _Handler(BaseHTTPRequestHandler):
         done = '"function_call_output"' in req.text or '"custom_tool_call_output"' in req.text
         tool = self._call_tool(done)
         rid, model = f"resp_{uuid.uuid4().hex[:12]}", str(body.get("model") or self.ms.model)
-        text = self.ms.reply
+        text = self.ms.reply_for(_model_of(req))
         usage = {"input_tokens": _tokens(req.text), "input_tokens_details": {"cached_tokens": 0},
                  "output_tokens": _tokens(text), "output_tokens_details": {"reasoning_tokens": 0},
                  "total_tokens": _tokens(req.text) + _tokens(text)}  # fmt: skip
@@ -339,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _gemini(self, req: Request, body: dict[str, Any], *, stream: bool) -> None:
         done = '"functionResponse"' in req.text
         tool = self._call_tool(done)
-        text = self.ms.reply
+        text = self.ms.reply_for(_model_of(req))
         part: dict[str, Any] = {"functionCall": {"name": tool.name, "args": tool.args}} if tool else {"text": text}
         payload = {
             "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
