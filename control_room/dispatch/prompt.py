@@ -149,11 +149,15 @@ def assemble(
         + (f" You run on {runs_on}." if runs_on else "")
         + f"\n\n{role_body.strip()}",
         f"## Report format\n\n{_body(skill)}",
-        f"## Current context\n\n{(read_optional(room.context) or '(none)').strip()}",
-        f"## Digest\n\n{(read_optional(room.digest) or '(none yet)').strip()}",
-        f"## Field guide\n\n{guide.strip() or '(empty)'}",
     ]
-    if history:
+    if not shown:  # a reviewer or an arbiter sees only what its lens shows: the room's own views
+        # (CURRENT_CONTEXT, DIGEST, the route's history) name other reviews' lenses and verdicts
+        parts += [
+            f"## Current context\n\n{(read_optional(room.context) or '(none)').strip()}",
+            f"## Digest\n\n{(read_optional(room.digest) or '(none yet)').strip()}",
+        ]
+    parts.append(f"## Field guide\n\n{guide.strip() or '(empty)'}")
+    if history and not shown:
         parts.append(f"## This route so far\n\n{history.strip()}")
     if shown:
         parts.append(shown.strip())

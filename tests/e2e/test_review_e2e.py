@@ -94,6 +94,7 @@ def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_
     assert where(room, "t1") == ["to-test"] and (tmp_path / "repo" / "b.txt").read_text() == "b"
     # what each lens was shown: style the diff and the spec; safety the history, not the diff
     style, safety = reviewers.shown("m-style"), reviewers.shown("m-safety")
+    assert "review-safety-t1" not in style and "m-safety" not in style  # the first verdict is not shown
     assert "## The change" in style and "+b" in style and "objective: objective of t1" in style
     assert "## The change" not in safety and "## The executor's history: its report" in safety
     assert "You were not shown: the task's objective and falsifier; the change (the diff)." in safety
@@ -156,8 +157,9 @@ def test_the_arbiter_sees_anonymised_positions_and_its_choice_of_the_accepting_s
     assert "merged: t1" in done.stdout and where(room, "t1") == ["to-test"]
     shown = reviewers.shown("m-judge")
     assert "## Position A" in shown and "## Position B" in shown and "b.txt holds a key" in shown
-    for name in ("style", "safety", "m-style", "m-safety", "command", "review-style-t1"):
-        assert name not in shown.split("## Your task")[0].split("## Position A")[1], name
+    for name in ("style", "safety", "m-style", "m-safety", "review-style-t1", "review-safety-t1"):
+        assert name not in shown, name  # anywhere in the arbiter's whole brief
+    assert "## Current context" not in shown and "## Digest" not in shown
     assert "You were not shown: who wrote each position, on which adapter and model." in shown
     assert [e for e in events(room.ledger) if e == "arbitration"] == ["arbitration", "arbitration"]
     # the scorecard's split by role equals a hand count of the result lines' roles
