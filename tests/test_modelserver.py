@@ -141,3 +141,13 @@ def test_every_request_is_recorded() -> None:
         (req,) = s.requests
     assert (req.method, req.path, req.json["model"]) == ("POST", "/v1/messages", "m")
     assert "the brief" in s.bodies() and req.headers["content-type"] == "application/json"
+
+
+def test_each_model_gets_its_own_reply_and_the_models_asked_for_are_recorded() -> None:
+    with ModelServer(replies={"mock-a": "from a"}) as s:
+        for model in ("mock-a", "other"):
+            post(f"{s.url}/v1/messages", {"model": model, "messages": []})
+        code, text = post(f"{s.url}/v1/chat/completions", {"model": "mock-a", "messages": []})
+        assert json.loads(text)["choices"][0]["message"]["content"] == "from a"
+        assert s.models() == ["mock-a", "other", "mock-a"]
+        assert (s.reply_for("mock-a"), s.reply_for("other")) == ("from a", REPORT)
