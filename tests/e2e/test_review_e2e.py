@@ -275,3 +275,13 @@ def test_review_when_always_reviews_a_failed_round_and_its_findings_join_the_nex
     assert "review_tasks" not in t
     shown = reviewers.shown("m-style")
     assert "Review the failed round of task t1" in shown and "+b" in shown  # the uncommitted work's diff
+
+
+def test_control_md_names_lenses_per_route(cr, room: Room, reviewers: Reviewers) -> None:
+    set_gate(room, "review", "{r1: [style], '*': []}")
+    assert cr("route", "add", "r2", "--title", "route r2").returncode == 0
+    queue(room, "t1", route="r1", command=WORK, priority=1)
+    queue(room, "t2", route="r2", command=[PY, "-c", "open('c.txt', 'w').write('c')"])
+    assert cr("cycle").stdout.endswith("; waits for 1 review: review-style-t1\n")
+    assert "merged: t1" in cr("cycle").stdout  # the review runs first (its priority is above)
+    assert "merged: t2" in cr("cycle").stdout  # r2: no lens, merged at once
