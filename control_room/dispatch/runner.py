@@ -206,6 +206,7 @@ def _finish(
                 "violations": [[v.line, v.message] for v in rep.violations],
             },
             "validator": validator.meta(val),
+            "metrics": validator.metrics(val),
             "verdict": "pass" if not failures else "fail",
             "failures": failures,
             "unsupported_claim": unsupported,
@@ -235,6 +236,7 @@ def _finish(
         role=plan.role,
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
+        metrics=validator.metrics(val),
     )
     if cost > float(task["max_cost_usd"]):
         ledger.append(

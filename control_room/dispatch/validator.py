@@ -3,6 +3,7 @@ the agent; exit 0 is a pass. The agent's report is a claim; this is the check.""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,22 @@ def run(
     except ControlRoomError as exc:
         atomic_write(results / f"{stem}.stderr.txt", f"{exc}\n")
         return None
+
+
+METRIC = re.compile(r"^METRIC ([A-Za-z][\w.-]{0,63})=(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*$", re.M)
+METRICS_MAX = 20  # names kept per run
+
+
+def metrics(val: proc.Result | None) -> dict[str, float]:
+    """The objective's numbers a validator printed, one ``METRIC name=value`` line each (the
+    last value of a name wins): the curve the dashboard draws. Read from the end of its output."""
+    if val is None:
+        return {}
+    found: dict[str, float] = {}
+    for name, value in METRIC.findall(val.stdout.tail(200, 65536)):
+        if name in found or len(found) < METRICS_MAX:
+            found[name] = float(value)
+    return found
 
 
 def word(val: proc.Result | None) -> str:

@@ -49,6 +49,7 @@ class RunResult:
         "exit",
         "failed",
         "input_tokens",
+        "metrics",
         "model",
         "output_tokens",
         "report",
@@ -73,12 +74,14 @@ class RunResult:
         role: str = "",  # "": not recorded (a line written before 0.3)
         input_tokens: int | None = None,  # None: not reported
         output_tokens: int | None = None,
+        metrics: dict[str, float] | None = None,  # `METRIC name=value` lines of the validator
     ) -> None:
         self.decision, self.failed, self.unsupported = decision, failed, unsupported
         self.round, self.exit, self.seconds = round, exit, seconds
         self.report, self.validator = report, validator
         self.model, self.role = model, role
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
+        self.metrics = metrics or {}
 
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
@@ -101,6 +104,8 @@ class RunResult:
             data["input_tokens"] = self.input_tokens
         if self.output_tokens is not None:
             data["output_tokens"] = self.output_tokens
+        if self.metrics:
+            data["metrics"] = self.metrics
         data["decision"] = cut(self.decision, DECISION_MAX) or "(none)"
         if self.failed:
             data["failed"] = cut(self.failed, FAILED_MAX)
@@ -142,6 +147,7 @@ def read(detail: str) -> RunResult:
             role=str(data.get("role") or ""),
             input_tokens=_count(data.get("input_tokens")),
             output_tokens=_count(data.get("output_tokens")),
+            metrics=_metrics(data.get("metrics")),
         )
     tail, failed_only = _legacy()
     m = tail.search(detail)
@@ -149,6 +155,14 @@ def read(detail: str) -> RunResult:
         return RunResult(m.group("decision"), m.group("failed") or "")
     m = failed_only.search(detail)
     return RunResult("", m.group("failed") if m else "")
+
+
+def _metrics(value: object) -> dict[str, float]:
+    if not isinstance(value, dict):
+        return {}
+    return {
+        str(k): float(v) for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
 
 
 def _count(value: object) -> int | None:

@@ -49,3 +49,18 @@ def test_a_file_an_adapter_names_outside_its_state_folder_is_refused(room: Room,
         agent.write_state(room, Sneaky(), inv)
     assert str(err.value) == "adapter sneaky: prepare() named '../../CONTROL.md', outside its folder"
     assert room.control.read_text() == before
+
+
+def test_a_runs_metrics_reach_its_meta_and_its_result_line(room: Room) -> None:
+    import sys
+
+    from support import entries
+
+    from control_room.ledger import result
+
+    queue(room, "m1", validator=[sys.executable, "-c", "print('METRIC speedup=1.4')"])
+    cycle.cycle(room)
+    meta = json.loads((room.swarm / "results" / "m1" / "meta.json").read_text())
+    assert meta["metrics"] == {"speedup": 1.4}
+    (line,) = entries(room, "result")
+    assert result.read(line.detail).metrics == {"speedup": 1.4}

@@ -58,3 +58,11 @@ def test_a_validator_past_its_time_limit_is_killed(room: Room, tmp_path: Path) -
     assert validator.word(val) == "timed out"
     failure = validator.failure(val, settings.load(room).replace(validator_timeout_s=0.5))
     assert failure == "validator timed out after 0.5s"
+
+
+def test_metric_lines_are_the_objectives_numbers(room: Room, tmp_path: Path) -> None:
+    out = "METRIC speedup=1.25\\nnot a METRIC x=1\\nMETRIC p95_ms=-3e2\\nMETRIC speedup=1.5\\nMETRIC bad=fast\\n"
+    val, _ = run(room, tmp_path, [PY, "-c", f"print('{out}', end='')"])
+    assert validator.metrics(val) == {"speedup": 1.5, "p95_ms": -300.0}
+    assert validator.metrics(None) == {}
+
