@@ -95,8 +95,10 @@ def run(
     cap_bytes: int = 10_000_000,
     stop_file: Path | None = None,
     on_start: Callable[[int], None] | None = None,
+    on_tick: Callable[[float, int], None] | None = None,
 ) -> Result:
-    """Run ``argv`` to completion, time-out or STOP. Raises ExecutableNotFound if missing."""
+    """Run ``argv`` to completion, time-out or STOP. Raises ExecutableNotFound if missing.
+    ``on_tick(seconds elapsed, output bytes)`` is called at each poll while it runs."""
     if not argv or not argv[0]:
         raise ControlRoomError("empty command")
     exe = which(argv[0], env)
@@ -137,6 +139,8 @@ def run(
                 break
             except subprocess.TimeoutExpired:
                 pass
+            if on_tick is not None:
+                on_tick(time.monotonic() - start, out.bytes_seen + err.bytes_seen)
             if stop_file is not None and os.path.lexists(stop_file):
                 result.stopped = True
             elif time.monotonic() >= deadline:

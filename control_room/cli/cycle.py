@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import functools
+import shutil
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 
@@ -19,7 +20,13 @@ from control_room.timeutil import now_iso, parse_duration
 
 @click.command()
 @room_option
-def cycle() -> None:
+@click.option(
+    "--log",
+    "log",
+    type=click.Path(dir_okay=False),
+    help="Also append each line this cycle says, with a UTC timestamp, to this file (a schedule's log).",
+)
+def cycle(log: str | None) -> None:
     """Run one cycle: take one ready task from the queue, run it, validate it, write it down.
 
     \b
@@ -29,14 +36,77 @@ def cycle() -> None:
     See docs/exit-codes.md.
     """
     room = current_room()
+    tell = _Teller(Path(log).absolute() if log else None)
     with interrupt.handled():
         try:
-            result = run_cycle(room, say=click.echo)
+            result = run_cycle(room, say=tell.say, progress=tell.progress)
         except interrupt.Interrupted as exc:
-            _last_word(str(exc))
+            tell.last_word(str(exc))
             sys.exit(exc.exit_code)
-    click.echo(result.message)
+        except errors.ControlRoomError as exc:
+            tell.log(f"Error: {exc}")  # the log says it too; the edge prints it and exits
+            raise
+    tell.say(result.message)
     sys.exit(result.code)
+
+
+class _Teller:
+    """Where a cycle's lines go: stdout, and (``--log``) a log file with timestamps; on a
+    terminal, one live line while the agent runs (``progress``), cleared before any other."""
+
+    def __init__(self, log: Path | None, prefix: str = "") -> None:
+        self.log_path, self.prefix = log, prefix
+        self.live = _LiveLine() if sys.stdout.isatty() else None
+
+    def log(self, line: str) -> None:
+        if self.log_path is not None:
+            from control_room.store.files import append_lines  # only with --log
+
+            append_lines(self.log_path, [f"{now_iso()}  {self.prefix}{line}"])
+
+    def say(self, line: str) -> None:
+        if self.live is not None:
+            self.live.clear()
+        click.echo(line)
+        self.log(line)
+
+    def last_word(self, line: str) -> None:
+        if self.live is not None:
+            self.live.clear()
+        _last_word(line)
+        self.log(line)
+
+    def progress(self, task: str, adapter: str, elapsed: float, limit: float, nbytes: int) -> None:
+        if self.live is not None:
+            self.live.show(task, adapter, elapsed, limit, nbytes)
+
+
+class _LiveLine:
+    """One line on the terminal, rewritten in place (at most 4 times a second)."""
+
+    def __init__(self) -> None:
+        self.shown, self.at = False, 0.0
+
+    def show(self, task: str, adapter: str, elapsed: float, limit: float, nbytes: int) -> None:
+        now = time.monotonic()
+        if now - self.at < 0.25:
+            return
+        self.at = now
+        size = f"{nbytes / 1024:.1f} KiB" if nbytes >= 1024 else f"{nbytes} B"
+        text = (
+            f"{task}  {adapter}  {elapsed:.0f}s / {limit:.0f}s  output {size}  "
+            "(Ctrl-C to interrupt, `control-room stop` to halt all)"
+        )
+        width = shutil.get_terminal_size((100, 20)).columns - 1
+        sys.stdout.write("\r\x1b[2K" + text[:width])
+        sys.stdout.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stdout.write("\r\x1b[2K")
+            sys.stdout.flush()
+            self.shown = False
 
 
 @click.command()
@@ -96,8 +166,14 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
 
 def _in_process(room: Room, done: int) -> list[int]:
     """One cycle in this process; its exit code."""
-    say = functools.partial(_say, done)
-    result = run_cycle(room, say=say)
+    live = _LiveLine() if sys.stdout.isatty() else None
+
+    def say(line: str) -> None:
+        if live is not None:
+            live.clear()
+        _say(done, line)
+
+    result = run_cycle(room, say=say, progress=live.show if live is not None else None)
     refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
     say(result.message)
     return [result.code]

@@ -52,6 +52,7 @@ def execute(
     timeout_s: float,
     *,
     on_start: Callable[[int], None] | None = None,
+    on_tick: Callable[[float, int], None] | None = None,
 ) -> proc.Result:
     """Run the CLI in the work dir, its streams into the results folder. Raises
     ``proc.ExecutableNotFound`` when the CLI is not installed."""
@@ -67,6 +68,7 @@ def execute(
         cap_bytes=settings.capture_max_bytes,
         stop_file=room.stop,
         on_start=on_start,
+        on_tick=on_tick,
     )
 
 

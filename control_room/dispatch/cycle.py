@@ -28,10 +28,13 @@ from control_room.room.settings import Settings
 from control_room.timeutil import now_iso
 
 
-def cycle(room: Room, *, say: Callable[[str], None] | None = None) -> CycleResult:
+def cycle(
+    room: Room, *, say: Callable[[str], None] | None = None, progress: runner.Progress | None = None
+) -> CycleResult:
     """Run one cycle. What it did before its pick (recoveries) is in the result's ``notes``,
     and is also passed at once, line by line, to ``say`` if given: a person watching should
-    not wait for the agent to hear of it."""
+    not wait for the agent to hear of it. ``progress`` is told, a few times a second, how the
+    agent's run goes (a live line on a terminal)."""
     # 1. STOP: the dumbest possible brake, before any parsing or locking.
     if room.stopped():
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
@@ -68,7 +71,7 @@ def cycle(room: Room, *, say: Callable[[str], None] | None = None) -> CycleResul
                 picked.notes[:0] = notes
                 return picked
             claim(room, settings, picked, number)
-        result = runner.run_claimed(room, settings, picked)
+        result = runner.run_claimed(room, settings, picked, progress=progress)
         result.notes[:0] = notes
         return result
     except interrupt.Interrupted as exc:

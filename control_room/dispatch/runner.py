@@ -7,6 +7,7 @@ then the task's move out of ``swarm/running/``. A cycle killed at any point leav
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,13 @@ if TYPE_CHECKING:
     from control_room.adapters import Outcome
 
 
-def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
+# (task id, adapter, seconds elapsed, the time limit, output bytes so far)
+Progress = Callable[[str, str, float, float, int], None]
+
+
+def run_claimed(
+    room: Room, settings: Settings, picked: Pick, *, progress: Progress | None = None
+) -> CycleResult:
     task, plan = picked.task, picked.plan
     adapter = plan.adapter
     tid = task["id"]
@@ -89,7 +96,9 @@ def run_claimed(room: Room, settings: Settings, picked: Pick) -> CycleResult:
 
     try:
         meta["argv"] = adapter.command(inv)
-        res = agent.execute(room, settings, adapter, inv, env, float(task["wall_clock_s"]), on_start=started)
+        limit = float(task["wall_clock_s"])
+        tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
+        res = agent.execute(room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick)
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         requeue(room, task, events.ADAPTER_MISSING, f"{exc}; {adapter.install}", adapter=adapter.name)

@@ -168,6 +168,23 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
     )
 
 
+def append_lines(path: Path, lines: list[str]) -> None:
+    """Append whole lines to a log file (``cycle --log``): one ``O_APPEND`` write, so lines of
+    cycles writing at once never interleave mid-line. A log is not state: failing to write it
+    raises like any write (the caller decides)."""
+    data = "".join(f"{ln}\n" for ln in lines).encode("utf-8", "replace")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    try:
+        os.write(fd, data)
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
+    finally:
+        os.close(fd)
+
+
 def remove(path: Path) -> None:
     """Delete a file, or a folder and everything in it: the one place the house deletes room
     content (`cleanup`, room/retention.py). A symlink is removed, never followed; a path already

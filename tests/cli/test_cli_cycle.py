@@ -131,3 +131,43 @@ def test_run_refuses_a_bad_duration(run: Run, inside: Room) -> None:
         "Error: Invalid value for --every: not a duration: 'nonsense' (try 90, 90s, 30m, 1h)\n"
     )
     assert events(inside.ledger) == ["init"]
+
+
+def test_log_appends_each_line_with_its_time(cr, room: Room, tmp_path: Path) -> None:
+    log = tmp_path / "cycle.log"
+    queue(room, "t1")
+    assert cr("cycle", "--log", str(log)).returncode == errors.PASSED
+    assert cr("cycle", "--log", str(log)).returncode == errors.OK
+    lines = log.read_text().splitlines()
+    assert [ln[:20] for ln in lines] and all(re.fullmatch(TIME, ln[:20]) for ln in lines)
+    assert lines[0][22:].startswith("passed: t1 (") and lines[1][22:] == "nothing to do: the queue is empty"
+    (room.cr / "CONTROL.md").write_text("---\nmax_parallel: nope\n---\n")
+    broken = cr("cycle", "--log", str(log))
+    assert broken.returncode == errors.ROOM_INVALID
+    assert log.read_text().splitlines()[-1][22:] == broken.stderr.strip()  # the error is logged too
+
+
+def test_on_a_terminal_a_running_cycle_shows_one_live_line(cr, room: Room) -> None:
+    import os
+    import pty
+
+    queue(room, "slow", command=[sys.executable, "-c", "import time; print('x' * 2000); time.sleep(1.2)"])
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the installed command, its stdout a terminal
+        os.chdir(room.root)
+        os.execve(cr.exe, [cr.exe, "cycle"], cr.env)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    _, status = os.waitpid(pid, 0)
+    text = seen.decode()
+    assert os.waitstatus_to_exitcode(status) == errors.PASSED
+    # (cut at the terminal's width; the seconds go up as it runs)
+    assert re.search(r"\r\x1b\[2Kslow  probe  \ds / 60s  output 2\.0 KiB  \(Ctrl-C to interrupt", text)
+    assert text.endswith("\r\x1b[2Kpassed: slow (" + text.split("passed: slow (", 1)[1])  # cleared first
