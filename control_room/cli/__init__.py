@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import click
 
 from control_room import __version__
-from control_room.cli.common import ROOM_KEY, refresh_views
+from control_room.cli.common import ROOM_KEY, notify_people, refresh_views
 from control_room.errors import BROKEN_PIPE, IO_ERROR, ControlRoomError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -101,16 +101,22 @@ class Root(Group):
         try:
             out = super().invoke(ctx)
         except (click.exceptions.Exit, SystemExit):  # the command's own exit code
-            translated(lambda: refresh_views(ctx))
+            translated(lambda: _edge(ctx))
             raise
         except BaseException:
             try:  # the command's error is what the person must see
-                refresh_views(ctx)
+                _edge(ctx)
             except (ControlRoomError, OSError):
                 pass
             raise
-        translated(lambda: refresh_views(ctx))
+        translated(lambda: _edge(ctx))
         return out
+
+
+def _edge(ctx: click.Context) -> None:
+    """When a command ends: the views, then the notifications (of what the views now show)."""
+    refresh_views(ctx)
+    notify_people(ctx)
 
 
 @click.group(cls=Root, context_settings=CONTEXT_SETTINGS)

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from control_room.errors import ControlRoomError
 from control_room.room.layout import STATES, Room, find_room
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -45,10 +46,11 @@ def current_room() -> Room:
 
 
 class _Edge:
-    __slots__ = ("room", "stamp")
+    __slots__ = ("first", "room", "stamp")
 
-    def __init__(self, room: Room, stamp: tuple[object, ...]) -> None:
+    def __init__(self, room: Room, stamp: tuple[Any, ...]) -> None:
         self.room, self.stamp = room, stamp
+        self.first = stamp  # as the command found the room (``stamp`` moves on as views refresh)
 
 
 def _stat(path: os.PathLike[str] | str) -> tuple[int, int, int] | None:
@@ -89,6 +91,28 @@ def refresh_views(ctx: click.Context | None = None) -> None:
 
     refresh(edge.room)
     edge.stamp = stamp(edge.room)
+
+
+def notify_people(ctx: click.Context | None = None) -> None:
+    """The edge, after the views: CONTROL.md ``notify:`` is told what a person must hear of
+    (dispatch/notify.py). Without ``notify`` this reads CONTROL.md's text and nothing else; a
+    broken CONTROL.md notifies nobody (the command says what is wrong itself)."""
+    meta = (ctx or click.get_current_context()).meta
+    edge: _Edge | None = meta.get(_EDGE)
+    if edge is None:
+        return
+    from control_room.room import settings as settings_file  # loaded by most commands already
+
+    if not settings_file.mentions(edge.room, "notify"):
+        return
+    try:
+        settings = settings_file.load(edge.room)
+    except ControlRoomError:
+        return
+    from control_room.dispatch import notify  # the ledger checkpoint and subprocess: only with notify
+
+    ledger_then = edge.first[0][1] if edge.first[0] else 0  # the ledger's size when it began
+    notify.flush(edge.room, settings, since=ledger_then)
 
 
 def echo_json(data: Any) -> None:

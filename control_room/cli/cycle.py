@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from control_room import errors, interrupt
-from control_room.cli.common import current_room, refresh_views, room_option
+from control_room.cli.common import current_room, notify_people, refresh_views, room_option
 from control_room.dispatch.cycle import cycle as run_cycle
 from control_room.room.layout import Room
 from control_room.timeutil import now_iso, parse_duration
@@ -175,6 +175,7 @@ def _in_process(room: Room, done: int) -> list[int]:
 
     result = run_cycle(room, say=say, progress=live.show if live is not None else None)
     refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
+    notify_people()  # a long run tells a person as it goes, not when it ends
     say(result.message)
     return [result.code]
 
@@ -195,6 +196,7 @@ def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int], list[int]]:
                 click.echo(f"{now_iso()}  cycle {done}.{k}  {line}")
             codes.append(code)
         refresh_views()
+        notify_people()
         return codes
 
     return one_round

@@ -186,6 +186,13 @@ ESCALATED = _e(
     "the arbiter said `escalate`, or a second arbitration was needed: the task is parked for a "
     "person with both positions side by side ([review.md](review.md#arbitration))",
 )
+NOTIFY = _e(
+    "notify",
+    ("sent", "failed"),
+    "task detail",
+    "CONTROL.md `notify:` was run for an event a person must hear of (`detail`: its id and kind, "
+    "and why it failed) ([notifications.md](notifications.md))",
+)
 ADAPTER_CHECK = _e(
     "adapter-check",
     ("ok", "fail"),
@@ -318,6 +325,7 @@ EVENTS: tuple[Event, ...] = (
     REVIEW,
     ARBITRATION,
     ESCALATED,
+    NOTIFY,
     BUDGET_HOLD,
     APPROVAL_NEEDED,
     ROUTE_HELD,

@@ -81,6 +81,21 @@ def _walk(
         os.close(fd)
 
 
+def start_at(
+    path: Path, checkpoint: Path, kind: str, init: Callable[[], dict[str, Any]], offset: int
+) -> None:
+    """Make a checkpoint that has folded in the ledger up to ``offset`` (the end of a whole line
+    past the table header) without reading it: for a state that only wants what comes next."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = min(offset, os.fstat(fd).st_size)
+        state = {"kind": kind, "size": size, "in_table": True, "lines": 0, **init()}
+        state["boundary"] = _boundary(fd, size)
+    finally:
+        os.close(fd)
+    cache.save(checkpoint, state)
+
+
 def follow(
     path: Path, checkpoint: Path, kind: str, init: Callable[[], dict[str, Any]], fold: Fold
 ) -> tuple[dict[str, Any], int]:

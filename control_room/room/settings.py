@@ -172,6 +172,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "a role: a rebase that conflicts queues a resolver task with it on that worktree; none: the "
         "conflict is a failed round",
     ),
+    "notify": (
+        None,
+        "command",
+        "a command (argv or a string without shell syntax) run with a JSON event on stdin when a "
+        "person is needed ([notifications.md](notifications.md))",
+    ),
     "review": (
         (),
         "review",
@@ -264,6 +270,7 @@ class Settings:
     base_branch: str | None
     auto_integrate: bool
     conflict_resolver: str | None
+    notify: str | tuple[str, ...] | None
     review: tuple[str, ...] | dict[str, list[str]]
     review_when: str
     megafile_lines: int
@@ -380,6 +387,17 @@ def load(room: Room) -> Settings:
         return _checked(text, str(room.control))
 
     return Settings(**cache.derived(room.cache / "control", room.control, compute))
+
+
+def mentions(room: Room, name: str) -> bool:
+    """Whether CONTROL.md gives ``name`` a value on a line of its own: a look at the text, no
+    parse, no cache written (the edge of every command asks it of ``notify``). False if the file
+    cannot be read: the command itself says what is wrong."""
+    try:
+        text = read_text(room.control)
+    except OSError:
+        return False
+    return re.search(rf"(?m)^{re.escape(name)}:[ \t]*[^\s#]", text) is not None
 
 
 def set_value(text: str, name: str, value: Any) -> str:
