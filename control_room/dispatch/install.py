@@ -62,7 +62,8 @@ def _call(argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
 def _failed(argv: list[str], err: str) -> ControlRoomError:
     said = err.strip().splitlines()
     return ControlRoomError(
-        f"`{' '.join(argv)}` failed: {said[-1] if said else 'no message'}", exit_code=IO_ERROR
+        f"`{' '.join([Path(argv[0]).name, *argv[1:]])}` failed: {said[-1] if said else 'no message'}",
+        exit_code=IO_ERROR,
     )
 
 
