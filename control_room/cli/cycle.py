@@ -24,7 +24,8 @@ from control_room.timeutil import now_iso, parse_duration
     "--log",
     "log",
     type=click.Path(dir_okay=False),
-    help="Also append each line this cycle says, with a UTC timestamp, to this file (a schedule's log).",
+    help="Append each line to this file after its UTC time, instead of printing it (for a scheduler: "
+    "an error is also said on stderr).",
 )
 def cycle(log: str | None) -> None:
     """Run one cycle: take one ready task from the queue, run it, validate it, write it down.
@@ -51,8 +52,9 @@ def cycle(log: str | None) -> None:
 
 
 class _Teller:
-    """Where a cycle's lines go: stdout, and (``--log``) a log file with timestamps; on a
-    terminal, one live line while the agent runs (``progress``), cleared before any other."""
+    """Where a cycle's lines go: stdout, or (``--log``) a log file with timestamps instead, so
+    that cron mails only errors (the edge says those on stderr too); on a terminal, one live
+    line while the agent runs (``progress``), cleared before any other."""
 
     def __init__(self, log: Path | None, prefix: str = "") -> None:
         self.log_path, self.prefix = log, prefix
@@ -65,10 +67,12 @@ class _Teller:
             append_lines(self.log_path, [f"{now_iso()}  {self.prefix}{line}"])
 
     def say(self, line: str) -> None:
+        if self.log_path is not None:
+            self.log(line)
+            return
         if self.live is not None:
             self.live.clear()
         click.echo(line)
-        self.log(line)
 
     def last_word(self, line: str) -> None:
         if self.live is not None:

@@ -297,6 +297,21 @@ ORCHESTRATE_HELD = _e(
     "an orchestrator task is parked, so no new one is queued (once a day)",
 )
 
+# Schedules
+SCHEDULE_INSTALL = _e(
+    "schedule-install",
+    ("installed",),
+    "detail",
+    "`schedule --install`: a cron block, launchd plist or systemd timer now fires cycles of the room "
+    "(`detail`: kind, where, every, cycles per firing) ([scheduling.md](scheduling.md))",
+)
+SCHEDULE_UNINSTALL = _e(
+    "schedule-uninstall",
+    ("removed",),
+    "detail",
+    "`schedule --uninstall`: what `--install` put there was removed (`detail`: kind, where)",
+)
+
 EVENTS: tuple[Event, ...] = (
     INIT,
     STOP,
@@ -349,6 +364,8 @@ EVENTS: tuple[Event, ...] = (
     PROPOSAL_REFUSED,
     ORCHESTRATE_REFUSED,
     ORCHESTRATE_HELD,
+    SCHEDULE_INSTALL,
+    SCHEDULE_UNINSTALL,
 )
 
 

@@ -1,5 +1,5 @@
-"""control_room.dispatch.schedule: cron fields for a period, a stable launchd label, and how a
-scheduler starts control-room."""
+"""control_room.dispatch.schedule: cron fields for a period, stable launchd and systemd names,
+systemd quoting, and how a scheduler starts control-room."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def test_the_launchd_label_is_stable_and_names_the_room(room: Room, tmp_path: Pa
     assert label == schedule.launchd_label(Room(room.root))
     assert label.startswith("dev.control-room.room.") and label != schedule.launchd_label(Room(tmp_path / "other"))
     plist = plistlib.loads(schedule.launchd_plist(room, 1800))
-    assert (plist["Label"], plist["StartInterval"], plist["ProgramArguments"][-3:]) == (
-        label, 1800, ["--room", str(room.root), "cycle"],
+    assert (plist["Label"], plist["StartInterval"], plist["ProgramArguments"][-5:]) == (
+        label, 1800, ["--room", str(room.root), "cycle", "--log", str(room.cr / "cycle.log")],
     )  # fmt: skip
 
 
@@ -42,3 +42,35 @@ def test_the_scheduler_starts_this_installation(room: Room) -> None:
     argv = schedule.command_argv()
     assert Path(argv[0]).is_absolute()
     assert schedule.log_path(room) == room.cr / "cycle.log"
+
+
+def test_the_systemd_unit_name_is_stable_and_names_the_room(room: Room, tmp_path: Path) -> None:
+    name = schedule.unit_name(room)
+    assert name == schedule.unit_name(Room(room.root)) and name != schedule.unit_name(Room(tmp_path / "other"))
+    assert name == "control-room-room-" + schedule.launchd_label(room).rsplit(".", 1)[1]
+    assert schedule.unit_name(Room(tmp_path / "My Room!")).startswith("control-room-my-room-")
+
+
+@pytest.mark.parametrize(
+    ("word", "written"),
+    [("/usr/bin/x", "/usr/bin/x"), ("a b", '"a b"'), ("100%", "100%%"), ("$HOME", "$$HOME"),
+     ('say "hi"', '"say \\"hi\\""'), ("it's", '"it\'s"'), ("a\\b", '"a\\\\b"'), ("", '""')],
+)  # fmt: skip
+def test_an_exec_start_word_reaches_systemd_literally(word: str, written: str) -> None:
+    assert schedule._exec_word(word) == written
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(20, "20s"), (90, "90s"), (300, "5m"), (5400, "90m"), (7200, "2h")])
+def test_every_text(seconds: float, text: str) -> None:
+    assert schedule.every_text(seconds) == text
+
+
+def test_parallel_of_what_an_entry_runs(room: Room) -> None:
+    assert schedule.parallel_of(schedule.program_arguments(room, 1)) == 1
+    assert schedule.parallel_of(schedule.program_arguments(room, 3)) == 3
+
+
+def test_parallel_is_checked_against_the_slots(room: Room) -> None:
+    schedule.check_parallel(room, 1)
+    with pytest.raises(InvalidError, match=r"^--parallel 2: max_parallel is 1 in "):
+        schedule.check_parallel(room, 2)
