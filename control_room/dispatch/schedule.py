@@ -24,6 +24,7 @@ from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 
 LOG_NAME = "cycle.log"
+STDERR_NAME = "cycle.stderr.log"  # launchd's StandardErrorPath (cron mails stderr; systemd journals it)
 SHELL = "/bin/sh"
 
 
@@ -128,14 +129,15 @@ CRON_ABOUT = re.compile(r"^# every (\S+), (\d+) cycles? per firing")
 
 
 def cron_line(room: Room, seconds: float, parallel: int = 1) -> str:
-    """The crontab line: its fields, then a command for sh. stdout lines go to the log through
-    ``cycle --log``; stderr (an error, a traceback) is appended to the same log as it is."""
+    """The crontab line: its fields, then a command for sh. What a cycle says goes to the log
+    through ``cycle --log``, each line after its time (an error too); stderr (the same error
+    again, or a traceback) is left to cron, which mails it: a person hears of what went wrong."""
     q = shlex.quote
-    root, path, log = q(str(room.root)), q(search_path()), q(str(log_path(room)))
+    root, path = q(str(room.root)), q(search_path())
     if parallel == 1:
-        command = f"cd {root} && PATH={path} {shlex.join(cycle_argv(room))} 2>> {log}"
+        command = f"cd {root} && PATH={path} {shlex.join(cycle_argv(room))}"
     else:
-        command = f"cd {root} && export PATH={path} && {{ {_shell_cycles(room, parallel)}; }} 2>> {log}"
+        command = f"cd {root} && export PATH={path} && {{ {_shell_cycles(room, parallel)}; }}"
     # cron turns an unescaped % into a newline (crontab(5)); \% reaches the shell as %.
     return f"{cron_spec(seconds)} {command.replace('%', chr(92) + '%')}"
 
@@ -180,7 +182,7 @@ def launchd_plist(room: Room, seconds: float, parallel: int = 1) -> bytes:
         "StartInterval": int(seconds),
         "RunAtLoad": False,
         "EnvironmentVariables": {"PATH": search_path()},
-        "StandardErrorPath": str(log_path(room)),
+        "StandardErrorPath": str(room.cr / STDERR_NAME),  # errors, tracebacks: beside the log
     }
     return plistlib.dumps(plist)
 

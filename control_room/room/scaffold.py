@@ -20,7 +20,8 @@ LEDGER = "control-room/LEDGER.md"
 _ROOT_TEMPLATES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "DIGEST.md")
 _GITIGNORE = (
-    "# derived caches, lock files and the scheduler's log: never state\n.cache/\n.*.lock\n.tmp-*\ncycle.log\n"
+    "# derived caches, lock files, the scheduler's logs, the dashboard: never state\n"
+    ".cache/\n.*.lock\n.tmp-*\ncycle.log\ncycle.stderr.log\n.dashboard/\n"
 )
 _FOLDER_GITIGNORE = (
     "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
