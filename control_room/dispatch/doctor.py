@@ -61,7 +61,8 @@ def diagnose(
         return Diagnosis([f for _, fs in found for f in fs])
     repairs: list[str] = []
     repaired: set[str] = set()
-    for c, fs in found:
+    # the ledger's header first: every other repair writes a line below it
+    for c, fs in sorted(found, key=lambda cf: cf[0].name != "ledger"):
         if c.repair is None or not any(f.fixable and f.status != OK for f in fs):
             continue
         for line in _repair(room, ctx, c):

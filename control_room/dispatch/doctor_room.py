@@ -223,7 +223,8 @@ def rejected(ctx: Context) -> list[Finding]:
                 "rejected",
                 WARN,
                 f"{count(n, 'rejected file')} waiting in swarm/rejected/",
-                "`control-room task list --state rejected` says why; `task retry ID` or `task cancel ID`",
+                "`control-room task list --state rejected` says why; "
+                "then `task retry ID` or `task cancel ID`",
             )
         ]
     return [Finding("rejected", OK, "no rejected files waiting")]
