@@ -28,6 +28,7 @@ from control_room.room.tasks import DEFAULT_ROLE
 from control_room.words import count
 
 # the files init writes that commands read (CONTROL.md and LEDGER.md have checks of their own)
+NO_SLOT = -1  # doctor holds no slot: no claim's slot is "ours" (``claims.why_dead``)
 _READ = ("control-room/ROUTES.md", "control-room/CURRENT_CONTEXT.md", "control-room/DIGEST.md")
 
 
@@ -181,7 +182,7 @@ def _dead(ctx: Context) -> list[tuple[str, str]]:
     assert ctx.settings is not None
     found = []
     for tid in claims.running_ids(ctx.room):
-        why = claims.why_dead(ctx.room, claims.read_claim(ctx.room, tid), ctx.settings.grace_s, mine=None)
+        why = claims.why_dead(ctx.room, claims.read_claim(ctx.room, tid), ctx.settings.grace_s, mine=NO_SLOT)
         if why is not None:
             found.append((tid, why))
     return found
@@ -211,7 +212,7 @@ def recover(ctx: Context) -> list[str]:
     """What a cycle does before it picks (``cycle.recover``), under the claim lock."""
     assert ctx.settings is not None
     with interrupt.deferred(), claims.claim_lock(ctx.room):
-        return cycle.recover(ctx.room, ctx.settings, mine=None)
+        return cycle.recover(ctx.room, ctx.settings, mine=NO_SLOT)
 
 
 def rejected(ctx: Context) -> list[Finding]:

@@ -338,6 +338,16 @@ def test_an_unknown_adapter_fails(run: Run, inside: Room) -> None:
     assert line.endswith("); fix control-room/CONTROL.md")
 
 
+def test_an_adapter_setup_the_adapter_refuses_fails(run: Run, inside: Room) -> None:
+    set_gate(inside, "adapters", json.dumps({"probe": {"model": "m1"}}))
+    line = (
+        "FAIL adapter probe  CONTROL.md: adapters.probe: the probe adapter does not act on model (it takes: "
+        "none); fix CONTROL.md"
+    )
+    result = run("doctor")
+    assert (result.exit_code, lines(result)["adapter probe"]) == (15, [line])
+
+
 def test_check_says_hello_through_each_adapter_and_logs_it(
     run: Run, inside: Room, bin_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
