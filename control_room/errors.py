@@ -22,7 +22,7 @@ FAILED = 11  # `cycle`: the task failed this round
 STOPPED = 12  # `cycle`/`run`: STOP exists
 BUSY = 13  # `cycle`: every slot is taken
 ADAPTER_MISSING = 14  # `cycle`: the adapter or its CLI is not available
-ROOM_INVALID = 15  # `cycle`/`run`: the room cannot run a cycle (settings, permissions, disk)
+ROOM_INVALID = 15  # `cycle`/`run`: the room cannot run a cycle (settings, disk...); `doctor`: a FAIL
 HANGUP = 129  # `cycle`/`run`: SIGHUP (128 + 1)
 INTERRUPTED = 130  # `cycle`/`run`: Ctrl-C, SIGINT (128 + 2)
 TERMINATED = 143  # `cycle`/`run`: SIGTERM (128 + 15)
@@ -73,7 +73,8 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
         "ROOM_INVALID",
         "`cycle`/`run`: the room cannot run a cycle (CONTROL.md invalid or names an unknown adapter, a "
         "state folder or LEDGER.md not writable or without its header, the disk nearly full, the work "
-        "dir missing); checked before claiming, so the task stays queued and no round is used",
+        "dir missing); checked before claiming, so the task stays queued and no round is used; `doctor`: "
+        "a check said FAIL",
     ),
     (HANGUP, "HANGUP", "`cycle`/`run`: ended by SIGHUP (the terminal closed); the task is back in the queue"),
     (

@@ -45,6 +45,7 @@ COMMANDS = {
     "validate": "control_room.cli.validate:validate",
     "scorecard": "control_room.cli.scorecard:scorecard",
     "cleanup": "control_room.cli.cleanup:cleanup",
+    "doctor": "control_room.cli.doctor:doctor",
     "integrate": "control_room.cli.integrate:integrate",
     "lever": "control_room.cli.intel:lever",
     "branch": "control_room.cli.intel:branch",

@@ -12,6 +12,8 @@
 - ``fanout``: a queued task split into slices, the task their gather step
 - ``sweep``: what ``cleanup`` removes, with finished routes' worktrees
 - ``brake``: STOP; ``decisions``: what only a person decides; ``schedule``: cron and launchd
+- ``doctor``: the room's checks and their safe repairs (``doctor_base``, ``doctor_room``,
+  ``doctor_tools``)
 
 May import: the base modules, ``store``, ``ledger``, ``room``, ``knowledge``, ``adapters``.
 """

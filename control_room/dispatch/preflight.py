@@ -56,10 +56,7 @@ def _first_fault(room: Room, settings: Settings) -> str | None:
             problem = str(exc)
         if problem is not None:
             return f"{room.control}: adapters.{name}: {problem}; fix it in CONTROL.md"
-    # passed/ and to-test/ hold tasks only with a repo (the merge queue): a room made before they
-    # existed needs them only then
-    wanted = SWARM_DIRS if settings.repo else tuple(d for d in SWARM_DIRS if d not in MERGE_STATES)
-    for folder in (room.cr, *(room.swarm / d for d in wanted)):
+    for folder in needed_dirs(room, repo=bool(settings.repo)):
         why = _writable_dir(room, folder)
         if why is not None:
             return why
@@ -83,25 +80,59 @@ def _first_fault(room: Room, settings: Settings) -> str | None:
     return None
 
 
-def _writable_dir(room: Room, folder: Path) -> str | None:
+def needed_dirs(room: Room, *, repo: bool) -> list[Path]:
+    """The folders a cycle writes in: ``control-room/`` and the ``swarm/`` state folders (with
+    CONTROL.md ``repo``, the merge queue's too). (Shared with ``doctor``.)"""
+    # passed/ and to-test/ hold tasks only with a repo (the merge queue): a room made before they
+    # existed needs them only then
+    wanted = SWARM_DIRS if repo else tuple(d for d in SWARM_DIRS if d not in MERGE_STATES)
+    return [room.cr, *(room.swarm / d for d in wanted)]
+
+
+def folder_fault(folder: Path) -> str | None:
+    """``missing`` or ``not writable`` (what stops a cycle from using ``folder``), or None.
+    (Shared with ``doctor``, which words the fix its own way.)"""
     if not folder.is_dir():
-        return f"{folder} is missing; `control-room init {room.root}` restores the room's folders"
+        return "missing"
     if not os.access(folder, os.W_OK | os.X_OK):
+        return "not writable"
+    return None
+
+
+def _writable_dir(room: Room, folder: Path) -> str | None:
+    fault = folder_fault(folder)
+    if fault == "missing":
+        return f"{folder} is missing; `control-room init {room.root}` restores the room's folders"
+    if fault is not None:
         return f"{folder} is not writable; give this user write permission on it"
     return None
 
 
-def _ledger(path: Path) -> str | None:
+def ledger_fault(path: Path) -> str | None:
+    """What stops a cycle from writing the ledger at ``path``: ``missing``, ``empty``, ``without
+    its header``, ``unreadable (<reason>)`` or ``not writable``; or None. (Shared with ``doctor``.)"""
     try:
         empty = path.stat().st_size == 0
         whole = not empty and has_header(path)  # reads up to the header: a few hundred bytes
     except FileNotFoundError:
-        return f"{path} is missing; restore it (git checkout) or `control-room init` starts a new one"
+        return "missing"
     except OSError as exc:
-        return f"{path} cannot be read ({exc.strerror}); fix its permissions"
+        return f"unreadable ({exc.strerror})"
     if not whole:
-        what = "empty" if empty else "without its header"
-        return f"{path} is {what}; restore it (git checkout), or `control-room init` restores the header"
+        return "empty" if empty else "without its header"
     if not os.access(path, os.W_OK):
-        return f"{path} is not writable; give this user write permission on it"
+        return "not writable"
     return None
+
+
+def _ledger(path: Path) -> str | None:
+    fault = ledger_fault(path)
+    if fault is None:
+        return None
+    if fault == "missing":
+        return f"{path} is missing; restore it (git checkout) or `control-room init` starts a new one"
+    if fault.startswith("unreadable"):
+        return f"{path} cannot be read ({fault[len('unreadable (') : -1]}); fix its permissions"
+    if fault == "not writable":
+        return f"{path} is not writable; give this user write permission on it"
+    return f"{path} is {fault}; restore it (git checkout), or `control-room init` restores the header"

@@ -54,6 +54,13 @@ HEADER_RESTORED = _e(
     "detail",
     "`init` put back the table header LEDGER.md had lost, keeping every line (`detail`: how many)",
 )
+DOCTOR_FIX = _e(
+    "doctor-fix",
+    ("fixed", "failed"),
+    "detail",
+    "`doctor --fix` repaired something safe: a missing folder, the ledger's header, a dead claim, a "
+    "dead worktree (`detail`: the check and what was done) ([doctor.md](doctor.md))",
+)
 
 # Tasks
 TASK_ADD = _e(
@@ -318,6 +325,7 @@ EVENTS: tuple[Event, ...] = (
     RESUME,
     WARNING,
     HEADER_RESTORED,
+    DOCTOR_FIX,
     TASK_ADD,
     REJECT,
     CLAIM,
