@@ -34,8 +34,8 @@ def dashboard(out: Path | None, serve: bool, port: int) -> None:
         if out is not None:
             raise click.UsageError("--out and --serve do not go together: --serve writes nothing")
         httpd = site.server(room, port, lambda line: click.echo(line, err=True))
-        host, real = httpd.server_address[:2]
-        click.echo(f"serving {room.root} on http://{host}:{real}/ (read-only; Ctrl-C to stop)")
+        real = httpd.server_address[1]
+        click.echo(f"serving {room.root} on http://{site.HOST}:{real}/ (read-only; Ctrl-C to stop)")
         try:
             httpd.serve_forever()
         except KeyboardInterrupt:

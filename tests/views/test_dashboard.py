@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from control_room import ledger
+from control_room.errors import InvalidError
 from control_room.ledger import events
 from control_room.ledger.result import RunResult
 from control_room.room.layout import Room
@@ -15,16 +18,20 @@ from control_room.views.dashboard import fold, ledger_pages, page, runs, site, s
 
 def test_bars_are_placed_exactly() -> None:
     out = svg.bars("spend", ["d1", "d2"], [1.0, 3.0], "spend")
-    rects = re.findall(r'<rect class="value" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)">', out)
+    rects = re.findall(
+        r'<rect class="value" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)">', out
+    )
     assert rects == [("80.8", "120.0", "198.4", "52.0"), ("328.8", "16.0", "198.4", "156.0")]
     assert out.startswith('<svg class="chart spend" viewBox="0 0 560 200"')
     assert "<title>d2: value 3</title>" in out
-    assert '>3</text>' in out and ">d1</text>" in out and ">d2</text>" in out
+    assert ">3</text>" in out and ">d1</text>" in out and ">d2</text>" in out
 
 
 def test_stacked_bars_put_fail_on_pass() -> None:
     out = svg.stacked("o", ["d1"], [("pass", [1.0]), ("fail", [3.0])])
-    assert re.findall(r'<rect class="(\w+)" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)">', out) == [
+    assert re.findall(
+        r'<rect class="(\w+)" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)">', out
+    ) == [
         ("pass", "133.0", "39.0"),
         ("fail", "16.0", "117.0"),
     ]
@@ -52,9 +59,19 @@ def test_markdown_and_text_are_escaped() -> None:
     assert page.esc("<b>&") == "&lt;b&gt;&amp;"
 
 
-def _result(room: Room, task: str, outcome: str, metrics: dict[str, float] | None = None, cost: float = 0.0) -> None:
+def _result(
+    room: Room, task: str, outcome: str, metrics: dict[str, float] | None = None, cost: float = 0.0
+) -> None:
     run = RunResult(round=1, exit=0, decision="d", validator="passed", metrics=metrics)
-    ledger.append(room.ledger, events.RESULT, task=task, adapter="probe", outcome=outcome, cost_usd=cost, detail=run.detail())
+    ledger.append(
+        room.ledger,
+        events.RESULT,
+        task=task,
+        adapter="probe",
+        outcome=outcome,
+        cost_usd=cost,
+        detail=run.detail(),
+    )
 
 
 def test_the_fold_counts_days_metrics_and_reviews(room: Room) -> None:
@@ -62,7 +79,9 @@ def test_the_fold_counts_days_metrics_and_reviews(room: Room) -> None:
     ledger.append(room.ledger, events.TASK_ADD, task="t2", adapter="probe", detail="x")
     _result(room, "t1", "pass", {"speedup": 1.5}, cost=0.25)
     _result(room, "t2", "fail", {"speedup": 0.5, "ms": 40.0})
-    ledger.append(room.ledger, events.REVIEW, task="t1", adapter="probe", outcome="reject", detail="<b>no</b>")
+    ledger.append(
+        room.ledger, events.REVIEW, task="t1", adapter="probe", outcome="reject", detail="<b>no</b>"
+    )
     ledger.append(room.ledger, events.PARK, task="t2", detail="max rounds")
     memory: dict[str, bytes] = {}
     with cache.held(memory):
@@ -80,7 +99,11 @@ def test_the_fold_counts_days_metrics_and_reviews(room: Room) -> None:
 
 
 def test_queue_depth_never_goes_below_zero() -> None:
-    days = {"2026-01-02": [0.0, 0, 0, 0, 3, 3], "2026-01-01": [0.0, 0, 0, 2, 0, 2], "2026-01-03": [0.0, 0, 0, 1, 0, 1]}
+    days = {
+        "2026-01-02": [0.0, 0, 0, 0, 3, 3],
+        "2026-01-01": [0.0, 0, 0, 2, 0, 2],
+        "2026-01-03": [0.0, 0, 0, 1, 0, 1],
+    }
     assert fold.queue_depth(days) == [("2026-01-01", 2), ("2026-01-02", 0), ("2026-01-03", 1)]
 
 
@@ -108,8 +131,10 @@ def test_ledger_pages_newest_first_and_the_same_read_either_way(room: Room) -> N
     assert total == 1204
     assert _rows(written["ledger-1.html"]) == [str(i) for i in range(498, -1, -1)]
     assert _rows(written["ledger-3.html"])[0] == "1202" and len(_rows(written["ledger-3.html"])) == 204
-    assert "page 2 of 3" in written["ledger-2.html"] and 'href="ledger-3.html">newer' in written["ledger-2.html"]
-    assert '<option>warning</option>' in written["ledger-1.html"]
+    assert (
+        "page 2 of 3" in written["ledger-2.html"] and 'href="ledger-3.html">newer' in written["ledger-2.html"]
+    )
+    assert "<option>warning</option>" in written["ledger-1.html"]
 
 
 def test_a_run_page_shows_a_script_as_text(room: Room) -> None:
@@ -117,8 +142,13 @@ def test_a_run_page_shows_a_script_as_text(room: Room) -> None:
     (folder / "run-1").mkdir(parents=True)
     (folder / "report.md").write_text("DECISION: <script>document.title='pwned'</script>\n")
     (folder / "validator.stdout.txt").write_text("METRIC speedup=2\n<img src=x onerror=alert(1)>\n")
-    (folder / "meta.json").write_text('{"context_pressure": 0.25, "prompt_tokens_est": 250, "context_window": 1000, "started": "2026-12-01T00:00:01Z"}')
-    (folder / "run-1" / "meta.json").write_text('{"context_pressure": 0.5, "started": "2026-12-01T00:00:00Z"}')
+    (folder / "meta.json").write_text(
+        '{"context_pressure": 0.25, "prompt_tokens_est": 250, "context_window": 1000, '
+        '"started": "2026-12-01T00:00:01Z"}'
+    )
+    (folder / "run-1" / "meta.json").write_text(
+        '{"context_pressure": 0.5, "started": "2026-12-01T00:00:00Z"}'
+    )
     (folder / "run-1" / "report.md").write_text("DECISION: first\n")
     html = runs.page(room, "x1", [["t", "arbitration", "A", "", "<u>side A</u>"]])
     assert "<script>" not in html and "<img" not in html and "<u>" not in html
@@ -138,7 +168,14 @@ def test_render_knows_its_pages(room: Room) -> None:
         assert site.render(room, "ledger-2.html", st) is None
         assert site.render(room, "run-..%2f.html", st) is None
         assert site.render(room, "style.css", st) == page.CSS
-        for name in ("index.html", "routes.html", "findings.html", "scorecard.html", "runs.html", "ledger.html"):
+        for name in (
+            "index.html",
+            "routes.html",
+            "findings.html",
+            "scorecard.html",
+            "runs.html",
+            "ledger.html",
+        ):
             text = site.render(room, name, st)
             assert text is not None and text.startswith("<!DOCTYPE html>")
 
@@ -147,10 +184,10 @@ def test_out_must_be_new_empty_or_made_by_the_dashboard(room: Room, tmp_path: Pa
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep")
-    try:
+    with pytest.raises(InvalidError) as caught:
         site.build(room, other)
-    except Exception as exc:
-        assert str(exc) == f"{other}: not empty and not a dashboard this command made (no .control-room-dashboard); name a new or empty folder"
-    else:
-        raise AssertionError("built into a folder it did not make")
+    assert str(caught.value) == (
+        f"{other}: not empty and not a dashboard this command made (no .control-room-dashboard); "
+        "name a new or empty folder"
+    )
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]

@@ -61,9 +61,9 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
         detail = cells[Col.DETAIL]
         if '"metrics"' in detail:
             task = unescape(cells[Col.TASK])
-            for name, value in result.read(unescape(detail)).metrics.items():
-                points = state["metrics"].setdefault(name, [])
-                points.append([cells[Col.TIME], task, value])
+            for metric, number in result.read(unescape(detail)).metrics.items():
+                points = state["metrics"].setdefault(metric, [])
+                points.append([cells[Col.TIME], task, number])
                 if len(points) > 2 * METRIC_POINTS:
                     del points[:-METRIC_POINTS]
     elif event in OPENS:
@@ -74,8 +74,13 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
         task = unescape(cells[Col.TASK])
         lines = state["reviews"].setdefault(task, [])
         lines.append(
-            [cells[Col.TIME], event, unescape(cells[Col.OUTCOME]), unescape(cells[Col.ADAPTER]),
-             unescape(cells[Col.DETAIL])]
+            [
+                cells[Col.TIME],
+                event,
+                unescape(cells[Col.OUTCOME]),
+                unescape(cells[Col.ADAPTER]),
+                unescape(cells[Col.DETAIL]),
+            ]
         )
         if len(lines) > REVIEW_LINES:
             del lines[0]

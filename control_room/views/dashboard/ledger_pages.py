@@ -64,9 +64,8 @@ def _filters(facets: dict[str, dict[str, int]]) -> str:
     out = []
     for facet, col in FILTERS:
         options = "".join(f"<option>{esc(unescape(v))}</option>" for v in sorted(facets.get(facet, {})))
-        out.append(
-            f'<label>{facet} <select data-col="{col}"><option value="">(all)</option>{options}</select></label>'
-        )
+        select = f'<select data-col="{col}"><option value="">(all)</option>{options}</select>'
+        out.append(f"<label>{facet} {select}</label>")
     return '<p class="filters">' + "".join(out) + " (filters this page)</p>"
 
 

@@ -24,7 +24,8 @@ CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d232a;backgro
 header{background:#1d232a;color:#fff;padding:8px 16px;display:flex;gap:16px;align-items:baseline}
 header a{color:#cfd8e3;text-decoration:none}header a.here{color:#fff;font-weight:600}
 header .room{margin-left:auto;color:#8a96a3;font-size:12px}
-main{padding:12px 16px;max-width:1400px}h1{font-size:20px;margin:4px 0 12px}h2{font-size:16px;margin:18px 0 6px}
+main{padding:12px 16px;max-width:1400px}h1{font-size:20px;margin:4px 0 12px}
+h2{font-size:16px;margin:18px 0 6px}
 table{border-collapse:collapse;background:#fff;margin:4px 0 12px}
 td,th{border:1px solid #dde2e8;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#eef1f4}td.num{text-align:right}.detail{max-width:640px;overflow-wrap:anywhere}

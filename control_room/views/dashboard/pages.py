@@ -22,35 +22,7 @@ def _card(label: str, value: str, cls: str = "") -> str:
 def charts(room: Room, st: dict[str, Any]) -> str:
     days = sorted(st["days"])
     col = st["days"]
-    out = [
-        figure(
-            "spend per day (USD)",
-            svg.bars("spend per UTC day, USD", days, [col[d][ledger_fold.SPEND] for d in days], "spend"),
-        ),
-        figure(
-            "outcomes per day (pass, fail)",
-            svg.stacked(
-                "results per UTC day: pass, fail",
-                days,
-                [("pass", [col[d][ledger_fold.PASSES] for d in days]), ("fail", [col[d][ledger_fold.FAILS] for d in days])],
-                "outcomes",
-            ),
-        ),
-    ]
-    depth = ledger_fold.queue_depth(col)
-    out.append(
-        figure(
-            "queue depth (open tasks at the end of each day)",
-            svg.curve("open tasks at the end of each UTC day", [d for d, _ in depth], [float(v) for _, v in depth], "depth"),
-        )
-    )
-    pressure = runs.pressures(room)[-200:]
-    out.append(
-        figure(
-            "context pressure per run (prompt tokens / context window)",
-            svg.bars("context pressure per run", [n for n, _ in pressure], [p for _, p in pressure], "pressure"),
-        )
-    )
+    out: list[str] = []  # the objective's metrics first: what the swarm is for
     for name in sorted(st["metrics"]):
         points = st["metrics"][name]
         out.append(
@@ -65,6 +37,45 @@ def charts(room: Room, st: dict[str, Any]) -> str:
                 ),
             )
         )
+    out += [
+        figure(
+            "spend per day (USD)",
+            svg.bars("spend per UTC day, USD", days, [col[d][ledger_fold.SPEND] for d in days], "spend"),
+        ),
+        figure(
+            "outcomes per day (pass, fail)",
+            svg.stacked(
+                "results per UTC day: pass, fail",
+                days,
+                [
+                    ("pass", [col[d][ledger_fold.PASSES] for d in days]),
+                    ("fail", [col[d][ledger_fold.FAILS] for d in days]),
+                ],
+                "outcomes",
+            ),
+        ),
+    ]
+    depth = ledger_fold.queue_depth(col)
+    out.append(
+        figure(
+            "queue depth (open tasks at the end of each day)",
+            svg.curve(
+                "open tasks at the end of each UTC day",
+                [d for d, _ in depth],
+                [float(v) for _, v in depth],
+                "depth",
+            ),
+        )
+    )
+    pressure = runs.pressures(room)[-200:]
+    out.append(
+        figure(
+            "context pressure per run (prompt tokens / context window)",
+            svg.bars(
+                "context pressure per run", [n for n, _ in pressure], [p for _, p in pressure], "pressure"
+            ),
+        )
+    )
     return '<div class="charts">' + "".join(out) + "</div>"
 
 
@@ -96,9 +107,17 @@ def overview(room: Room, st: dict[str, Any]) -> str:
     waiting = s["waiting"]
     parts.append("<h2>waiting</h2>")
     if waiting is None:
-        parts.append('<p class="empty">not checked: too many queued tasks, or the room cannot run a cycle</p>')
+        parts.append(
+            '<p class="empty">not checked: too many queued tasks, or the room cannot run a cycle</p>'
+        )
     else:
-        parts.append(table(["task", "kind", "why"], [[esc(w["id"]), esc(w["kind"]), esc(w["why"])] for w in waiting], "waiting"))
+        parts.append(
+            table(
+                ["task", "kind", "why"],
+                [[esc(w["id"]), esc(w["kind"]), esc(w["why"])] for w in waiting],
+                "waiting",
+            )
+        )
     if s["merging"]:
         parts.append("<h2>passed, not merged yet</h2>")
         parts.append(table(["task", "why"], [[esc(m["id"]), esc(m["why"])] for m in s["merging"]], "merging"))
@@ -136,8 +155,13 @@ def findings_page(room: Room) -> str:
         table(
             ["route", "failures in a row", "the same", "cause", "ledger lines"],
             [
-                [esc(d["key"]), esc(d["n"]), esc(d["same"]), esc(d["cause"]),
-                 "<br>".join(esc(" ".join(str(x) for x in line)) for line in d["lines"])]
+                [
+                    esc(d["key"]),
+                    esc(d["n"]),
+                    esc(d["same"]),
+                    esc(d["cause"]),
+                    "<br>".join(esc(" ".join(str(x) for x in line)) for line in d["lines"]),
+                ]
                 for d in data["death_loops"]
             ],
             "loops",
@@ -147,13 +171,27 @@ def findings_page(room: Room) -> str:
     out.append(
         table(
             ["time", "line id", "task", "route", "detail"],
-            [[esc(u["time"]), esc(u["id"]), _task_link(room, u["task"]), esc(u["route"] or "-"), esc(u["detail"])]
-             for u in data["unsupported_claims"]],
+            [
+                [
+                    esc(u["time"]),
+                    esc(u["id"]),
+                    _task_link(room, u["task"]),
+                    esc(u["route"] or "-"),
+                    esc(u["detail"]),
+                ]
+                for u in data["unsupported_claims"]
+            ],
             "unsupported",
         )
     )
     out.append("<h2>escalated to a person (reviews disagree)</h2>")
-    out.append(table(["task", "both positions in"], [[_task_link(room, e["task"]), esc(e["reason"])] for e in data["escalated"]], "escalated"))
+    out.append(
+        table(
+            ["task", "both positions in"],
+            [[_task_link(room, e["task"]), esc(e["reason"])] for e in data["escalated"]],
+            "escalated",
+        )
+    )
     return "\n".join(out)
 
 
@@ -170,9 +208,11 @@ def _rate(part: int, whole: int) -> str:
 def _metrics_row(m: dict[str, Any]) -> list[str]:
     mean = m["mean_rounds_to_pass"]
     return [
-        esc(m["tasks"]), esc(m["runs"]),
+        esc(m["tasks"]),
+        esc(m["runs"]),
         esc(_rate(m["first_round_pass"]["passed"], m["first_round_pass"]["of"])),
-        esc(m["passed"]), esc(m["parked"]),
+        esc(m["passed"]),
+        esc(m["parked"]),
         esc(f"{mean['mean']:g}" if mean["of"] else "-"),
         esc(f"{m['agent_minutes']:g}"),
         esc(f"{m['tokens']['input']}/{m['tokens']['output']}"),
@@ -182,8 +222,19 @@ def _metrics_row(m: dict[str, Any]) -> list[str]:
     ]
 
 
-HEAD = ["tasks", "runs", "first-round pass", "passed", "parked", "mean rounds to pass", "agent minutes",
-        "tokens in/out", "spend", "unsupported claims", "post-rebase failures"]
+HEAD = [
+    "tasks",
+    "runs",
+    "first-round pass",
+    "passed",
+    "parked",
+    "mean rounds to pass",
+    "agent minutes",
+    "tokens in/out",
+    "spend",
+    "unsupported claims",
+    "post-rebase failures",
+]
 
 
 def scorecard_page(room: Room) -> str:
@@ -191,7 +242,11 @@ def scorecard_page(room: Room) -> str:
     return "\n".join(
         [
             "<h2>by adapter and model</h2>",
-            table(["adapter", "model", *HEAD], [[esc(m["adapter"]), esc(m["model"]), *_metrics_row(m)] for m in sc["by_model"]], "by-model"),
+            table(
+                ["adapter", "model", *HEAD],
+                [[esc(m["adapter"]), esc(m["model"]), *_metrics_row(m)] for m in sc["by_model"]],
+                "by-model",
+            ),
             "<h2>by role</h2>",
             table(["role", *HEAD], [[esc(m["role"]), *_metrics_row(m)] for m in sc["by_role"]], "by-role"),
             "<h2>total</h2>",

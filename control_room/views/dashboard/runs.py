@@ -90,7 +90,7 @@ def _text(path: Path) -> str | None:
 
 def _run(label: str, folder: Path) -> str:
     m = meta(folder)
-    val = m.get("validator") if isinstance(m.get("validator"), dict) else {}
+    val: dict[str, Any] = m["validator"] if isinstance(m.get("validator"), dict) else {}
     facts = [
         ["verdict", esc(m.get("verdict", "-"))],
         ["round", esc(m.get("round", "-"))],
@@ -109,13 +109,17 @@ def _run(label: str, folder: Path) -> str:
             parts.append(f"<h3>{name}</h3><pre>{esc(out)}</pre>")
     prompt = _text(folder / "prompt.md")
     if prompt is not None:
-        parts.append(f"<details><summary>prompt.md ({len(prompt):,} characters)</summary>{md(prompt)}</details>")
+        parts.append(
+            f"<details><summary>prompt.md ({len(prompt):,} characters)</summary>{md(prompt)}</details>"
+        )
     return "\n".join(parts)
 
 
 def page(room: Room, task: str, reviews: list[list[str]]) -> str:
     runs = folders(room, task)
-    rows = [[esc(t), esc(e), esc(o), esc(a), f'<span class="detail">{esc(d)}</span>'] for t, e, o, a, d in reviews]
+    rows = [
+        [esc(t), esc(e), esc(o), esc(a), f'<span class="detail">{esc(d)}</span>'] for t, e, o, a, d in reviews
+    ]
     body = [
         "<h2>reviews and arbitration</h2>",
         table(["time", "event", "outcome", "adapter", "detail"], rows),

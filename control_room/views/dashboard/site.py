@@ -92,13 +92,23 @@ def build(room: Room, out: Path) -> dict[str, int]:
 
     with cache.held(memory):
         st = fold.state(room)
-        for name in ("style.css", "index.html", "routes.html", "findings.html", "scorecard.html", "runs.html"):
+        for name in (
+            "style.css",
+            "index.html",
+            "routes.html",
+            "findings.html",
+            "scorecard.html",
+            "runs.html",
+        ):
             text = render(room, name, st)
             assert text is not None
             sink(name, text)
         task_ids = runs.tasks(room)
         for task in task_ids:
-            sink(f"run-{task}.html", _titled(room, f"Run {task}", "runs.html", runs.page(room, task, st["reviews"].get(task, []))))
+            sink(
+                f"run-{task}.html",
+                _titled(room, f"Run {task}", "runs.html", runs.page(room, task, st["reviews"].get(task, []))),
+            )
         n = ledger_pages.write_all(room, st, sink)
     cache.save(state_file, memory)
     return {"files": written[0], "ledger_pages": n, "runs": len(task_ids), "ledger_lines": st["lines"]}
@@ -106,7 +116,7 @@ def build(room: Room, out: Path) -> dict[str, int]:
 
 def handler(room: Room, memory: dict[str, bytes], log: Callable[[str], None]) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:  # http.server's name
             name = unquote(urlsplit(self.path).path).lstrip("/") or "index.html"
             with cache.held(memory):
                 text = render(room, name, fold.state(room)) if "/" not in name else None
@@ -119,7 +129,7 @@ def handler(room: Room, memory: dict[str, bytes], log: Callable[[str], None]) ->
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's name)
+        def log_message(self, format: str, *args: Any) -> None:  # http.server's names
             log(f"{self.address_string()} {format % args}")
 
     return Handler

@@ -61,7 +61,9 @@ def bars(title: str, labels: list[str], values: list[float], cls: str = "bars") 
     return stacked(title, labels, [("value", values)], cls)
 
 
-def stacked(title: str, labels: list[str], series: list[tuple[str, list[float]]], cls: str = "stacked") -> str:
+def stacked(
+    title: str, labels: list[str], series: list[tuple[str, list[float]]], cls: str = "stacked"
+) -> str:
     """Bars stacked from 0, one series on the other (non-negative values), one class each."""
     if not labels:
         return empty(title)
@@ -104,11 +106,10 @@ def curve(title: str, labels: list[str], values: list[float], cls: str = "curve"
     hi = hi if hi > lo else lo + 1.0
     n = len(values)
     xs = [LEFT + PW / 2] if n == 1 else [LEFT + i * PW / (n - 1) for i in range(n)]
-    pts = [(x, _y(v, lo, hi)) for x, v in zip(xs, values)]
+    pts = [(x, _y(v, lo, hi)) for x, v in zip(xs, values, strict=True)]
     data = f' data-metric="{escape(name)}"' if name else ""
     marks = [f'<polyline class="line"{data} points="{" ".join(f"{_num(x)},{_num(y)}" for x, y in pts)}"/>']
-    for (x, y), label, v in zip(pts, labels, values):
-        marks.append(
-            f'<circle cx="{_num(x)}" cy="{_num(y)}" r="2.5"><title>{escape(label)}: {_value(v)}</title></circle>'
-        )
+    for (x, y), label, v in zip(pts, labels, values, strict=True):
+        tip = f"<title>{escape(label)}: {_value(v)}</title>"
+        marks.append(f'<circle cx="{_num(x)}" cy="{_num(y)}" r="2.5">{tip}</circle>')
     return _frame(cls, title, lo, hi, labels[0], labels[-1], marks)
