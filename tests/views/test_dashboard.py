@@ -93,7 +93,6 @@ def test_the_fold_counts_days_metrics_and_reviews(room: Room) -> None:
     assert sorted(st["metrics"]) == ["ms", "speedup"]
     assert [(task, v) for _, task, v in st["metrics"]["speedup"]] == [("t1", 1.5), ("t2", 0.5)]
     assert [r[1:] for r in st["reviews"]["t1"]] == [["review", "reject", "probe", "<b>no</b>"]]
-    assert st["facets"]["event"]["result"] == 2
     assert not (room.cache / "dashboard").exists()  # kept in memory, not written
     assert str(room.cache / "dashboard") in memory
 
@@ -118,23 +117,50 @@ def _rows(html: str) -> list[str]:
 
 def test_ledger_pages_newest_first_and_the_same_read_either_way(room: Room) -> None:
     _lines(room, 1203)
-    memory: dict[str, bytes] = {}
     written: dict[str, str] = {}
-    with cache.held(memory):
+    with cache.held({}):
         st = fold.state(room)
-        assert ledger_pages.write_all(room, st, written.__setitem__) == 3
+        n, resume = ledger_pages.write(room, st, written.__setitem__)
+        assert n == 3
         for k in (1, 2, 3):
             assert ledger_pages.one(room, st, k) == written[f"ledger-{k}.html"]
     assert sorted(written) == ["ledger-1.html", "ledger-2.html", "ledger-3.html", "ledger.html"]
     assert written["ledger.html"] == written["ledger-3.html"]
-    total = st["lines"]  # the init line and the 1203 warnings
-    assert total == 1204
+    assert st["lines"] == 1204  # the init line and the 1203 warnings
     assert _rows(written["ledger-1.html"]) == [str(i) for i in range(498, -1, -1)]
     assert _rows(written["ledger-3.html"])[0] == "1202" and len(_rows(written["ledger-3.html"])) == 204
-    assert (
-        "page 2 of 3" in written["ledger-2.html"] and 'href="ledger-3.html">newer' in written["ledger-2.html"]
-    )
+    assert "lines 501 to 1,000, newest first." in written["ledger-2.html"]
+    assert 'href="ledger-3.html">newer' in written["ledger-2.html"]
+    assert "(the newest page: it grows)" in written["ledger-3.html"]
     assert "<option>warning</option>" in written["ledger-1.html"]
+    assert "<option>init</option>" in written["ledger-1.html"]
+    assert "<option>init</option>" not in written["ledger-2.html"]  # the names on that page
+    # the next build writes only the pages that grew: the newest, then one more when it fills
+    _lines(room, 300)
+    again: dict[str, str] = {}
+    with cache.held({}):
+        st = fold.state(room)
+        assert ledger_pages.write(room, st, again.__setitem__, resume)[0] == 4
+        assert ledger_pages.one(room, st, 4) == again["ledger-4.html"]
+        assert ledger_pages.one(room, st, 3) == again["ledger-3.html"]
+    assert sorted(again) == ["ledger-3.html", "ledger-4.html", "ledger.html"]
+    assert len(_rows(again["ledger-3.html"])) == 500 and _rows(again["ledger-4.html"]) == [
+        "299",
+        "298",
+        "297",
+        "296",
+    ]
+
+
+def test_an_exactly_full_last_page_is_followed_by_an_empty_newest(room: Room) -> None:
+    _lines(room, 499)
+    written: dict[str, str] = {}
+    with cache.held({}):
+        st = fold.state(room)
+        assert ledger_pages.write(room, st, written.__setitem__)[0] == 2
+        assert ledger_pages.one(room, st, 2) == written["ledger-2.html"] == written["ledger.html"]
+    assert "no lines yet (the newest page: it grows)." in written["ledger.html"]
+    assert len(_rows(written["ledger-1.html"])) == 499
 
 
 def test_a_run_page_shows_a_script_as_text(room: Room) -> None:

@@ -2,8 +2,8 @@
 
 Per UTC day: spend, passes, failures, tasks opened and closed (the queue depth curve), lines.
 Per metric name: the points (time, task, value) that ``result`` lines carry in ``"metrics"``.
-Per task: its ``review``, ``arbitration`` and ``escalated`` lines. And the event, route and
-adapter names the ledger pages offer as filters. Only additive counters and bounded lists, so
+Per task: its ``review``, ``arbitration`` and ``escalated`` lines. Only additive counters and
+bounded lists, so
 a state brought up to date reads only the lines appended since.
 
 Queue depth is an approximation from the ledger alone, documented in docs/dashboard.md: a task
@@ -20,18 +20,17 @@ from control_room.ledger.follow import follow
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 
-KIND = "dashboard-1"
+KIND = "dashboard-2"  # -2: no filter names
 SPEND, PASSES, FAILS, OPENED, CLOSED, LINES = range(6)  # a day's counters, by position
 METRIC_POINTS = 5000  # points kept per metric name (the newest)
 REVIEW_LINES = 50  # review lines kept per task (the newest)
-FACETS = 500  # names kept per filter
 OPENS = ("task-add", "retry")
 CLOSES = ("park", "reject", "cancel")
 REVIEWS = ("review", "arbitration", "escalated")
 
 
 def _init() -> dict[str, Any]:
-    return {"days": {}, "metrics": {}, "reviews": {}, "facets": {"event": {}, "route": {}, "adapter": {}}}
+    return {"days": {}, "metrics": {}, "reviews": {}}
 
 
 def _fold(state: dict[str, Any], cells: list[str]) -> None:
@@ -41,13 +40,6 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
         counts = state["days"][day] = [0.0, 0, 0, 0, 0, 0]
     counts[LINES] += 1
     event = cells[Col.EVENT]  # event names need no unescaping
-    facets = state["facets"]
-    for name, value in (("event", event), ("route", cells[Col.ROUTE]), ("adapter", cells[Col.ADAPTER])):
-        seen = facets[name]
-        if value in seen:
-            seen[value] += 1
-        elif value and len(seen) < FACETS:
-            seen[value] = 1
     cost = cells[Col.COST_USD]
     if cost != "0":
         try:

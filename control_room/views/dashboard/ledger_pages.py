@@ -1,13 +1,15 @@
 """The ledger, ``PER_PAGE`` lines a page, newest first.
 
-Page 1 holds the oldest lines and page N the newest, so a page once full never changes;
-``ledger.html`` is page N. Each page lists its lines newest first, and offers filters by event,
-route and adapter (a few lines of vanilla JS hiding the rows of that page that do not match).
+Page 1 holds the oldest lines; page N, the newest, is the one not yet full (it may be empty),
+and ``ledger.html`` is the same page. A full page never changes: it names no total and links
+to ``ledger.html`` for the newest, so a build writes only the pages that grew (``write``
+resumes where the last full page ended). Each page lists its lines newest first, with filters
+by event, route and adapter: the names on that page, a few lines of vanilla JS hiding the rows
+that do not match.
 
-``write_all`` writes every page in one forward pass over the ledger (the only pass besides the
-fold); ``one`` renders a single page for ``--serve``, reading backwards from the end as far as
-that page, so the newest pages cost the least. Both stop at the size the fold has read, so
-the pages and the counts agree.
+``one`` renders a single page for ``--serve``, reading backwards from the end as far as that
+page, so the newest pages cost the least. Both stop at the size the fold has read, so the
+pages and the counts agree.
 """
 
 from __future__ import annotations
@@ -19,121 +21,145 @@ from typing import Any
 from control_room.ledger.line import COLUMNS, HEADER, Col, split_cells, unescape
 from control_room.ledger.read import lines_backward
 from control_room.room.layout import Room
-from control_room.views.dashboard.page import FILTER_JS, esc, shell
+from control_room.views.dashboard.page import FILTER_JS, shell
 
 PER_PAGE = 500
 SHOWN = (Col.TIME, Col.EVENT, Col.TASK, Col.ROUTE, Col.ADAPTER, Col.OUTCOME, Col.COST_USD, Col.DETAIL)
-FILTERS = (("event", 1), ("route", 3), ("adapter", 4))  # (facet, column of the row shown)
+FILTERS = (("event", 1), ("route", 3), ("adapter", 4))  # (name, column of the row shown)
+BOUNDARY = 64  # bytes before a resume offset that must still be there (as ledger/follow.py)
 _AMP = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
 
 
 def pages(total: int) -> int:
-    return max(1, -(-total // PER_PAGE))
+    """Full pages, and the newest one after them (not full, maybe empty)."""
+    return total // PER_PAGE + 1
 
 
 def name(k: int) -> str:
     return f"ledger-{k}.html"
 
 
-def _row(cells: list[str]) -> str:
-    out = []
-    for c in SHOWN:
-        v = cells[c]
-        if "\\" in v:
-            v = unescape(v)
-        out.append(v.translate(_AMP))
-    return "<tr><td>" + "</td><td>".join(out) + "</td></tr>"
+def _row(line: str) -> list[str] | None:
+    """The shown cells of a ledger line, unescaped and HTML-escaped; None if not a ledger line."""
+    if "\\" not in line and line.startswith("| ") and line.endswith(" |"):
+        cells = line[2:-2].translate(_AMP).split(" | ")  # escaping adds no " | "
+        if len(cells) != len(COLUMNS):
+            return None
+        return [cells[c] for c in SHOWN]
+    raw = split_cells(line)
+    if raw is None or len(raw) != len(COLUMNS):
+        return None
+    return [unescape(raw[c]).translate(_AMP) for c in SHOWN]
 
 
-def _cells(line: str) -> list[str] | None:
-    cells = split_cells(line)
-    return cells if cells is not None and len(cells) == len(COLUMNS) else None
-
-
-def _nav(k: int, n: int) -> str:
-    links = [f'<a href="{name(n)}">newest</a>' if k != n else "<span>newest</span>"]
+def _page(room: str, k: int, n: int, rows: list[list[str]]) -> str:
+    """Page ``k`` of ``n`` with ``rows`` (newest first)."""
+    first = (k - 1) * PER_PAGE + 1
+    links = ['<a href="ledger.html">newest</a>']
     if k < n:
         links.append(f'<a href="{name(k + 1)}">newer</a>')
     if k > 1:
-        links.append(f'<a href="{name(k - 1)}">older</a>')
-    links.append(f'<a href="{name(1)}">oldest</a>' if k != 1 else "<span>oldest</span>")
-    return f'<nav class="pages">page {k} of {n}: ' + " ".join(links) + "</nav>"
-
-
-def _filters(facets: dict[str, dict[str, int]]) -> str:
-    out = []
+        links += [f'<a href="{name(k - 1)}">older</a>', f'<a href="{name(1)}">oldest</a>']
+    nav = f'<nav class="pages">page {k}: ' + " ".join(links) + "</nav>"
+    span = f"lines {first:,} to {first + len(rows) - 1:,}, newest first" if rows else "no lines yet"
+    if k == n:
+        span += " (the newest page: it grows)"
+    selects = []
     for facet, col in FILTERS:
-        options = "".join(f"<option>{esc(unescape(v))}</option>" for v in sorted(facets.get(facet, {})))
+        values = sorted({r[col] for r in rows})  # already escaped
+        options = "".join(f"<option>{v}</option>" for v in values)
         select = f'<select data-col="{col}"><option value="">(all)</option>{options}</select>'
-        out.append(f"<label>{facet} {select}</label>")
-    return '<p class="filters">' + "".join(out) + " (filters this page)</p>"
-
-
-def _page(room: str, k: int, n: int, total: int, rows: list[str], facets: dict[str, Any]) -> str:
-    first = (k - 1) * PER_PAGE + 1
-    last = min(k * PER_PAGE, total)
+        selects.append(f"<label>{facet} {select}</label>")
     head = "".join(f"<th>{COLUMNS[c]}</th>" for c in SHOWN)
-    body = (
-        f"<p>{total:,} lines; this page: lines {first:,} to {last:,}, newest first.</p>"
-        + _nav(k, n)
-        + _filters(facets)
-        + f'<table class="ledger"><thead><tr>{head}</tr></thead><tbody>\n'
-        + "\n".join(rows)
-        + "\n</tbody></table>"
-        + _nav(k, n)
+    body = "\n".join("<tr><td>" + "</td><td>".join(r) + "</td></tr>" for r in rows)
+    html = (
+        f"<p>{span}.</p>{nav}"
+        + '<p class="filters">'
+        + "".join(selects)
+        + "</p>"
+        + f'<table class="ledger"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>{nav}'
     )
-    return shell(f"Ledger, page {k} of {n}", "ledger.html", room, body, FILTER_JS)
+    return shell(f"Ledger, page {k}", "ledger.html", room, html, FILTER_JS)
 
 
-def _forward(path: os.PathLike[str], size: int) -> Iterator[str]:
-    """The physical lines after the table header, up to byte ``size``."""
-    with open(path, "rb") as f:
-        in_table = False
-        left = size
-        for raw in f:
-            left -= len(raw)
-            if left < 0:
-                return
-            line = raw.rstrip(b"\n").decode("utf-8", "replace")
+def _forward(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
+    """(byte offset just after the line, the line) for each physical line from ``start`` (the
+    header looked for first when 0) up to byte ``size``."""
+    pos = start
+    in_table = start > 0
+    carry = b""
+    while pos < size:
+        block = carry + os.pread(fd, min(1 << 20, size - pos), pos)
+        base = pos - len(carry)
+        pos += len(block) - len(carry)
+        *whole, carry = block.split(b"\n")
+        end = base
+        for raw in whole:
+            end += len(raw) + 1
+            line = raw.decode("utf-8", "replace")
             if in_table:
-                yield line
+                yield end, line
             else:
                 in_table = line == HEADER
 
 
-def write_all(room: Room, fold: dict[str, Any], sink: Callable[[str, str], None]) -> int:
-    """Every page to ``sink(name, html)``, and ``ledger.html``; returns the number of pages."""
-    total, facets = fold["lines"], fold["facets"]
+def _boundary(fd: int, offset: int) -> str:
+    start = max(0, offset - BOUNDARY)
+    return os.pread(fd, offset - start, start).hex()
+
+
+def write(
+    room: Room, fold: dict[str, Any], sink: Callable[[str, str], None], resume: Any = None
+) -> tuple[int, dict[str, Any]]:
+    """The pages that changed since ``resume`` (every page without it) to ``sink(name, html)``,
+    and ``ledger.html``. Returns (the number of pages, the record to resume from next time)."""
+    total = fold["lines"]
     n = pages(total)
-    rows: list[str] = []
-    k, seen = 1, 0
-    if total:
-        for line in _forward(room.ledger, fold["size"]):
-            cells = _cells(line)
-            if cells is None:
+    fd = os.open(room.ledger, os.O_RDONLY)
+    try:
+        k, start, seen = 1, 0, 0
+        if (
+            isinstance(resume, dict)
+            and isinstance(resume.get("offset"), int)
+            and 0 < resume["offset"] <= fold["size"]
+            and resume.get("boundary") == _boundary(fd, resume["offset"])
+            and isinstance(resume.get("page"), int)
+            and (resume["page"] - 1) * PER_PAGE <= total
+        ):
+            k, start = resume["page"], resume["offset"]
+            seen = (k - 1) * PER_PAGE
+        record = {"page": k, "offset": start, "boundary": _boundary(fd, start)}
+        rows: list[list[str]] = []
+        for end, line in _forward(fd, start, fold["size"]) if seen < total else ():
+            row = _row(line)
+            if row is None:
                 continue
-            rows.append(_row(cells))
+            rows.append(row)
             seen += 1
-            if len(rows) == PER_PAGE or seen == total:
+            if len(rows) == PER_PAGE:
                 rows.reverse()
-                sink(name(k), _page(str(room.root), k, n, total, rows, facets))
+                sink(name(k), _page(str(room.root), k, n, rows))
                 rows, k = [], k + 1
-                if seen == total:
-                    break
-    if not total:
-        sink(name(1), _page(str(room.root), 1, 1, 0, [], facets))
-    sink("ledger.html", one(room, fold, n))
-    return n
+                record = {"page": k, "offset": end, "boundary": _boundary(fd, end)}
+            if seen == total:
+                break
+    finally:
+        os.close(fd)
+    rows.reverse()
+    newest = _page(str(room.root), k, n, rows)
+    sink(name(k), newest)
+    sink("ledger.html", newest)
+    return n, record
 
 
 def one(room: Room, fold: dict[str, Any], k: int) -> str:
-    """Page ``k`` alone (``n`` for the newest), read backwards from the end."""
-    total, facets = fold["lines"], fold["facets"]
+    """Page ``k`` alone, read backwards from the end."""
+    total = fold["lines"]
     n = pages(total)
     k = min(max(k, 1), n)
     skip = total - min(k * PER_PAGE, total)
     want = min(k * PER_PAGE, total) - (k - 1) * PER_PAGE
-    rows: list[str] = []
+    rows: list[list[str]] = []
     if want > 0:
         fd = os.open(room.ledger, os.O_RDONLY)
         try:
@@ -145,15 +171,15 @@ def one(room: Room, fold: dict[str, Any], k: int) -> str:
                 first = False
                 if line == HEADER:
                     break
-                cells = _cells(line)
-                if cells is None:
+                row = _row(line)
+                if row is None:
                     continue
                 if skip:
                     skip -= 1
                     continue
-                rows.append(_row(cells))
+                rows.append(row)
                 if len(rows) == want:
                     break
         finally:
             os.close(fd)
-    return _page(str(room.root), k, n, total, rows, facets)
+    return _page(str(room.root), k, n, rows)

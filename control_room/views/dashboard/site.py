@@ -3,7 +3,8 @@
 Both work inside ``store.cache.held``: the derived caches they bring up to date (the
 dashboard's fold, the history, the scorecard, the status summary) are kept in memory, never
 written to ``control-room/.cache/``. ``build`` keeps that memory in its own folder
-(``<out>/.state``), so the next build reads only the ledger lines appended since; ``serve``
+(``<out>/.state``), with where the ledger's last full page ended, so the next build reads
+only the ledger lines appended since and rewrites only the pages that grew; ``serve``
 keeps it for as long as it runs and writes nothing at all.
 """
 
@@ -83,7 +84,9 @@ def build(room: Room, out: Path) -> dict[str, int]:
     _prepare(room, out)
     state_file = out / ".state"
     kept = cache.load(state_file)
-    memory: dict[str, bytes] = kept if isinstance(kept, dict) else {}
+    kept = kept if isinstance(kept, dict) else {}
+    held = kept.get("memory")
+    memory: dict[str, bytes] = held if isinstance(held, dict) else {}
     written = [0]
 
     def sink(name: str, text: str) -> None:
@@ -109,8 +112,8 @@ def build(room: Room, out: Path) -> dict[str, int]:
                 f"run-{task}.html",
                 _titled(room, f"Run {task}", "runs.html", runs.page(room, task, st["reviews"].get(task, []))),
             )
-        n = ledger_pages.write_all(room, st, sink)
-    cache.save(state_file, memory)
+        n, resume = ledger_pages.write(room, st, sink, kept.get("pages"))
+    cache.save(state_file, {"memory": memory, "pages": resume})
     return {"files": written[0], "ledger_pages": n, "runs": len(task_ids), "ledger_lines": st["lines"]}
 
 
