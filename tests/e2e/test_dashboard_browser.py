@@ -106,3 +106,13 @@ def test_the_site_in_chromium(exe: str, tmp_path: Path) -> None:
     assert "<title>Run xss - control-room</title>" in xss  # the script did not set it
     assert html.escape(SCRIPT, quote=False) in xss  # shown as text
     assert "<script>document.title" not in xss
+
+
+def test_a_missing_browser_is_a_skip_or_with_the_flag_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", None)
+    monkeypatch.delenv("CONTROL_ROOM_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium is not installed"):
+        _browser()
+    monkeypatch.setenv("CONTROL_ROOM_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="CONTROL_ROOM_REQUIRE_BROWSER=1"):
+        _browser()
