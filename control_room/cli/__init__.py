@@ -49,6 +49,7 @@ COMMANDS = {
     "integrate": "control_room.cli.integrate:integrate",
     "lever": "control_room.cli.intel:lever",
     "branch": "control_room.cli.intel:branch",
+    "dashboard": "control_room.cli.dashboard:dashboard",
 }
 
 

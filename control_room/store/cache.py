@@ -7,13 +7,18 @@ A cache holds something computed from a source file together with that file's fi
 the whole ``.cache`` folder is always safe: it only costs one recomputation. Writes are atomic
 and take no lock (two processes racing both write a valid value); a room on a read-only disk
 simply runs without its caches.
+
+A reader that must write nothing (``dashboard --serve``) works inside ``held(memory)``: caches are
+read from ``memory`` first (else from disk, as always) and saved only into it, so its folds stay
+incremental from one request to the next without a byte written.
 """
 
 from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,10 +36,28 @@ def fingerprint(path: Path) -> list[int] | None:
 
 
 _MAGIC = b"control-room-cache-1\n"
+_held: dict[str, bytes] | None = None  # inside `held`: where caches are saved instead of disk
+
+
+@contextmanager
+def held(memory: dict[str, bytes]) -> Iterator[None]:
+    """Inside, every cache is saved into ``memory`` (marshalled, keyed by its path), never to
+    disk, and read from it before the disk."""
+    global _held
+    before, _held = _held, memory
+    try:
+        yield
+    finally:
+        _held = before
 
 
 def load(cache_file: Path) -> Any:
     """The cached value, or None when there is none (or it cannot be read: a rebuild)."""
+    if _held is not None and str(cache_file) in _held:
+        try:
+            return marshal.loads(_held[str(cache_file)])
+        except (ValueError, EOFError, TypeError):
+            return None
     try:
         with open(cache_file, "rb") as f:
             data = f.read()
@@ -46,6 +69,12 @@ def load(cache_file: Path) -> Any:
 
 
 def save(cache_file: Path, data: Any) -> None:
+    if _held is not None:
+        try:
+            _held[str(cache_file)] = marshal.dumps(data)
+        except ValueError:  # a value marshal cannot hold: a bug, but only a slower next run
+            pass
+        return
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(cache_file, _MAGIC + marshal.dumps(data), durable=False)
