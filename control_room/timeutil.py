@@ -13,6 +13,14 @@ def now_iso(t: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
 
 
+def parse_iso(text: str) -> float:
+    """Seconds since the epoch of a time ``now_iso`` wrote (``2026-01-31T12:00:00Z``, UTC);
+    ValueError for anything else."""
+    import calendar  # small; only where a written time is read back
+
+    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")))
+
+
 def today() -> str:
     return now_iso()[:10]
 

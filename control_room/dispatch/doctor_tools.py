@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from control_room import adapters, errors, proc
@@ -267,10 +268,38 @@ def disk(ctx: Context) -> list[Finding]:
     return [Finding("disk", OK, f"{free / GIB:.1f} GiB free on the room's disk")]
 
 
+def schedule_check(ctx: Context) -> list[Finding]:
+    """The schedule installed for this room (``schedule --install``) and when a cycle last ran:
+    a schedule that has not fired for three of its periods is a WARN."""
+    from control_room.dispatch import install  # crontab -l, the launchd and systemd folders
+    from control_room.timeutil import parse_duration, parse_iso  # with install, just above
+
+    found = install.installed(ctx.room)
+    last = install.last_fired(ctx.room)
+    when = f"a cycle last ran at {last}" if last else "no cycle has run yet"
+    if not found:
+        return [Finding("schedule", OK, f"none installed for this room (cycles by hand or `run`); {when}")]
+    what = ", ".join(f"{i.kind} every {i.every}" for i in found)
+    period = min(parse_duration(i.every) for i in found)
+    late = last is not None and time.time() - parse_iso(last) > 3 * period
+    if late:
+        return [
+            Finding(
+                "schedule",
+                WARN,
+                f"{what} installed, but {when}, more than three periods ago",
+                "check that the scheduler runs (`systemctl status cron`, `launchctl list`, "
+                "`systemctl --user list-timers`) and read control-room/cycle.log",
+            )
+        ]
+    return [Finding("schedule", OK, f"{what} installed; {when}")]
+
+
 CHECKS = (
     Check("adapters", adapter_checks),
     Check("git", git_check),
     Check("repo", repo_check),
     Check("worktrees", worktree_check, prune),
     Check("disk", disk),
+    Check("schedule", schedule_check),
 )

@@ -17,6 +17,7 @@ import pytest
 from click.testing import Result
 from support import entries, events, queue, set_gate, snapshot, where
 
+from control_room import errors
 from control_room.adapters import adapter_class
 from control_room.dispatch import claims
 from control_room.ledger.line import HEADER
@@ -48,6 +49,7 @@ FRESH = {
     "repo": "OK   repo  none (CONTROL.md repo: is empty): agents work in the work dir",
     "worktrees": "OK   worktrees  none to check (no repo)",
     "disk": "OK   disk  100.0 GiB free on the room's disk",
+    "schedule": "OK   schedule  none installed for this room (cycles by hand or `run`); no cycle has run yet",
 }
 
 
@@ -506,3 +508,22 @@ def test_the_installed_command_finds_and_fixes_a_broken_room(cr, room: Room) -> 
     assert "FAIL" not in fixed_run.stdout
     assert (fixed_run.returncode, cr("ledger", "verify").returncode) == (0, 0)
     assert events(room.ledger) == ["init", "doctor-fix", "doctor-fix"]
+
+
+def test_a_schedule_that_stopped_firing_is_a_warning(
+    run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import time
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # where the launchd plist goes (no launchctl here)
+    assert run("schedule", "--launchd", "--every", "1h", "--install").exit_code == 0
+    queue(inside, "t1")
+    assert run("cycle").exit_code == errors.PASSED
+    (ok,) = lines(run("doctor"))["schedule"]
+    assert ok.startswith("OK   schedule  launchd every 1h installed; a cycle last ran at 20")
+    later = time.time() + 4 * 3600  # four periods on, and no cycle since
+    monkeypatch.setattr("control_room.dispatch.doctor_tools.time.time", lambda: later)
+    (warn,) = lines(run("doctor"))["schedule"]
+    assert warn.startswith("WARN schedule  launchd every 1h installed, but a cycle last ran at 20")
+    assert warn.endswith("more than three periods ago; check that the scheduler runs (`systemctl status cron`, "
+                         "`launchctl list`, `systemctl --user list-timers`) and read control-room/cycle.log")
