@@ -165,7 +165,14 @@ def exists_already(task_id: str, state: str) -> str:
 
 
 def dumps(task: dict[str, Any]) -> str:
-    """The text of a task file: the fields in schema order, indented JSON."""
+    """The text of a task file: the fields in schema order, indented JSON. A key the schema
+    does not know is a bug of the code that wrote it (a person's file with one is rejected
+    before it gets here): it raises rather than vanish without a word."""
+    unknown = [k for k in task if k not in tasks.BY_NAME]
+    if unknown:
+        raise AssertionError(
+            f"task {task.get('id')!r}: fields not in room/tasks.py FIELDS: {', '.join(unknown)}"
+        )
     return records.dumps({f.name: task[f.name] for f in tasks.FIELDS if f.name in task})
 
 
