@@ -303,3 +303,28 @@ def assert_views_agree(room: Room, status: dict[str, Any]) -> None:
     found = re.search(r"from the ledger \(([\d,]+) lines?, ", room.digest.read_text())
     assert found is not None
     assert int(found.group(1).replace(",", "")) == status["ledger_lines"] == len(data_lines(room.ledger))
+
+
+# Real git repositories for the worktree, merge-queue and review tests -------------------------
+
+
+def git(repo: Path, *args: str) -> str:
+    """``git -C repo ARGS``, checked; its stdout, stripped."""
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository at ``path`` with one commit ("first") of ``files`` on `main`, and an
+    identity of its own (the machine may have none)."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    for name, text in (files or {"README": "hello\n"}).items():
+        (path / name).write_text(text)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first")
+    return path

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import entries, events, queue, set_gate, snapshot, where
+from support import entries, events, git, make_repo, queue, set_gate, snapshot, where
 
 from control_room import errors
 from control_room.adapters import adapter_class
@@ -384,21 +384,9 @@ def test_check_says_hello_through_each_adapter_and_logs_it(
 # git, the repo and its worktrees (real git) -----------------------------------------------------
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path, inside: Room) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    (path / "README").write_text("hello\n")
-    git(path, "add", "README")
-    git(path, "commit", "-q", "-m", "first")
+    path = make_repo(tmp_path / "proj")
     set_gate(inside, "repo", "../proj")
     set_gate(inside, "base_branch", "main")
     return path

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import events, queue
 
-from control_room.dispatch import agent, cycle, runner
+from control_room.dispatch import agent, cycle
 from control_room.room.layout import Room
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from support import FAIL, PY, entries, queue, set_gate, snapshot, verify_ok, where
+from support import FAIL, PY, entries, git, make_repo, queue, set_gate, snapshot, verify_ok, where
 
 from control_room import errors
 from control_room.room import retention
@@ -23,22 +22,10 @@ DAY = 86400
 WHY = "route r1 has no task left to run, last change 40 days ago, past retention_days 30"
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path, room: Room) -> Path:
     """A repository beside the room, with one commit on `main`, named in CONTROL.md."""
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    (path / "README").write_text("hello\n")
-    git(path, "add", "README")
-    git(path, "commit", "-q", "-m", "first")
+    path = make_repo(tmp_path / "repo")
     set_gate(room, "repo", "../repo")
     return path
 

@@ -5,11 +5,10 @@ all three and its validator passes there; merged in turn, the base stays linear.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from support import PY, events, queue, set_gate, task_json, where
+from support import PY, events, git, make_repo, queue, set_gate, task_json, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -19,11 +18,6 @@ from control_room.room.layout import Room
 AGENT = [PY, "-c", "import os, pathlib; t = os.environ['CONTROL_ROOM_TASK']; "
                    "pathlib.Path(t + '.txt').write_text(t)"]  # fmt: skip
 FILES = ("ship-api.txt", "ship-ui.txt", "ship-docs.txt")
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 def listing(tree: Path) -> list[str]:
@@ -43,14 +37,7 @@ def present_cmd(name: str) -> str:
 @pytest.fixture
 def repo(tmp_path: Path, room: Room) -> Path:
     """A repository beside the room, with one commit on `main`, named in CONTROL.md."""
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    (path / "README").write_text("a repository\n")
-    git(path, "add", "README")
-    git(path, "commit", "-q", "-m", "first")
+    path = make_repo(tmp_path / "repo", {"README": "a repository\n"})
     set_gate(room, "repo", "../repo")
     set_gate(room, "max_parallel", "3")
     return path

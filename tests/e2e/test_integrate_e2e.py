@@ -7,21 +7,15 @@ the `merge` gate; `done` from to-test."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from support import PY, events, queue, set_gate, task_json, where
+from support import PY, events, git, make_repo, queue, set_gate, task_json, where
 
 from control_room import errors
 from control_room.room.layout import Room
 
 LINES = "".join(f"line {k}\n" for k in range(1, 21))  # shared.txt: two edits far apart rebase cleanly
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 def write(name: str, text: str) -> list[str]:
@@ -47,14 +41,7 @@ def present(*names: str) -> list[str]:
 @pytest.fixture
 def repo(tmp_path: Path, room: Room, cr) -> Path:
     """A repository beside the room, with shared.txt on `main`, named in CONTROL.md; routes r1-r4."""
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    (path / "shared.txt").write_text(LINES)
-    git(path, "add", "shared.txt")
-    git(path, "commit", "-q", "-m", "first")
+    path = make_repo(tmp_path / "repo", {"shared.txt": LINES})
     set_gate(room, "repo", "../repo")
     for r in ("r1", "r2", "r3", "r4"):
         assert cr("route", "add", r, "--title", f"route {r}").returncode == 0

@@ -7,19 +7,13 @@ fails leaves the task blocked; a reviewer's edits are discarded; a second arbitr
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from support import FAKES, PY, events, queue, set_gate, task_json, where
+from support import FAKES, PY, events, git, make_repo, queue, set_gate, task_json, where
 
 from control_room import errors
 from control_room.room.layout import Room
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
 
 
 class Reviewers:
@@ -48,12 +42,7 @@ def lens(room: Room, name: str, model: str, sees: str = "[diff, spec]", wall: in
 def reviewers(tmp_path: Path, room: Room, cr) -> Reviewers:
     """A repository named in CONTROL.md, route r1, lenses `style` (model m-style) and `safety`
     (model m-safety), an arbiter on model m-judge, all run by the fake reviewer."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("a\n")
-    git(repo, "add", "a.txt")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "first")
+    make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     set_gate(room, "repo", "../repo")
     set_gate(room, "auto_integrate", "true")
     folder = tmp_path / "reviewers"

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import PY, events, queue, set_gate, where
+from support import PY, events, git, make_repo, queue, set_gate, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -16,22 +16,10 @@ from control_room.room.layout import Room
 MAKE = [PY, "-c", "open('made.txt', 'a').write('x')"]  # the agent: writes in its cwd
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path, room: Room) -> Path:
     """A repository beside the room, with one commit on `main`, named in CONTROL.md."""
-    path = tmp_path / "repo"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    (path / "README").write_text("hello\n")
-    git(path, "add", "README")
-    git(path, "commit", "-q", "-m", "first")
+    path = make_repo(tmp_path / "repo")
     set_gate(room, "repo", "../repo")
     return path
 

@@ -6,11 +6,10 @@ both accept -> it is merged; one rejects with CONFIRMED evidence -> an arbiter i
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 from modelserver import ModelServer
-from support import PY, set_gate, where
+from support import PY, git, make_repo, set_gate, where
 
 from control_room import errors
 
@@ -33,22 +32,12 @@ STOP RULE: stop when the verdict is recorded
 WORK = [PY, "-c", "open('b.txt', 'w').write('b')"]
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
-
-
 def reviewed_room(real, tmp_path: Path, url: str):  # type: ignore[no-untyped-def]
     """A room over a one-commit repository (`repo: ../repo`, `auto_integrate: true`), claude
     pointed at ``url``, lenses lens-a (model mock-a, sees the diff and the spec) and lens-b
     (model mock-b, sees the executor's history), and probe task t1 reviewed by both."""
     r = real("claude")
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("a\n")
-    git(repo, "add", "a.txt")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "first")
+    make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     set_gate(r.room, "repo", "../repo")
     set_gate(r.room, "auto_integrate", "true")
     r.gateway("claude", url)
