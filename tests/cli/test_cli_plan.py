@@ -147,7 +147,8 @@ def test_a_plan_with_three_vague_tasks_is_refused_naming_all_three(run: Run, ins
         errors.INVALID,
         "plan refused: PLAN.md: 3 problems: "
         f"task vague-1 (PLAN.md:13): missing falsifier {VIBE}; "
-        f"task vague-2 (PLAN.md:21): missing falsifier, validator, max_cost_usd, wall_clock_s, kill_condition {VIBE}; "
+        "task vague-2 (PLAN.md:21): missing falsifier, validator, max_cost_usd, wall_clock_s, "
+        f"kill_condition {VIBE}; "
         f"task vague-3 (PLAN.md:24): missing falsifier, kill_condition {VIBE}{NOTHING}",
     )
     assert room_files(inside.root) == before
@@ -176,7 +177,8 @@ def test_every_problem_is_listed_cycles_unknown_deps_fields_and_routes(run: Run,
         "task c (PLAN.md:21): colour is not a task field (a plan sets: objective, falsifier, validator, "
         "max_cost_usd, wall_clock_s, kill_condition, role, adapter, model, deps, owns, gate, priority, "
         "extra_args, command, review); "
-        "task d (PLAN.md:31): deps names nope, which is not a task in any swarm folder: it could never be ready; "
+        "task d (PLAN.md:31): deps names nope, which is not a task in any swarm folder: it could never be "
+        "ready; "
         "task Bad_Id (PLAN.md:61): the id after ### must match [a-z0-9][a-z0-9._-]{0,63}: 'Bad_Id'; "
         "route new-route (PLAN.md:41): not in ROUTES.md, and no `Falsifier:` line under its heading: a new "
         "route needs one; "
