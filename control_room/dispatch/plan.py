@@ -235,19 +235,35 @@ def _rewrite(room: Room, item: Item) -> None:
     update(swarm.task_file(room, "queue", item.id), change)
 
 
+def _plan_order(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each task after the queued tasks it waits for, else by priority (higher first) and id:
+    an order that depends only on the tasks (not on when each was queued)."""
+    left = sorted(found, key=lambda t: (-int(t.get("priority", 0)), t["id"]))
+    out: list[dict[str, Any]] = []
+    while left:
+        waiting = {t["id"] for t in left}
+        ready = [t for t in left if not waiting & set(t.get("deps", []))] or left[:1]  # a cycle: as it is
+        out.append(ready[0])
+        left.remove(ready[0])
+    return out
+
+
 def export(room: Room, intro: str) -> tuple[str, list[dict[str, Any]], list[str]]:
     """The queue as a plan: (its text, the tasks in it, the files left out and why)."""
     from control_room.dispatch import index  # the queue in run order, as `task list` shows it
     from control_room.knowledge import routes  # see _board
 
-    loose: list[dict[str, Any]] = []
-    by_route: dict[str, list[dict[str, Any]]] = {}
+    found: list[dict[str, Any]] = []
     skipped = []
-    for listed in index.queue_order(index.scan(room, "queue", reject=False)):
+    for listed in index.scan(room, "queue", reject=False):
         task, problems = swarm.read_task(room.state_dir("queue") / listed.name)
         if problems:
             skipped.append(f"swarm/queue/{listed.name}: {'; '.join(problems)}")
-            continue
+        else:
+            found.append(task)
+    loose: list[dict[str, Any]] = []
+    by_route: dict[str, list[dict[str, Any]]] = {}
+    for task in _plan_order(found):
         (by_route.setdefault(task["route"], []) if task.get("route") else loose).append(task)
     board = {str(r["route"]): r for r in routes.rows(room) if r.get("route")}
     order = [r for r in board if r in by_route] + [r for r in by_route if r not in board]
