@@ -286,3 +286,26 @@ def test_import_of_a_missing_file_and_onto_a_killed_route(run: Run, inside: Room
     assert result.stderr.startswith(
         "Error: plan refused: PLAN.md: 1 problem: task d1 (PLAN.md:3): route dead is killed"
     )
+
+
+def test_the_installed_command_imports_and_exports(
+    cr: Callable[..., Any], room: Room, tmp_path: Path
+) -> None:
+    plan = write(tmp_path / "PLAN.md", small({"a1": "first", "a2": "second"}))
+    dry = cr("plan", "import", plan, "--dry-run", "--json")
+    assert (dry.returncode, dry.stderr) == (0, "")
+    assert json.loads(dry.stdout)["counts"] == {"add": 2, "update": 0, "unchanged": 0, "kept": 0}
+    assert where(room, "a1") == []
+    done = cr("plan", "import", plan)
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (
+        0,
+        "2 added, 0 updated, 0 unchanged, 0 kept as they are",
+    )
+    exported = cr("plan", "export")
+    assert (
+        exported.returncode == 0 and "## work — The work\nFalsifier: the work is useless\n" in exported.stdout
+    )
+    refused = cr("plan", "import", write(tmp_path / "BAD.md", "### b1\nobjective: vague\n"))
+    assert refused.returncode == errors.INVALID and refused.stderr.startswith(
+        "Error: plan refused: BAD.md: 1 problem:"
+    )
