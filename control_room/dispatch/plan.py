@@ -250,7 +250,7 @@ def _plan_order(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def export(room: Room, intro: str) -> tuple[str, list[dict[str, Any]], list[str]]:
     """The queue as a plan: (its text, the tasks in it, the files left out and why)."""
-    from control_room.dispatch import index  # the queue in run order, as `task list` shows it
+    from control_room.dispatch import index  # the queue scan (its index), as `task list` reads it
     from control_room.knowledge import routes  # see _board
 
     found: list[dict[str, Any]] = []
