@@ -256,6 +256,14 @@ FANOUT = _e(
     "waits for them and is their gather step (`detail`: the slices) ([fanout.md](fanout.md))",
 )
 
+PLAN_IMPORT = _e(
+    "plan-import",
+    ("imported",),
+    "detail",
+    "`plan import`: a markdown plan's routes and tasks written (`detail`: the plan's file name, how many "
+    "tasks were added, updated, unchanged, and those kept as they are, with why) ([plans.md](plans.md))",
+)
+
 # Routes and knowledge
 ROUTE_ADD = _e(
     "route-add",
@@ -360,6 +368,7 @@ EVENTS: tuple[Event, ...] = (
     UNPIN,
     CLEANUP,
     FANOUT,
+    PLAN_IMPORT,
     ROUTE_ADD,
     ROUTE_KILL,
     ROUTE_REOPEN,

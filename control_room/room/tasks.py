@@ -49,6 +49,8 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field("brief", "text", False, "what the agent is told beyond the objective (a fan-out slice's text)"),
     Field("fanout_of", "id", False, "the task this is a fan-out slice of (`task fanout`): its gather step"),
+    Field("plan", "text", False, "the plan file it was imported from (`plan import`)"),
+    Field("plan_hash", "text", False, "its content hash as `plan import` wrote it (unchanged: untouched)"),
     # Written by control-room, not by people:
     Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
     Field("rounds", "int", False, "failed rounds so far"),
