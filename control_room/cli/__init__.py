@@ -50,6 +50,7 @@ COMMANDS = {
     "lever": "control_room.cli.intel:lever",
     "branch": "control_room.cli.intel:branch",
     "dashboard": "control_room.cli.dashboard:dashboard",
+    "mcp": "control_room.cli.mcp:mcp",
 }
 
 
