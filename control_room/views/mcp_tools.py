@@ -160,7 +160,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "task_add",
         "Queue a task, admitted exactly as `control-room task add` admits one: refused, with the same "
-        f"words, without a falsifier, validator, max cost, wall clock or kill condition. Fields: {_TASK_FIELDS}. "
+        "words, without a falsifier, validator, max cost, wall clock or kill condition. "
+        f"Fields: {_TASK_FIELDS}. "
         "new_route: put the task's route on the board if it is not there. " + PERSON_ONLY,
         _obj({"task": {"type": "object"}, "new_route": {"type": "boolean"}}, ("task",)),
         _task_add,
@@ -172,16 +173,32 @@ TOOLS: tuple[Tool, ...] = (
         _obj({"states": {"type": "array", "items": {"type": "string", "enum": list(STATES)}}}),
         _task_list,
     ),
-    Tool("task_show", "One task: its state, fields, and why it was parked or rejected.", _obj({"id": _ID}, ("id",)), _task_show),
+    Tool(
+        "task_show",
+        "One task: its state, fields, and why it was parked or rejected.",
+        _obj({"id": _ID}, ("id",)),
+        _task_show,
+    ),
     Tool(
         "validate_report",
-        "Check a report (skills/report-format.md) as `control-room validate` does; returns the parsed report.",
+        "Check a report (skills/report-format.md) as `control-room validate` does; "
+        "returns the parsed report.",
         _obj({"text": _STR}, ("text",)),
         _validate_report,
     ),
-    Tool("ledger_tail", "The last n ledger lines (default 10).", _obj({"n": {"type": "integer", "minimum": 0}}), _ledger_tail),
+    Tool(
+        "ledger_tail",
+        "The last n ledger lines (default 10).",
+        _obj({"n": {"type": "integer", "minimum": 0}}),
+        _ledger_tail,
+    ),
     Tool("route_list", "The routes in ROUTES.md, held routes, and hand-edit problems.", _obj(), _route_list),
-    Tool("route_show", "One route: its row, its tasks, its history, its tombstone.", _obj({"id": _ID}, ("id",)), _route_show),
+    Tool(
+        "route_show",
+        "One route: its row, its tasks, its history, its tombstone.",
+        _obj({"id": _ID}, ("id",)),
+        _route_show,
+    ),
     Tool("findings", "Death loops, unsupported CONFIRMED claims, escalated reviews.", _obj(), _findings),
     Tool(
         "scorecard",

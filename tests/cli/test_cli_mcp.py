@@ -14,10 +14,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp_types import Implementation
+from support import data_lines, entries, error, set_gate, task
 
 from control_room.errors import NO_EXTRA
 from control_room.room.layout import Room
-from support import data_lines, entries, error, set_gate, task
 
 CLIENT = "test-client"
 Session = Callable[[ClientSession], Awaitable[Any]]
@@ -149,13 +149,13 @@ def test_stop_propose_and_field_guide_write_ledger_lines_naming_the_client(exe: 
     proposed, lesson, stopped, resume = talk(exe, room, work)
     assert json.loads(text(proposed)) == {
         "queued": ["first-proposal"],
-        "refused": [
-            f"proposal at line 4 of mcp-{CLIENT}'s answer: over max_new_tasks (1) for one run"
-        ],
+        "refused": [f"proposal at line 4 of mcp-{CLIENT}'s answer: over max_new_tasks (1) for one run"],
     }
     assert lesson.is_error is False
-    assert (room.root / "intelligence" / "FIELD_GUIDE.md").read_text(encoding="utf-8").endswith(
-        "- run the bench five times (task t1)\n"
+    assert (
+        (room.root / "intelligence" / "FIELD_GUIDE.md")
+        .read_text(encoding="utf-8")
+        .endswith("- run the bench five times (task t1)\n")
     )
     assert room.stopped() and stopped.is_error is False
     assert resume.is_error is True and text(resume).startswith("Error: no tool resume.")
@@ -190,9 +190,9 @@ def test_print_config(run: Callable[..., Any], inside: Room, client: str) -> Non
     assert result.exit_code == 0
     argv = ["mcp", "--room", str(inside.root)]
     if client == "codex":
-        assert result.stdout == (
-            f'[mcp_servers.control-room]\ncommand = "control-room"\nargs = ["mcp", "--room", "{inside.root}"]\n'
-        )
+        args = f'args = ["mcp", "--room", "{inside.root}"]\n'
+        assert result.stdout == f'[mcp_servers.control-room]\ncommand = "control-room"\n{args}'
+
     elif client == "opencode":
         assert json.loads(result.stdout) == {
             "$schema": "https://opencode.ai/config.json",
