@@ -45,6 +45,13 @@ def text(result: Any) -> str:
 
 def test_lists_the_tools_and_resources_and_never_offers_a_persons_commands(exe: str, room: Room) -> None:
     (room.state_dir("queue") / "t1.json").write_text(json.dumps(task("t1")), encoding="utf-8")
+    (room.root / "graveyard" / "dead-end.md").write_text("---\nroute: dead-end\n---\n", encoding="utf-8")
+    results = room.swarm / "results" / "t0"
+    (results / "run-1").mkdir(parents=True)
+    for folder in (results, results / "run-1"):
+        (folder / "report.md").write_text("DECISION: x\n", encoding="utf-8")
+        (folder / "meta.json").write_text("{}", encoding="utf-8")
+    (results / "agent.stdout").write_text("not offered", encoding="utf-8")
 
     async def work(s: ClientSession) -> Any:
         return (await s.list_tools()).tools, (await s.list_resources()).resources
@@ -80,7 +87,12 @@ def test_lists_the_tools_and_resources_and_never_offers_a_persons_commands(exe: 
         "control-room://control-room/ROUTES.md",
         "control-room://skills/report-format.md",
         "control-room://intelligence/FIELD_GUIDE.md",
+        "control-room://graveyard/dead-end.md",
         "control-room://swarm/queue/t1.json",
+        "control-room://swarm/results/t0/report.md",
+        "control-room://swarm/results/t0/meta.json",
+        "control-room://swarm/results/t0/run-1/report.md",
+        "control-room://swarm/results/t0/run-1/meta.json",
     ]
 
 
@@ -102,11 +114,19 @@ def test_reads_a_task_and_refuses_a_file_it_does_not_list(exe: str, room: Room) 
 
 def test_task_add_queues_it_and_the_ledger_names_the_client(exe: str, room: Room) -> None:
     async def work(s: ClientSession) -> Any:
-        return await s.call_tool("task_add", {"task": task("via-mcp")})
+        added = await s.call_tool("task_add", {"task": task("via-mcp")})
+        listed = await s.call_tool("task_list", {"states": ["queue"]})
+        shown = await s.call_tool("task_show", {"id": "via-mcp"})
+        tail = await s.call_tool("ledger_tail", {"n": 1})
+        return added, listed, shown, tail
 
-    result = talk(exe, room, work)
+    result, listed, shown, tail = talk(exe, room, work)
     assert result.is_error is False
     assert json.loads(text(result))["queued"] == "via-mcp"
+    assert [t["id"] for t in json.loads(text(listed))] == ["via-mcp"]
+    assert json.loads(text(shown))["state"] == "queue"
+    (last,) = json.loads(text(tail))
+    assert (last["event"], last["task"], last["writer"]) == ("task-add", "via-mcp", f"tester.mcp.{CLIENT}")
     assert (room.state_dir("queue") / "via-mcp.json").is_file()
     (added,) = entries(room, "task-add")
     assert (added.task, added.writer) == ("via-mcp", f"tester.mcp.{CLIENT}")
