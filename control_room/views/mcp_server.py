@@ -128,6 +128,8 @@ def call(room: Room, client: str, name: str, args: dict[str, Any]) -> types.Call
             out = tool.run(room, client, args)
     except ControlRoomError as exc:
         return _error(f"Error: {exc}")
+    except (TypeError, ValueError) as exc:  # an argument of the wrong type (`n: "ten"`)
+        return _error(f"Error: {name}: bad arguments: {exc}")
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         return _error(f"Error: {where}{exc.strerror or exc}")

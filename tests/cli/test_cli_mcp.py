@@ -164,9 +164,11 @@ def test_stop_propose_and_field_guide_write_ledger_lines_naming_the_client(exe: 
         lesson = await s.call_tool("field_guide_add", {"lesson": "run the bench five times (task t1)"})
         stopped = await s.call_tool("stop", {"reason": "an agent saw smoke"})
         resume = await s.call_tool("resume", {})
-        return proposed, lesson, stopped, resume
+        bad = await s.call_tool("ledger_tail", {"n": "ten"})
+        return proposed, lesson, stopped, resume, bad
 
-    proposed, lesson, stopped, resume = talk(exe, room, work)
+    proposed, lesson, stopped, resume, bad = talk(exe, room, work)
+    assert bad.is_error is True and text(bad).startswith("Error: ")
     assert json.loads(text(proposed)) == {
         "queued": ["first-proposal"],
         "refused": [f"proposal at line 4 of mcp-{CLIENT}'s answer: over max_new_tasks (1) for one run"],
