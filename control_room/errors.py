@@ -23,6 +23,7 @@ STOPPED = 12  # `cycle`/`run`: STOP exists
 BUSY = 13  # `cycle`: every slot is taken
 ADAPTER_MISSING = 14  # `cycle`: the adapter or its CLI is not available
 ROOM_INVALID = 15  # `cycle`/`run`: the room cannot run a cycle (settings, disk...); `doctor`: a FAIL
+NO_EXTRA = 16  # an optional extra (`control-room[mcp]`) is not installed
 HANGUP = 129  # `cycle`/`run`: SIGHUP (128 + 1)
 INTERRUPTED = 130  # `cycle`/`run`: Ctrl-C, SIGINT (128 + 2)
 TERMINATED = 143  # `cycle`/`run`: SIGTERM (128 + 15)
@@ -75,6 +76,11 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
         "state folder or LEDGER.md not writable or without its header, the disk nearly full, the work "
         "dir missing); checked before claiming, so the task stays queued and no round is used; `doctor`: "
         "a check said FAIL",
+    ),
+    (
+        NO_EXTRA,
+        "NO_EXTRA",
+        "a command needs an optional extra that is not installed (`mcp`: `pip install 'control-room[mcp]'`)",
     ),
     (HANGUP, "HANGUP", "`cycle`/`run`: ended by SIGHUP (the terminal closed); the task is back in the queue"),
     (

@@ -51,6 +51,7 @@ COMMANDS = {
     "branch": "control_room.cli.intel:branch",
     "dashboard": "control_room.cli.dashboard:dashboard",
     "plan": "control_room.cli.plan:plan",
+    "mcp": "control_room.cli.mcp:mcp",
 }
 
 

@@ -81,6 +81,37 @@ def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
     return "".join(f"{ln}\n" for ln in lines[:max_lines]), [warning]
 
 
+def add_lesson(room: Room, settings: Settings, lesson: str) -> int:
+    """Append one lesson line to intelligence/FIELD_GUIDE.md (the MCP tool ``field_guide_add``);
+    return how many lesson lines it now has. Refused (``InvalidError``) when the lesson is empty
+    or the guide already holds CONTROL.md ``field_guide_max_lines`` lessons: beyond the cap a
+    lesson would not reach any prompt, so a person must prune the guide first."""
+    from control_room import ledger  # the ledger writer: only a command that writes pays for it
+    from control_room.ledger import events  # likewise
+    from control_room.store.files import update  # likewise (the lock)
+
+    text = " ".join(lesson.split())
+    if not text:
+        raise InvalidError("lesson refused: it is empty")
+    line = text if text.startswith("- ") else f"- {text}"
+    path = room.root / "intelligence" / "FIELD_GUIDE.md"
+    cap = settings.field_guide_max_lines
+
+    def change(old: str) -> str:
+        held = len(guide_lines(old))
+        if held >= cap:
+            raise InvalidError(
+                f"lesson refused: intelligence/FIELD_GUIDE.md has {count(held, 'lesson line')}, the cap "
+                f"(CONTROL.md field_guide_max_lines) is {cap}; a person must prune it first"
+            )
+        start = old if not old or old.endswith("\n") else old + "\n"
+        return f"{start}{line}\n"
+
+    new = update(path, change)
+    ledger.append(room.ledger, events.FIELD_GUIDE_ADD, detail=line)
+    return len(guide_lines(new))
+
+
 def task_block(task: dict[str, Any]) -> str:
     keys = (
         "id",

@@ -48,6 +48,13 @@ INIT = _e("init", ("ok",), "detail", "`init` created something")
 STOP = _e("stop", ("stopped",), "detail", "`control-room stop` created STOP (`detail`: the reason)")
 RESUME = _e("resume", ("resumed",), "", "`control-room resume` removed STOP")
 WARNING = _e("warning", (), "task detail", "FIELD_GUIDE.md is over its line cap")
+FIELD_GUIDE_ADD = _e(
+    "field-guide-add",
+    ("added",),
+    "detail",
+    "a lesson was appended to intelligence/FIELD_GUIDE.md (the MCP tool `field_guide_add`; `detail`: "
+    "the lesson) ([mcp.md](mcp.md))",
+)
 HEADER_RESTORED = _e(
     "header-restored",
     ("restored",),
@@ -332,6 +339,7 @@ EVENTS: tuple[Event, ...] = (
     STOP,
     RESUME,
     WARNING,
+    FIELD_GUIDE_ADD,
     HEADER_RESTORED,
     DOCTOR_FIX,
     TASK_ADD,

@@ -3,6 +3,8 @@
 - ``status``: ``control-room status``, the room on one screen
 - ``context``: the auto block of CURRENT_CONTEXT.md
 - ``refresh``: bring every view file up to date (DIGEST.md, CURRENT_CONTEXT.md)
+- ``mcp_server``, ``mcp_tools``: ``control-room mcp``, the room over MCP (an edge of its own:
+  it refreshes the views after each call that changed the room)
 
 Views are refreshed at the edge of a command (``cli``: the end of any command that appended to
 the ledger, and after each cycle of ``run``), never from inside a change to the model, so data
