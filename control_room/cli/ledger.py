@@ -1,12 +1,15 @@
-"""control-room ledger verify / tail / stats"""
+"""control-room ledger verify / tail / stats / merge"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
 from control_room.errors import LEDGER_BAD
 from control_room.ledger.line import parse
+from control_room.ledger.merge import merge_files
 from control_room.ledger.read import tail as read_tail
 from control_room.ledger.stats import stats as compute
 from control_room.ledger.verify import verify as do_verify
@@ -88,6 +91,24 @@ def verify(as_json: bool) -> None:
         click.echo(f"ledger BAD: {count(len(report.problems), 'bad line')} of {report.lines:,}", err=True)
     if not report.ok:
         raise SystemExit(LEDGER_BAD)
+
+
+@ledger.command()
+@click.argument("base", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("ours", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("theirs", type=click.Path(path_type=Path, dir_okay=False))
+def merge(base: Path, ours: Path, theirs: Path) -> None:
+    """git's merge driver for LEDGER.md: every line of the three once, by event id.
+
+    Writes the result into OURS and exits 0; exits 4, leaving OURS as it was, if OURS or
+    THEIRS is not a ledger. `init` registers it in the room's git repository as
+    `control-room-ledger` (docs/ledger.md, "Merging ledgers from several machines").
+
+    \b
+    Example (what git runs):
+      control-room ledger merge %O %A %B
+    """
+    merge_files(base, ours, theirs)
 
 
 @ledger.command()
