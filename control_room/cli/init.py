@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from control_room.cli.common import watch
+from control_room.room.gitmerge import register
 from control_room.room.layout import Room
 from control_room.room.scaffold import init as do_init
 from control_room.room.values import exists_already
@@ -20,7 +21,8 @@ def init(directory: Path, dry_run: bool) -> None:
     """Lay out a room in DIRECTORY (default: here). Never overwrites a file.
 
     Running it again only adds what is missing, so it also repairs a room; a LEDGER.md that
-    lost its table header gets it back, every line kept.
+    lost its table header gets it back, every line kept. Inside a git work tree it also
+    registers LEDGER.md's merge driver (`control-room-ledger`) in that repository's config.
 
     \b
     Example:
@@ -35,6 +37,9 @@ def init(directory: Path, dry_run: bool) -> None:
         click.echo(f"{verb}  {rel}")
     for what in repaired:
         click.echo(f"{'would restore' if dry_run else 'restored'}  {what}")
+    registered = register(root, dry_run=dry_run) if root.is_dir() else None
+    if registered:
+        click.echo(registered)
     if dry_run:
         for rel in kept:
             click.echo(f"{exists_already('file', rel, str(root))}: kept")

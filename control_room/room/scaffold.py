@@ -27,7 +27,9 @@ _FOLDER_GITIGNORE = (
     "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
 )
 _GITATTRIBUTES = (
-    "# ledgers merged from several machines keep every line of both sides\nLEDGER.md merge=union\n"
+    "# ledgers merged from several machines keep every line of both sides, once each, by event id\n"
+    "# (`control-room init` registers the driver in each clone's git config)\n"
+    "LEDGER.md merge=control-room-ledger\n"
 )
 
 
