@@ -111,7 +111,7 @@ def merge_text(
         if side is None and k == 0 and not text.strip():
             side = Side("", [])
         if side is None:
-            raise InvalidError(f"{name} is not a ledger: it has no table header ({HEADER[:24]}...)")
+            raise InvalidError(f"{name}: it is not a ledger: it has no table header ({HEADER[:24]}...)")
         sides.append(side)
     b, o, t = sides
     return o.preamble + "".join(f"{line}\n" for line in merge_lines(b.lines, o.lines, t.lines))
