@@ -126,7 +126,7 @@ def merge_files(base: Path, ours: Path, theirs: Path) -> int:
             texts.append(read_text(path))
         except OSError as exc:
             raise InvalidError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
-    merged = merge_text(*texts, names=(str(base), str(ours), str(theirs)))
+    merged = merge_text(texts[0], texts[1], texts[2], names=(str(base), str(ours), str(theirs)))
     atomic_write(ours, merged, durable=False)
     side = split(merged)
     return len(side.lines) if side else 0

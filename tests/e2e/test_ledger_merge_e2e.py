@@ -32,7 +32,8 @@ def test_two_clones_pull_each_others_ledger_lines_once_each(exe: str, tmp_path: 
     assert f"registered  git merge driver {DRIVER} in {origin}: {exe} ledger merge %O %A %B" in done.stdout
     again = cr(exe, origin, "origin", "init", ".")
     assert f"kept  git merge driver {DRIVER} (registered already in {origin})" in again.stdout
-    assert (origin / "control-room/.gitattributes").read_text().endswith("LEDGER.md merge=control-room-ledger\n")
+    attributes = (origin / "control-room/.gitattributes").read_text()
+    assert attributes.endswith("LEDGER.md merge=control-room-ledger\n")
     git(origin, "add", "-A")
     git(origin, "commit", "-q", "-m", "room")
     a, b = clone(origin, tmp_path / "a"), clone(origin, tmp_path / "b")
@@ -51,7 +52,8 @@ def test_two_clones_pull_each_others_ledger_lines_once_each(exe: str, tmp_path: 
     assert "Auto-merging control-room/LEDGER.md" in pull.stdout + pull.stderr
     merged = data_lines(a / "control-room/LEDGER.md")
     assert sorted(merged) == sorted(set(ours) | set(theirs))
-    assert len(merged) == len(set(merged)) == 1 + 2 + 4 + 4  # origin's init, each clone's init, 2 stops and 2 resumes each
+    # origin's init, each clone's init, 2 stops and 2 resumes on each side
+    assert len(merged) == len(set(merged)) == 1 + 2 + 4 + 4
     assert [line for line in merged if "| alpha |" in line] == [line for line in ours if "| alpha |" in line]
     assert [line for line in merged if "| beta |" in line] == [line for line in theirs if "| beta |" in line]
     verify = cr(exe, a, "alpha", "ledger", "verify")
