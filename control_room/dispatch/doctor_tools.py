@@ -295,6 +295,39 @@ def schedule_check(ctx: Context) -> list[Finding]:
     return [Finding("schedule", OK, f"{what} installed; {when}")]
 
 
+def ledger_merge_check(ctx: Context) -> list[Finding]:
+    """With the room in a git work tree: LEDGER.md merges with ``control-room ledger merge``
+    (its line in control-room/.gitattributes, the driver in this clone's git config)."""
+    from control_room.room import gitmerge  # git: only here and in init
+    from control_room.store.files import read_optional  # with gitmerge, just above
+
+    state = gitmerge.registered(ctx.room.root)
+    if state is None:
+        return [Finding("ledger-merge", OK, "the room is in no git work tree: no ledger to merge")]
+    attributes = read_optional(ctx.room.cr / ".gitattributes") or ""
+    if f"merge={gitmerge.DRIVER}" not in attributes:
+        return [
+            Finding(
+                "ledger-merge",
+                WARN,
+                "control-room/.gitattributes does not name the ledger's merge driver (a room made before "
+                "it: `merge=union` can duplicate lines)",
+                "delete control-room/.gitattributes and run `control-room init` again",
+            )
+        ]
+    if not state:
+        return [
+            Finding(
+                "ledger-merge",
+                WARN,
+                "this clone's git config lacks the ledger's merge driver: a pull where both sides "
+                "appended to LEDGER.md conflicts",
+                "`control-room init` registers it (once per clone: git does not copy its config)",
+            )
+        ]
+    return [Finding("ledger-merge", OK, f"LEDGER.md merges with the {gitmerge.DRIVER} driver")]
+
+
 CHECKS = (
     Check("adapters", adapter_checks),
     Check("git", git_check),
@@ -302,4 +335,5 @@ CHECKS = (
     Check("worktrees", worktree_check, prune),
     Check("disk", disk),
     Check("schedule", schedule_check),
+    Check("ledger-merge", ledger_merge_check),
 )

@@ -58,3 +58,17 @@ def register(root: Path, *, dry_run: bool = False) -> str | None:
         if rc != 0:
             return f"could not register  git merge driver {DRIVER} in {top} (git config exit {rc})"
     return f"registered  git merge driver {DRIVER} in {top}: {want[f'merge.{DRIVER}.driver']}"
+
+
+def registered(root: Path) -> bool | None:
+    """Whether this clone's git config has the driver (any command line); None when git is
+    missing or ``root`` is in no work tree (nothing to merge)."""
+    from control_room import proc  # subprocess: only doctor asks
+
+    if proc.which("git") is None:
+        return None
+    rc, inside, _ = proc.call(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], cwd=root)
+    if rc != 0 or inside.strip() != "true":
+        return None
+    rc, _, _ = proc.call(["git", "-C", str(root), "config", "--get", f"merge.{DRIVER}.driver"], cwd=root)
+    return rc == 0

@@ -50,6 +50,7 @@ FRESH = {
     "worktrees": "OK   worktrees  none to check (no repo)",
     "disk": "OK   disk  100.0 GiB free on the room's disk",
     "schedule": "OK   schedule  none installed for this room (cycles by hand or `run`); no cycle has run yet",
+    "ledger-merge": "OK   ledger-merge  the room is in no git work tree: no ledger to merge",
 }
 
 
@@ -515,3 +516,22 @@ def test_a_schedule_that_stopped_firing_is_a_warning(
     assert warn.startswith("WARN schedule  launchd every 1h installed, but a cycle last ran at 20")
     assert warn.endswith("more than three periods ago; check that the scheduler runs (`systemctl status cron`, "
                          "`launchctl list`, `systemctl --user list-timers`) and read control-room/cycle.log")
+
+
+def test_a_clone_without_the_ledgers_merge_driver_is_a_warning(cr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = make_repo(tmp_path / "project")
+    room = Room(root)
+    scaffold.init(root)  # the library's init: the files, no driver registered
+    env = {**cr.env, "CONTROL_ROOM": str(root)}
+
+    def merge_line() -> str:
+        done = subprocess.run([cr.exe, "doctor"], env=env, cwd=root, capture_output=True, text=True, timeout=120)
+        return next(ln for ln in done.stdout.splitlines() if " ledger-merge " in ln)
+
+    assert merge_line() == (
+        "WARN ledger-merge  this clone's git config lacks the ledger's merge driver: a pull where both sides "
+        "appended to LEDGER.md conflicts; `control-room init` registers it (once per clone: git does not copy "
+        "its config)")  # fmt: skip
+    assert subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
+    assert merge_line() == "OK   ledger-merge  LEDGER.md merges with the control-room-ledger driver"
+    assert room.cr.is_dir()
