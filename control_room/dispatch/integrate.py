@@ -346,12 +346,7 @@ def _megafile(
 
 def _helper(room: Room, task: dict[str, Any], kind: str) -> str:
     """A free task id for a helper of ``task``: ``<kind>-<id>``, then ``-2``, ``-3``..."""
-    stem = f"{kind}-{task['id']}"[:60]
-    n, tid = 1, stem
-    while swarm.state_of(room, tid) is not None:
-        n += 1
-        tid = f"{stem}-{n}"
-    return tid
+    return swarm.free_id(room, f"{kind}-{task['id']}"[:60])
 
 
 def _helper_fields(task: dict[str, Any], helper: str) -> dict[str, Any]:

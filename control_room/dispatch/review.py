@@ -163,12 +163,7 @@ def _head(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
 
 
 def _free_id(room: Room, stem: str) -> str:
-    stem = stem[:60].rstrip("-.")
-    n, tid = 1, stem
-    while swarm.state_of(room, tid) is not None:
-        n += 1
-        tid = f"{stem}-{n}"
-    return tid
+    return swarm.free_id(room, stem[:60].rstrip("-."))
 
 
 # What a reviewer or an arbiter is shown -------------------------------------------------------

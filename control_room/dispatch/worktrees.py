@@ -65,7 +65,6 @@ def git(repo: Path, *args: str) -> tuple[int, str, str]:
     return proc.call(["git", "-C", str(repo), *args], cwd=repo)
 
 
-_git = git
 IDENTITY = ("-c", "user.name=control-room", "-c", "user.email=control-room@localhost")
 
 
@@ -150,7 +149,7 @@ def check(room: Room, settings: Settings) -> str | None:
     if not repo.is_dir():
         return f"{room.control}: repo {repo} does not exist; fix repo in CONTROL.md"
     try:
-        code, out, err = _git(repo, "rev-parse", "--absolute-git-dir")
+        code, out, err = git(repo, "rev-parse", "--absolute-git-dir")
     except proc.ExecutableNotFound:
         return "git is not installed, and CONTROL.md names a repo; install git"
     if code != 0:
@@ -192,20 +191,20 @@ def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     if registered.get(path) == branch and (path / ".git").exists():
         _catch_up(path, base_of(repo, settings))
         return path  # reused: the route's earlier work is there
-    has_branch = _git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
+    has_branch = git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
     rebuilt = path in registered or path.exists()
     if rebuilt:  # the folder vanished, or its branch went: start it again cleanly
-        _git(repo, "worktree", "remove", "--force", str(path))
-        _git(repo, "worktree", "prune")
+        git(repo, "worktree", "remove", "--force", str(path))
+        git(repo, "worktree", "prune")
     if not (folder(room) / ".gitignore").exists():
         folder(room).mkdir(parents=True, exist_ok=True)
         atomic_write(folder(room) / ".gitignore", IGNORE, durable=False)
     if has_branch:
-        code, _, err = _git(repo, "worktree", "add", str(path), branch)
+        code, _, err = git(repo, "worktree", "add", str(path), branch)
         base = branch
     else:
         base = base_of(repo, settings)
-        code, _, err = _git(repo, "worktree", "add", "-b", branch, str(path), base)
+        code, _, err = git(repo, "worktree", "add", "-b", branch, str(path), base)
         if code == 0 and not settings.base_branch:
             _keep_base(room, base)
     if code != 0:
@@ -260,7 +259,7 @@ def _keep_base(room: Room, base: str) -> None:
 
 
 def _current(repo: Path) -> str:
-    code, out, _ = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    code, out, _ = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
     if code != 0 or out.strip() in ("", "HEAD"):
         raise _invalid(f"{repo} has no current branch to start worktrees from; set base_branch in CONTROL.md")
     return out.strip()
@@ -268,7 +267,7 @@ def _current(repo: Path) -> str:
 
 def _registered(repo: Path) -> dict[Path, str]:
     """The repository's worktrees: path -> branch (``""`` when detached or the branch is gone)."""
-    code, out, _ = _git(repo, "worktree", "list", "--porcelain")
+    code, out, _ = git(repo, "worktree", "list", "--porcelain")
     found: dict[Path, str] = {}
     current: Path | None = None
     for line in out.splitlines() if code == 0 else ():

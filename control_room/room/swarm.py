@@ -67,6 +67,16 @@ class Folders:
         return next((s for s in LIVE_FIRST if task_id in self.ids(s)), None)
 
 
+def free_id(room: Room, stem: str) -> str:
+    """``stem`` if no state folder holds a task with that id, else ``stem-2``, ``stem-3``...
+    (the ids the dispatcher gives the tasks it queues itself: reviews, arbiters, helpers)."""
+    n, tid = 1, stem
+    while state_of(room, tid) is not None:
+        n += 1
+        tid = f"{stem}-{n}"
+    return tid
+
+
 def locate(room: Room, task_id: str) -> tuple[str, Path]:
     """(state, path) of the task with this id, wherever it is."""
     state = state_of(room, task_id)
