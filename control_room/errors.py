@@ -24,6 +24,7 @@ BUSY = 13  # `cycle`: every slot is taken
 ADAPTER_MISSING = 14  # `cycle`: the adapter or its CLI is not available
 ROOM_INVALID = 15  # `cycle`/`run`: the room cannot run a cycle (settings, disk...); `doctor`: a FAIL
 NO_EXTRA = 16  # an optional extra (`control-room[mcp]`) is not installed
+OFFLINE = 17  # `cycle`/`run`/`sync`: the room's git remote cannot be reached; nothing was claimed
 HANGUP = 129  # `cycle`/`run`: SIGHUP (128 + 1)
 INTERRUPTED = 130  # `cycle`/`run`: Ctrl-C, SIGINT (128 + 2)
 TERMINATED = 143  # `cycle`/`run`: SIGTERM (128 + 15)
@@ -81,6 +82,12 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
         NO_EXTRA,
         "NO_EXTRA",
         "a command needs an optional extra that is not installed (`mcp`: `pip install 'control-room[mcp]'`)",
+    ),
+    (
+        OFFLINE,
+        "OFFLINE",
+        "`cycle`/`run`/`sync`: CONTROL.md `remote:` cannot be reached (fetch or push failed); the cycle "
+        "claims nothing (fail closed), and what this machine did stays committed here for the next sync",
     ),
     (HANGUP, "HANGUP", "`cycle`/`run`: ended by SIGHUP (the terminal closed); the task is back in the queue"),
     (
@@ -141,3 +148,9 @@ class RoomInvalidError(ControlRoomError):
     """The room cannot run a cycle: the room's fault, never a task's."""
 
     exit_code = ROOM_INVALID
+
+
+class OfflineError(ControlRoomError):
+    """The room's git remote cannot be reached: a shared room claims nothing without it."""
+
+    exit_code = OFFLINE

@@ -172,14 +172,23 @@ def run(
     return result
 
 
-def call(argv: list[str], *, cwd: Path, timeout_s: float = 120.0) -> tuple[int, str, str]:
+def call(
+    argv: list[str], *, cwd: Path, timeout_s: float = 120.0, env: Mapping[str, str] | None = None
+) -> tuple[int, str, str]:
     """A short command of our own (git), its output captured in memory: (exit code, stdout,
-    stderr). No shell; raises ExecutableNotFound if the program is missing."""
+    stderr). No shell; raises ExecutableNotFound if the program is missing, and
+    subprocess.TimeoutExpired after ``timeout_s``."""
     exe = which(argv[0])
     if exe is None:
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
     done = subprocess.run(
-        [exe, *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL
+        [exe, *argv[1:]],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+        env=env,
     )
     return done.returncode, done.stdout, done.stderr
 

@@ -20,12 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from control_room.ledger.write import writer_name
 from control_room.room.layout import Room
 from control_room.store import lock, records
 
 
-def host() -> str:
-    return os.uname().nodename
+def host(room: Room) -> str:
+    """This clone's host id, as on its ledger lines (``CONTROL_ROOM_WRITER``, ``control-room/.host``
+    or the machine's name)."""
+    return writer_name(room.cr)
 
 
 def _slot_path(room: Room, n: int) -> Path:
@@ -94,7 +97,7 @@ def why_dead(room: Room, claim: dict[str, Any] | None, grace_s: float, *, mine: 
     """Why this claim's cycle is gone, or None if it may still be running."""
     if claim is None:
         return "it has no claim file (its cycle died while claiming)"
-    if claim.get("host") == host():
+    if claim.get("host") == host(room):
         slot = claim.get("slot")
         if slot == mine:
             return f"its slot {slot} is ours now, so the cycle that held it is gone"
@@ -108,12 +111,12 @@ def why_dead(room: Room, claim: dict[str, Any] | None, grace_s: float, *, mine: 
     return None
 
 
-def kill_agent(claim: dict[str, Any] | None, task_id: str) -> bool:
+def kill_agent(room: Room, claim: dict[str, Any] | None, task_id: str) -> bool:
     """Kill the process group of a dead claim's agent, if it is on this host, alive, and
     provably that task's agent: its environment (``/proc/PID/environ``) carries
     ``CONTROL_ROOM_TASK=<id>``, so a recycled process-group id is never killed. Where /proc is
     not available, nothing is killed."""
-    if not claim or claim.get("host") != host():
+    if not claim or claim.get("host") != host(room):
         return False
     pgid = claim.get("agent_pgid")
     if not isinstance(pgid, int) or pgid <= 1:

@@ -142,7 +142,7 @@ def recover(room: Room, settings: Settings, *, mine: int | None) -> list[str]:
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)
         if why is None:
             continue
-        claims.kill_agent(info, task_id)
+        claims.kill_agent(room, info, task_id)
         task, problems = swarm.read_task(swarm.task_file(room, "running", task_id))
         if problems:
             swarm.reject(room, f"{task_id}.json", problems, task_id=task_id, state="running")
@@ -165,7 +165,7 @@ def claim(room: Room, settings: Settings, picked: Pick, slot: int) -> None:
         task_id,
         {
             "pid": os.getpid(),
-            "host": claims.host(),
+            "host": claims.host(room),
             "slot": slot,
             "started": now_iso(now),
             "deadline": now + float(task["wall_clock_s"]) + float(settings.validator_timeout_s),

@@ -35,9 +35,25 @@ from control_room.timeutil import now_iso
 _WRITER_CHARS = r"[^A-Za-z0-9._-]+"
 
 
-def writer_name() -> str:
-    """Who writes: ``CONTROL_ROOM_WRITER`` or this machine's host name, made cell-safe."""
-    raw = os.environ.get("CONTROL_ROOM_WRITER") or os.uname().nodename or "unknown"
+HOST_FILE = ".host"  # control-room/.host: this clone's host id (`control-room sync --host`); git-ignored
+
+
+def writer_name(cr: Path | None = None) -> str:
+    """Who writes, the host id of every ledger line and claim: ``CONTROL_ROOM_WRITER``, else the
+    room's ``control-room/.host`` (``cr``: the room's control-room/ folder), else this
+    machine's host name; made cell-safe."""
+    raw = os.environ.get("CONTROL_ROOM_WRITER") or ""
+    if not raw and cr is not None:
+        try:
+            raw = (cr / HOST_FILE).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            raw = ""
+    raw = raw or os.uname().nodename or "unknown"
+    return cell_safe(raw)
+
+
+def cell_safe(raw: str) -> str:
+    """A name usable as a writer or host id: letters, digits, ``.``, ``_``, ``-``; 64 at most."""
     return re.sub(_WRITER_CHARS, "-", raw).strip("-")[:64] or "unknown"
 
 
@@ -60,7 +76,7 @@ def append(
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome."""
-    who = writer or writer_name()
+    who = writer or writer_name(path.parent)
     result = event.check(
         outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
     )

@@ -197,6 +197,13 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "integration refuses a change that takes a file past this many lines or grows one past it, "
         "and queues a decompose task (0: off) ([integration.md](integration.md#megafiles))",
     ),
+    "remote": (
+        None,
+        "text",
+        "a git remote (a name such as `origin`, or a URL) the room's clones share: each cycle fetches, "
+        "claims through it and pushes what it did ([many-machines.md](many-machines.md)); none: this "
+        "machine only",
+    ),
     "validator_timeout_s": (600, "seconds", "time limit of a task's validator"),
     "grace_s": (60, "seconds", "extra time after a claim's deadline before it counts as dead"),
     "min_free_mb": (64, "count", "free disk space a cycle needs before it claims a task, in MiB"),
@@ -274,6 +281,7 @@ class Settings:
     review: tuple[str, ...] | dict[str, list[str]]
     review_when: str
     megafile_lines: int
+    remote: str | None
     validator_timeout_s: float
     grace_s: float
     min_free_mb: int

@@ -247,8 +247,8 @@ def test_a_broken_chain_fails_and_fix_leaves_the_ledger_alone(run: Run, inside: 
 def dead_claim(room: Room, tid: str) -> str:
     queue(room, tid)
     swarm.move(room, tid, "queue", "running")
-    claims.write_claim(room, tid, {"pid": 999_999_999, "host": claims.host(), "slot": 0, "deadline": 0})
-    return f"its cycle (pid 999999999 on {claims.host()}) is gone"
+    claims.write_claim(room, tid, {"pid": 999_999_999, "host": claims.host(room), "slot": 0, "deadline": 0})
+    return f"its cycle (pid 999999999 on {claims.host(room)}) is gone"
 
 
 def test_a_dead_claim_warns_and_fix_recovers_it_as_a_cycle_would(run: Run, inside: Room) -> None:
@@ -267,7 +267,7 @@ def test_a_dead_claim_warns_and_fix_recovers_it_as_a_cycle_would(run: Run, insid
 def test_a_live_claim_is_left_alone(run: Run, inside: Room) -> None:
     queue(inside, "t1")
     swarm.move(inside, "t1", "queue", "running")
-    claims.write_claim(inside, "t1", {"pid": os.getpid(), "host": claims.host(), "slot": 0, "deadline": 2e9})
+    claims.write_claim(inside, "t1", {"pid": os.getpid(), "host": claims.host(inside), "slot": 0, "deadline": 2e9})
     fd = claims.take_slot(inside, 1)
     assert fd is not None
     try:

@@ -15,7 +15,7 @@ from control_room.store import lock
 PY = sys.executable
 
 
-def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent() -> None:
+def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent(room: Room) -> None:
     env = {**os.environ, "CONTROL_ROOM_TASK": "mine"}
     # Each says "ready" once it runs: before its exec, /proc/PID/environ is still the parent's.
     sleeper = [PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
@@ -24,10 +24,10 @@ def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent() -
     assert stranger.stdout is not None and agent.stdout is not None
     assert (stranger.stdout.readline(), agent.stdout.readline()) == ("ready\n", "ready\n")
     try:
-        here = claims.host()
-        assert claims.kill_agent({"host": here, "agent_pgid": stranger.pid}, "mine") is False
-        assert claims.kill_agent({"host": "elsewhere", "agent_pgid": agent.pid}, "mine") is False
-        assert claims.kill_agent({"host": here, "agent_pgid": agent.pid}, "mine") is True
+        here = claims.host(room)
+        assert claims.kill_agent(room, {"host": here, "agent_pgid": stranger.pid}, "mine") is False
+        assert claims.kill_agent(room, {"host": "elsewhere", "agent_pgid": agent.pid}, "mine") is False
+        assert claims.kill_agent(room, {"host": here, "agent_pgid": agent.pid}, "mine") is True
         assert agent.wait(timeout=10) == -9
         assert stranger.poll() is None
     finally:
@@ -54,7 +54,7 @@ def test_slots_are_taken_one_each_until_none_is_free(room: Room) -> None:
 
 
 def test_why_a_claim_is_dead(room: Room) -> None:
-    here = claims.host()
+    here = claims.host(room)
     assert claims.why_dead(room, None, 60, mine=None) == "it has no claim file (its cycle died while claiming)"
     alive = {"host": here, "pid": os.getpid(), "slot": 3, "deadline": time.time() + 600}
     held = lock.take(room.cr / ".slot-3.lock")  # its cycle (this process) holds slot 3
@@ -72,7 +72,7 @@ def test_why_a_claim_is_dead(room: Room) -> None:
 
 
 def test_a_claim_whose_slot_is_free_is_dead(room: Room) -> None:
-    claim = {"host": claims.host(), "pid": os.getpid(), "slot": 4, "deadline": time.time() + 600}
+    claim = {"host": claims.host(room), "pid": os.getpid(), "slot": 4, "deadline": time.time() + 600}
     assert claims.why_dead(room, claim, 60, mine=None) == "its slot 4 is free, so the cycle that held it is gone"
 
 

@@ -51,7 +51,7 @@ def test_running_tasks_reserve_their_cost_against_the_budget(room: Room) -> None
     queue(room, "other", max_cost_usd=0.6)
     running = queue(room, "busy", max_cost_usd=0.6)
     os.rename(running, room.state_dir("running") / "busy.json")
-    claims.write_claim(room, "busy", {"pid": os.getpid(), "host": claims.host(), "slot": 7,
+    claims.write_claim(room, "busy", {"pid": os.getpid(), "host": claims.host(room), "slot": 7,
                                       "deadline": time.time() + 600})  # fmt: skip
     held = os.open(room.cr / ".slot-7.lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(held, fcntl.LOCK_EX)  # the cycle running "busy" is alive and holds its slot

@@ -1,0 +1,106 @@
+"""Claims on a shared remote (SPEC §14): one git ref per task, moved by compare-and-swap.
+
+``refs/control-room/claims/<id>`` on the remote says who holds a task:
+
+- absent: nobody ever claimed it;
+- a *claim commit* (an empty tree; its subject ``control-room claim: <id> by <host> until <t>``,
+  its body the claim as JSON): ``host`` holds it until ``t`` (epoch seconds: the task's wall
+  clock plus the validator's), and after ``t + grace_s`` any machine may take it over (a lease);
+- any other commit: the claim was finished by the push that published its result, and that
+  commit holds the result. A machine may claim the task again (a failed round back in the
+  queue) only once its own branch contains that commit, so nobody runs a task from a stale copy.
+
+Every move is a push with ``--force-with-lease=<ref>:<expected>``: the remote updates the ref
+only if it still holds what we saw (an empty expectation: only if it does not exist), under its
+ref lock. Two machines that race for one task cannot both win, and a claim touches no shared
+branch, so claims do not contend with the pushes of results (docs/many-machines.md).
+
+This machine's claims not yet finished on the remote are remembered in
+``control-room/.claims/<id>`` (git-ignored: the claim commit's id), so a cycle that died before
+its push is finished, or found lost, by the next sync.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from control_room.room.layout import Room
+from control_room.store.files import atomic_write, read_optional
+
+PREFIX = "refs/control-room/claims/"
+SUBJECT = "control-room claim: "
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git knows it in every repository
+
+
+@dataclass(frozen=True)
+class Ref:
+    """What the remote's claim ref of one task held at the last fetch."""
+
+    task: str
+    sha: str
+    host: str | None  # None: a finished claim (a result commit)
+    until: float  # a live claim's lease end, before grace; 0 when finished
+
+    @property
+    def live(self) -> bool:
+        return self.host is not None
+
+
+def parse(task: str, sha: str, subject: str) -> Ref:
+    """One ref from ``git for-each-ref``'s id and subject."""
+    if subject.startswith(SUBJECT):
+        words = subject[len(SUBJECT) :].split()
+        # "<id> by <host> until <epoch>"
+        if len(words) == 5 and words[1] == "by" and words[3] == "until":
+            try:
+                return Ref(task, sha, words[2], float(words[4]))
+            except ValueError:
+                pass
+        return Ref(task, sha, "?", 0.0)  # a claim we cannot read: held, lease already over
+    return Ref(task, sha, None, 0.0)
+
+
+def subject(task: str, host: str, until: float) -> str:
+    return f"{SUBJECT}{task} by {host} until {until:.0f}"
+
+
+def message(task: str, host: str, until: float, info: dict[str, object]) -> str:
+    return subject(task, host, until) + "\n\n" + json.dumps(info, sort_keys=True) + "\n"
+
+
+def lease_over(ref: Ref, grace_s: float, now: float | None = None) -> bool:
+    return ref.live and (now if now is not None else time.time()) > ref.until + grace_s
+
+
+# This machine's unfinished claims: control-room/.claims/<id> -> the claim commit.
+def _pending_dir(room: Room) -> Path:
+    return room.cr / ".claims"
+
+
+def remember(room: Room, task: str, sha: str) -> None:
+    _pending_dir(room).mkdir(exist_ok=True)
+    atomic_write(_pending_dir(room) / task, sha + "\n")
+
+
+def forget(room: Room, task: str) -> None:
+    (_pending_dir(room) / task).unlink(missing_ok=True)
+
+
+def pending(room: Room) -> dict[str, str]:
+    """This machine's claims the remote may still show as ours: task id -> claim commit."""
+    try:
+        names = sorted(os.listdir(_pending_dir(room)))
+    except FileNotFoundError:
+        return {}
+    out = {}
+    for name in names:
+        if name.startswith("."):
+            continue
+        sha = (read_optional(_pending_dir(room) / name) or "").strip()
+        if sha:
+            out[name] = sha
+    return out
