@@ -47,6 +47,8 @@ def cycle(log: str | None) -> None:
         except errors.ControlRoomError as exc:
             tell.log(f"Error: {exc}")  # the log says it too; the edge prints it and exits
             raise
+    refresh_views()
+    publish(room, tell.say)
     tell.say(result.message)
     sys.exit(result.code)
 
@@ -179,6 +181,7 @@ def _in_process(room: Room, done: int) -> list[int]:
 
     result = run_cycle(room, say=say, progress=live.show if live is not None else None)
     refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
+    publish(room, say)
     notify_people()  # a long run tells a person as it goes, not when it ends
     say(result.message)
     return [result.code]
@@ -200,10 +203,38 @@ def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int], list[int]]:
                 click.echo(f"{now_iso()}  cycle {done}.{k}  {line}")
             codes.append(code)
         refresh_views()
+        publish(room, lambda line: click.echo(f"{now_iso()}  cycle {done}  {line}"))
         notify_people()
         return codes
 
     return one_round
+
+
+def publish(room: Room, say: Callable[[str], None]) -> None:
+    """The edge of a cycle in a shared room (CONTROL.md ``remote:``), after the views: commit
+    and push what it did, finishing its claim. Offline, what it did stays committed here and
+    the next sync pushes it."""
+    from control_room.room import settings as settings_file  # loaded by the cycle already
+
+    if not settings_file.mentions(room, "remote"):
+        return
+    from control_room.dispatch import sync  # git: only in a shared room
+
+    try:
+        share = sync.shared(room, settings_file.load(room))
+        if share is None:
+            return
+        done = share.sync(why="a cycle ended")
+    except errors.OfflineError as exc:
+        say(f"not pushed: {exc}; the next sync pushes it")
+        return
+    except errors.ControlRoomError as exc:
+        say(f"not pushed: {exc}")
+        return
+    for line in done.said:
+        say(line)
+    if done.merged:
+        refresh_views()
 
 
 def _last_word(line: str) -> None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from control_room import errors, interrupt, ledger
-from control_room.dispatch import claims, orchestrator, preflight, runner
+from control_room.dispatch import claims, orchestrator, preflight, runner, shared_claim, sync
 from control_room.dispatch.pick import Pick, pick
 from control_room.dispatch.rounds import CycleResult, dispatcher_died, requeue
 from control_room.ledger import events
@@ -44,6 +44,17 @@ def cycle(
     except errors.InvalidError as exc:
         raise errors.RoomInvalidError(f"room invalid: {exc}; nothing was claimed") from None
     preflight.check(room, settings)
+    # A shared room (CONTROL.md remote:): first the others' work and a STOP committed anywhere.
+    share = sync.shared(room, settings)
+    shared_notes: list[str] = []
+    if share is not None:
+        try:
+            shared_notes = share.sync(why="a cycle starts").said
+        except errors.OfflineError as exc:
+            return CycleResult(errors.OFFLINE, f"offline: {exc}; nothing was claimed (fail closed)")
+        if room.stopped():
+            return CycleResult(errors.STOPPED, f"stopped: {room.stop} came with the sync; nothing ran")
+        settings = settings_file.load(room)  # CONTROL.md may have come with the merge
     # 2. A free slot, held until this process ends.
     slot = claims.take_slot(room, settings.max_parallel)
     if slot is None:
@@ -55,22 +66,14 @@ def cycle(
     try:
         # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them.
         with interrupt.deferred(), claims.claim_lock(room):
-            notes = recover(room, settings, mine=number)
+            notes = shared_notes + recover(room, settings, mine=number)
             for note in notes:
                 if say is not None:
                     say(note)
-            picked = pick(room, settings)
-            nothing = isinstance(picked, CycleResult) and picked.code == errors.OK
-            if (
-                nothing
-                and settings.on_empty_queue == "orchestrate"
-                and orchestrator.queue_one(room, settings)
-            ):
-                picked = pick(room, settings)
+            picked = _pick_and_claim(room, settings, number, share)
             if isinstance(picked, CycleResult):
                 picked.notes[:0] = notes
                 return picked
-            claim(room, settings, picked, number)
         result = runner.run_claimed(room, settings, picked, progress=progress)
         result.notes[:0] = notes
         return result
@@ -86,6 +89,32 @@ def cycle(
         raise _unclaim(room, picked, exc) from None
     finally:
         os.close(fd)
+
+
+CLAIM_TRIES = 10  # in a shared room: tasks another machine may take from under us, one cycle
+
+
+def _pick_and_claim(
+    room: Room, settings: Settings, slot: int, share: sync.Shared | None
+) -> Pick | CycleResult:
+    """Pick the next ready task and claim it: here, and first on the remote in a shared room,
+    where a refused claim means another machine took the task: pick again."""
+    chooser = shared_claim.Chooser(share, settings.grace_s) if share is not None else None
+    for _ in range(CLAIM_TRIES):
+        picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
+        nothing = isinstance(picked, CycleResult) and picked.code == errors.OK
+        if nothing and settings.on_empty_queue == "orchestrate" and orchestrator.queue_one(room, settings):
+            picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
+        if isinstance(picked, CycleResult):
+            return picked
+        until = time.time() + float(picked.task["wall_clock_s"]) + float(settings.validator_timeout_s)
+        if chooser is not None and not chooser.claim(
+            room, picked.task, until, shared_claim.info(chooser.share.host, slot, until)
+        ):
+            continue
+        claim(room, picked, slot, until)
+        return picked
+    return CycleResult(errors.OK, f"nothing claimed: other machines took {CLAIM_TRIES} tasks first")
 
 
 def _interrupted(room: Room, picked: Pick, exc: interrupt.Interrupted) -> str:
@@ -155,11 +184,10 @@ def recover(room: Room, settings: Settings, *, mine: int | None) -> list[str]:
 
 
 # 3c. Claim: one rename into swarm/running/, then the claim file.
-def claim(room: Room, settings: Settings, picked: Pick, slot: int) -> None:
+def claim(room: Room, picked: Pick, slot: int, deadline: float) -> None:
     task = picked.task
     task_id = task["id"]
     swarm.move(room, task_id, "queue", "running")
-    now = time.time()
     claims.write_claim(
         room,
         task_id,
@@ -167,8 +195,8 @@ def claim(room: Room, settings: Settings, picked: Pick, slot: int) -> None:
             "pid": os.getpid(),
             "host": claims.host(room),
             "slot": slot,
-            "started": now_iso(now),
-            "deadline": now + float(task["wall_clock_s"]) + float(settings.validator_timeout_s),
+            "started": now_iso(),
+            "deadline": deadline,
             "agent_pgid": None,
         },
     )
@@ -178,5 +206,6 @@ def claim(room: Room, settings: Settings, picked: Pick, slot: int) -> None:
         task=task_id,
         route=task.get("route", ""),
         adapter=picked.plan.adapter.name,
-        detail=f"round {int(task.get('rounds', 0)) + 1}, slot {slot}, pid {os.getpid()}",
+        detail=f"round {int(task.get('rounds', 0)) + 1}, slot {slot}, pid {os.getpid()}"
+        f" on {claims.host(room)}",
     )

@@ -12,6 +12,7 @@ not rejected. With nothing to claim, the cycle's line names the first waiting ta
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,11 @@ class Pick:
     plan: Plan
 
 
-def pick(room: Room, settings: Settings) -> Pick | CycleResult:
-    """The next ready task, or what the cycle says when there is none."""
+def pick(
+    room: Room, settings: Settings, *, taken: Callable[[str], str | None] | None = None
+) -> Pick | CycleResult:
+    """The next ready task, or what the cycle says when there is none. In a shared room,
+    ``taken`` says why a task is not ours to claim (another machine holds it), or None."""
     ready = readiness(room, settings)
     holds = Holds(room)
     before = room.counts()["rejected"]  # the scan below may reject files on its own
@@ -47,6 +51,8 @@ def pick(room: Room, settings: Settings) -> Pick | CycleResult:
     for item in index.run_order(room):
         seen += 1
         wait = ready.why(item.id, item.summary)
+        if wait is None and taken is not None and (elsewhere := taken(item.id)):
+            wait = Wait("claimed", elsewhere)
         if wait is None:
             chosen = _admit(room, settings, item, ready, holds)
             if isinstance(chosen, Pick):

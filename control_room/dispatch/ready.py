@@ -31,7 +31,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.timeutil import today
 
-KINDS = ("refused", "dep", "paths", "held", "gate", "budget")
+KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed")  # claimed: by another machine
 
 
 class Wait:

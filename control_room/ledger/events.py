@@ -131,6 +131,20 @@ STOPPED = _e(
     "task route adapter detail",
     "STOP appeared while a task ran; the task is back in the queue",
 )
+CLAIM_LOST = _e(
+    "claim-lost",
+    ("discarded",),
+    "task detail",
+    "a shared room: another machine took over a task this machine ran (its lease, wall clock plus "
+    "`grace_s`, ran out first); this machine's result is set aside ([many-machines.md](many-machines.md))",
+)
+SYNC_CONFLICT = _e(
+    "sync-conflict",
+    ("kept-remote",),
+    "detail",
+    "a shared room: a sync found a file both machines changed that no merge driver merges; the remote's "
+    "version was kept, ours stays in git history ([many-machines.md](many-machines.md))",
+)
 ADAPTER_MISSING = _e(
     "adapter-missing",
     ("held",),
@@ -350,6 +364,8 @@ EVENTS: tuple[Event, ...] = (
     UNSUPPORTED_CLAIM,
     PARK,
     RECOVER,
+    CLAIM_LOST,
+    SYNC_CONFLICT,
     REQUEUE,
     INTERRUPTED,
     STOPPED,

@@ -31,6 +31,12 @@ def command() -> str:
     return " ".join(shlex.quote(part) for part in exe) + " ledger merge %O %A %B"
 
 
+def config_args() -> list[str]:
+    """The drivers as ``git -c`` options, for a merge control-room runs itself (``sync``): it
+    needs no registration in the clone's config."""
+    return ["-c", f"merge.{DRIVER}.name={NAME}", "-c", f"merge.{DRIVER}.driver={command()}"]
+
+
 def register(root: Path, *, dry_run: bool = False) -> str | None:
     """Register the driver in the config of the git work tree holding ``root``; what was done,
     in one line, or None when git is missing or ``root`` is in no work tree. Idempotent."""

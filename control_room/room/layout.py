@@ -73,6 +73,12 @@ class Room:
     def swarm(self) -> Path:
         return self.root / "swarm"
 
+    def make_folders(self) -> None:
+        """The swarm folders, where missing: git keeps no empty folder, so a fresh clone of a
+        shared room lacks the empty ones (``sync`` makes them)."""
+        for name in SWARM_DIRS:
+            (self.swarm / name).mkdir(parents=True, exist_ok=True)
+
     def state_dir(self, state: str) -> Path:
         if state not in STATES:
             raise InvalidError(f"unknown task state {state!r} (valid: {', '.join(STATES)})")

@@ -22,6 +22,9 @@ _CR_TEMPLATES = ("CURRENT_CONTEXT.md", "ROUTES.md", "LEDGER.md", "CONTROL.md", "
 _GITIGNORE = (
     "# derived caches, lock files, the scheduler's logs, the dashboard: never state\n"
     ".cache/\n.*.lock\n.tmp-*\ncycle.log\ncycle.stderr.log\n.dashboard/\n"
+    "# this clone's host id and its claims on a shared room's remote (docs/many-machines.md)\n"
+    ".host\n.claims/\n"
+    "# each adapter's own state (an isolated CLI's home, its login): never shared\n.adapters/\n"
 )
 _FOLDER_GITIGNORE = (
     "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
