@@ -7,6 +7,7 @@ import click
 from control_room.cli.common import current_room, room_option
 from control_room.dispatch.brake import resume as do_resume
 from control_room.dispatch.brake import stop as do_stop
+from control_room.errors import InvalidError
 from control_room.room.layout import Room
 
 _EVERYWHERE = click.option(
@@ -53,8 +54,7 @@ def resume(everywhere: bool) -> None:
 
 def _share_stop(room: Room, stopped: bool) -> None:
     from control_room.dispatch import sync  # git: only for --everywhere
-    from control_room.errors import InvalidError
-    from control_room.room import settings as settings_file
+    from control_room.room import settings as settings_file  # likewise
 
     share = sync.shared(room, settings_file.load(room))
     if share is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, room_option
+from control_room.errors import InvalidError
 
 
 @click.command()
@@ -26,11 +27,10 @@ def sync(host: str | None) -> None:
     and ends. Exit 17 when the remote cannot be reached. See docs/many-machines.md.
     """
     from control_room.dispatch import sync as shared_room  # git and the dispatcher: only here
-    from control_room.errors import InvalidError
-    from control_room.ledger.write import HOST_FILE, cell_safe
-    from control_room.room import gitmerge
-    from control_room.room import settings as settings_file
-    from control_room.store.files import atomic_write
+    from control_room.ledger.write import HOST_FILE, cell_safe  # the engine: only when run
+    from control_room.room import gitmerge  # likewise
+    from control_room.room import settings as settings_file  # likewise
+    from control_room.store.files import atomic_write  # likewise
 
     room = current_room()
     if host is not None:
