@@ -48,7 +48,8 @@ def cycle(log: str | None) -> None:
             tell.log(f"Error: {exc}")  # the log says it too; the edge prints it and exits
             raise
     refresh_views()
-    publish(room, tell.say)
+    if result.code != errors.OFFLINE:
+        publish(room, tell.say)
     tell.say(result.message)
     sys.exit(result.code)
 
@@ -181,7 +182,8 @@ def _in_process(room: Room, done: int) -> list[int]:
 
     result = run_cycle(room, say=say, progress=live.show if live is not None else None)
     refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
-    publish(room, say)
+    if result.code != errors.OFFLINE:
+        publish(room, say)
     notify_people()  # a long run tells a person as it goes, not when it ends
     say(result.message)
     return [result.code]

@@ -35,8 +35,10 @@ def cycle(
     and is also passed at once, line by line, to ``say`` if given: a person watching should
     not wait for the agent to hear of it. ``progress`` is told, a few times a second, how the
     agent's run goes (a live line on a terminal)."""
-    # 1. STOP: the dumbest possible brake, before any parsing or locking.
-    if room.stopped():
+    # 1. STOP: the dumbest possible brake, before any parsing or locking. (In a shared room, a
+    # STOP committed for every machine is lifted by a commit too: the sync below looks.)
+    stopped = room.stopped()
+    if stopped and not sync.stop_is_shared(room):
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
     # Then what the cycle needs, before it claims anything: a fault of the room is the room's.
     try:
@@ -44,17 +46,9 @@ def cycle(
     except errors.InvalidError as exc:
         raise errors.RoomInvalidError(f"room invalid: {exc}; nothing was claimed") from None
     preflight.check(room, settings)
-    # A shared room (CONTROL.md remote:): first the others' work and a STOP committed anywhere.
     share = sync.shared(room, settings)
-    shared_notes: list[str] = []
-    if share is not None:
-        try:
-            shared_notes = share.sync(why="a cycle starts").said
-        except errors.OfflineError as exc:
-            return CycleResult(errors.OFFLINE, f"offline: {exc}; nothing was claimed (fail closed)")
-        if room.stopped():
-            return CycleResult(errors.STOPPED, f"stopped: {room.stop} came with the sync; nothing ran")
-        settings = settings_file.load(room)  # CONTROL.md may have come with the merge
+    if stopped and share is None:
+        return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
     # 2. A free slot, held until this process ends.
     slot = claims.take_slot(room, settings.max_parallel)
     if slot is None:
@@ -64,9 +58,16 @@ def cycle(
     number, fd = slot
     picked: Pick | CycleResult | None = None
     try:
+        notes: list[str] = []
+        if share is not None:
+            # A shared room (CONTROL.md remote:): the others' work, and a STOP committed anywhere.
+            started = _shared_start(room, settings, share, number, stopped)
+            if isinstance(started, CycleResult):
+                return started
+            settings, notes = started
         # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them.
         with interrupt.deferred(), claims.claim_lock(room):
-            notes = shared_notes + recover(room, settings, mine=number)
+            notes += recover(room, settings, mine=number, share=share)
             for note in notes:
                 if say is not None:
                     say(note)
@@ -89,6 +90,28 @@ def cycle(
         raise _unclaim(room, picked, exc) from None
     finally:
         os.close(fd)
+
+
+def _shared_start(
+    room: Room, settings: Settings, share: sync.Shared, slot: int, stopped: bool
+) -> tuple[Settings, list[str]] | CycleResult:
+    """Fetch; let go of our dead claims other machines took over (before the merge brings their
+    files); sync. The settings after the merge (CONTROL.md may have come with it) and what was
+    said, or why the cycle ends here: offline (fail closed) or a STOP from the remote."""
+    try:
+        share.fetch()
+        with interrupt.deferred(), claims.claim_lock(room):
+            notes = recover(room, settings, mine=slot, share=share)
+        notes += share.sync(why="a cycle starts", fetched=True).said
+    except errors.OfflineError as exc:
+        if stopped:
+            return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran ({exc})")
+        return CycleResult(errors.OFFLINE, f"offline: {exc}; nothing was claimed (fail closed)")
+    if room.stopped():
+        how = "exists, committed for every machine (`control-room resume --everywhere` lifts it)"
+        why = how if stopped else "came with the sync"
+        return CycleResult(errors.STOPPED, f"stopped: {room.stop} {why}; nothing ran", notes=notes)
+    return settings_file.load(room), notes
 
 
 CLAIM_TRIES = 10  # in a shared room: tasks another machine may take from under us, one cycle
@@ -163,15 +186,22 @@ def _oserror(exc: BaseException) -> str:
 
 
 # 3a. Recover what dead cycles left in swarm/running/: not the tasks' fault, so no round used.
-def recover(room: Room, settings: Settings, *, mine: int | None) -> list[str]:
-    """Recover every dead claim; return what was done, one line each."""
+def recover(
+    room: Room, settings: Settings, *, mine: int | None, share: sync.Shared | None = None
+) -> list[str]:
+    """Recover every dead claim; return what was done, one line each. In a shared room, a dead
+    claim another machine took over meanwhile is only let go."""
     said = []
+    lost = share.lost() if share is not None else {}
     for task_id in claims.running_ids(room):
         info = claims.read_claim(room, task_id)
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)
         if why is None:
             continue
         claims.kill_agent(room, info, task_id)
+        if share is not None and task_id in lost:
+            said.append(share.let_go(task_id, lost[task_id], why))
+            continue
         task, problems = swarm.read_task(swarm.task_file(room, "running", task_id))
         if problems:
             swarm.reject(room, f"{task_id}.json", problems, task_id=task_id, state="running")

@@ -33,11 +33,12 @@ from pathlib import Path
 from control_room import errors, ledger, proc
 from control_room.dispatch import claimrefs, claims
 from control_room.ledger import events
-from control_room.room import gitmerge
+from control_room.room import gitmerge, swarm
+from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store import lock
-from control_room.store.files import append_lines, read_optional
+from control_room.store.files import append_lines, read_optional, remove
 
 TRACKING = "refs/control-room/remote/"  # the remote's branch, as last fetched
 PUSH_TRIES = 8
@@ -100,10 +101,14 @@ class Shared:
 
     # -- commit, fetch, merge, push ---------------------------------------------------------
     def commit(self, message: str) -> bool:
-        """Commit what changed in the room (``git add -A``), but STOP, swarm/running/ and the
-        queue files of tasks running here; whether there was anything."""
+        """Commit what changed in the room (``git add -A``), but STOP, swarm/running/, and the
+        queue file, outbox note and results of a task running here (a run lands whole, at its
+        end); whether there was anything."""
         keep_out = [":(exclude)STOP", ":(exclude)swarm/running"]
-        keep_out += [f":(exclude)swarm/queue/{tid}.json" for tid in claims.running_ids(self.room)]
+        for tid in claims.running_ids(self.room):  # a run in progress lands whole, at its end
+            keep_out += [
+                f":(exclude)swarm/{p}" for p in (f"queue/{tid}.json", f"outbox/{tid}.md", f"results/{tid}")
+            ]
         self.must("add", "-A", "--", ".", *keep_out)
         if self.git("diff", "--cached", "--quiet")[0] == 0:
             return False
@@ -219,23 +224,24 @@ class Shared:
         raise errors.OfflineError(f"cannot push a claim to remote {self.remote!r}: {_tail(err or out)}")
 
     # -- the whole sync -------------------------------------------------------------------------
-    def sync(self, *, why: str) -> Synced:
+    def sync(self, *, why: str, fetched: bool = False) -> Synced:
         """Commit, fetch, merge, push (retried while the remote moves on); see the module doc.
         Runs under ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
         done = Synced()
         self.room.make_folders()
         try:
             with lock.held(self.room.cr / ".sync.lock"):
-                self._sync(done, why)
+                self._sync(done, why, fetched)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
         return done
 
-    def _sync(self, done: Synced, why: str) -> None:
+    def _sync(self, done: Synced, why: str, fetched: bool) -> None:
         self.ignore_local()
         self.commit(f"control-room: {why} on {self.host}")
         for attempt in range(PUSH_TRIES):
-            self.fetch()
+            if attempt or not fetched:
+                self.fetch()
             refs = self.refs()
             done.said += self._drop_lost(refs)
             before = self.head()
@@ -244,6 +250,7 @@ class Shared:
                 done.merged = True
             if conflicted:
                 done.said.append(self._conflicts(conflicted))
+                self.commit(f"control-room: the sync's conflict line, on {self.host}")
             finishing = self._finishing(refs)
             if not finishing and self.tracking() == self.head():
                 return  # nothing of ours to publish
@@ -258,6 +265,31 @@ class Shared:
             f"not pushed: the remote moved on {PUSH_TRIES} times in a row; what this machine did is "
             "committed here and the next sync pushes it"
         )
+
+    def lost(self, refs: dict[str, claimrefs.Ref] | None = None) -> dict[str, str]:
+        """Our claims the remote (as last fetched) shows as another machine's now: task ->
+        that machine. A claim we finished ourselves is forgotten on the way."""
+        refs = self.refs() if refs is None else refs
+        out = {}
+        for tid, sha in claimrefs.pending(self.room).items():
+            ref = refs.get(tid)
+            if ref is None or ref.sha == sha:
+                continue
+            holder = ref.host if ref.live else self._finisher(ref.sha)
+            if holder == self.host:
+                claimrefs.forget(self.room, tid)  # finished by a push of ours that died before forgetting
+            else:
+                out[tid] = holder or "another machine"
+        return out
+
+    def _finisher(self, sha: str) -> str | None:
+        """The host whose push finished a claim at commit ``sha`` (its author, ``control-room
+        (<host>)``), or None when we cannot tell."""
+        code, out, _ = self.git("log", "-1", "--format=%an", sha)
+        name = out.strip()
+        if code == 0 and name.startswith("control-room (") and name.endswith(")"):
+            return name[len("control-room (") : -1]
+        return None
 
     def _follow(self, finishing: dict[str, str]) -> None:
         """Our copies of what we just pushed: the remote's branch and the finished claim refs
@@ -283,47 +315,58 @@ class Shared:
         return out
 
     def _drop_lost(self, refs: dict[str, claimrefs.Ref]) -> list[str]:
-        """Claims of ours another machine took over (lease over): set our result aside."""
+        """Claims of ours another machine took over (our lease ran out): set our result aside.
+        (One still in swarm/running/ here is the cycle's, or ``let_go``'s once it is dead.)"""
         said = []
         running = set(claims.running_ids(self.room))
-        for tid, sha in claimrefs.pending(self.room).items():
-            ref = refs.get(tid)
-            if ref is None or ref.sha == sha or tid in running:
+        for tid, holder in self.lost(refs).items():
+            if tid in running:
                 continue
-            if not ref.live and self.contains(ref.sha):
-                claimrefs.forget(self.room, tid)  # our own finish, pushed by an earlier sync
-                continue
-            holder = ref.host if ref.live else "another machine's result"
             self._restore_task(tid)
             ledger.append(
                 self.room.ledger,
                 events.CLAIM_LOST,
                 task=tid,
-                detail=f"the remote shows {holder} on {tid} (this machine's lease ran out); this machine's "
-                "result is set aside: its swarm files are the remote's again, its commits keep it in history",
+                detail=f"{holder} took {tid} over (this machine's lease ran out); this machine's result is "
+                "set aside: its swarm files are the remote's again, its commits keep it in history",
             )
             self.commit(f"control-room: {tid}'s claim was lost on {self.host}; its result set aside")
             claimrefs.forget(self.room, tid)
             said.append(f"claim on {tid} lost to {holder}; this machine's result set aside")
         return said
 
+    def let_go(self, task_id: str, holder: str, why: str) -> str:
+        """A dead cycle of ours held ``task_id``, and ``holder`` took it over meanwhile: its
+        running file goes and its other files are the remote's again (the remote's copy is the
+        task now), with a ``claim-lost`` line; nothing goes back to the queue."""
+        remove(swarm.task_file(self.room, "running", task_id))
+        claims.release(self.room, task_id)
+        self._restore_task(task_id)
+        claimrefs.forget(self.room, task_id)
+        ledger.append(
+            self.room.ledger,
+            events.CLAIM_LOST,
+            task=task_id,
+            detail=f"claim is dead ({why}) and {holder} took {task_id} over meanwhile; let go here",
+        )
+        return f"let go of {task_id}: {why}; {holder} took it over"
+
     def _restore_task(self, tid: str) -> None:
-        """Put ``tid``'s task files (every swarm state but running/) back to the remote's
-        version: present where the remote has them, absent elsewhere."""
+        """Put ``tid``'s files (its task file in every swarm state but running/, its outbox
+        note, its results folder) back to the remote's version: as the remote has them, and
+        absent where it has none."""
         theirs = self.tracking()
-        present = set()
+        paths = [f"swarm/{d.name}/{tid}.json" for d in self.room.swarm.iterdir() if d.is_dir()]
+        paths = [p for p in paths if not p.startswith("swarm/running/")]
+        paths += [f"swarm/outbox/{tid}.md", f"swarm/results/{tid}"]
+        for rel in paths:
+            remove(self.room.root / rel)
+        present = ""
         if theirs is not None:
-            out = self.must("ls-tree", "-r", "--name-only", theirs, "--", "swarm/")
-            present = {p for p in out.splitlines() if Path(p).name == f"{tid}.json"}
-        for state_dir in self.room.swarm.iterdir():
-            rel = f"swarm/{state_dir.name}/{tid}.json"
-            if state_dir.name == "running" or not state_dir.is_dir():
-                continue
-            if rel in present:
-                assert theirs is not None
-                self.must("checkout", theirs, "--", rel)
-            else:
-                (self.room.root / rel).unlink(missing_ok=True)
+            present = self.must("ls-tree", "--name-only", theirs, "--", *paths)
+        if present.strip():
+            assert theirs is not None
+            self.must("checkout", theirs, "--", *present.split())
 
     def _conflicts(self, paths: list[str]) -> str:
         shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
@@ -333,6 +376,20 @@ class Shared:
             detail=f"both machines changed {shown}; the remote's version was kept (ours stays in history)",
         )
         return f"merge: both machines changed {shown}; kept the remote's version"
+
+
+def stop_is_shared(room: Room) -> bool:
+    """Whether STOP is committed in a shared room (so a commit may lift it): a look at
+    CONTROL.md's text, then git's index; False in any other room, at no cost."""
+    if not settings_file.mentions(room, "remote"):
+        return False
+    try:
+        code, _, _ = proc.call(
+            ["git", "-C", str(room.root), "ls-files", "--error-unmatch", "STOP"], cwd=room.root
+        )
+    except (proc.ExecutableNotFound, subprocess.TimeoutExpired):
+        return False
+    return code == 0
 
 
 def shared(room: Room, settings: Settings) -> Shared | None:
@@ -357,5 +414,7 @@ def shared(room: Room, settings: Settings) -> Shared | None:
 
 
 def _tail(text: str) -> str:
+    """git's own words, in one line: its ``fatal:``/``error:`` lines, else its last two."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return " / ".join(lines[-2:]) or "no message"
+    said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[-2:]
+    return " / ".join(said[:2]) or "no message"

@@ -1,0 +1,194 @@
+"""A room shared by several machines through a git remote (SPEC §14), for real: a bare
+repository as the remote, one clone per machine, each driven by the installed command with its
+own host id, concurrently."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from machines import Machine, probe_tasks, shared_room
+from support import git, where
+
+from control_room.dispatch.claimrefs import PREFIX
+from control_room.errors import OFFLINE, OK, PASSED, STOPPED
+
+
+def finish(machines: list[Machine]) -> None:
+    """Two rounds of `sync` everywhere: every machine then holds everything every other did."""
+    for _ in range(2):
+        for m in machines:
+            done = m.cr("sync")
+            assert done.returncode == 0, done.stdout + done.stderr
+
+
+def converged(machines: list[Machine]) -> None:
+    """Every clone holds the same ledger lines and task files, verifies, and has no conflict."""
+    ids = [sorted(e.id for e in m.ledger()) for m in machines]
+    assert all(i == ids[0] for i in ids), "a ledger line is missing from a clone"
+    assert len(ids[0]) == len(set(ids[0])), "a ledger line is doubled"
+    for m in machines:
+        verify = m.cr("ledger", "verify")
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+        assert git(m.path, "diff", "--name-only", "--diff-filter=U") == ""
+        assert "<<<<<<<" not in m.room.ledger.read_text()
+    # the task files are the same everywhere (the views differ: each refreshes its own)
+    files = [git(m.path, "ls-files", "-s", "swarm") for m in machines]
+    assert all(f == files[0] for f in files)
+
+
+@pytest.mark.slow
+def test_three_machines_run_100_tasks_each_exactly_once(exe: str, tmp_path: Path) -> None:
+    tasks = probe_tasks(100)
+    _, machines = shared_room(tmp_path, exe, ["m1", "m2", "m3"], tasks)
+    runs = [m.start("run", "--cycles", "60", "--every", "0") for m in machines]
+    outs = [p.communicate(timeout=1200)[0] for p in runs]
+    for p, out in zip(runs, outs):
+        assert p.returncode == 0, out
+        assert "Traceback" not in out
+    finish(machines)
+    converged(machines)
+    ledger = machines[0].ledger()
+    claims = Counter(e.task for e in ledger if e.event == "claim")
+    results = Counter(e.task for e in ledger if e.event == "result")
+    ids = [t["id"] for t in tasks]
+    assert claims == dict.fromkeys(ids, 1)  # each claimed once, by one machine
+    assert results == dict.fromkeys(ids, 1)
+    assert all(e.outcome == "pass" for e in ledger if e.event == "result")
+    for m in machines:
+        assert all(where(m.room, tid) == ["done"] for tid in ids)
+        assert sorted(os.listdir(m.room.swarm / "results")) == ids
+    # the work was shared: every machine ran some, and each claim line names its machine
+    by_host = Counter(e.writer for e in ledger if e.event == "claim")
+    assert set(by_host) == {"m1", "m2", "m3"} and sum(by_host.values()) == 100
+    assert all(e.detail.endswith(f" on {e.writer}") for e in ledger if e.event == "claim")
+    assert not [e for e in ledger if e.event in ("claim-lost", "sync-conflict", "recover")]
+
+
+def test_an_unreachable_remote_means_no_claim(exe: str, tmp_path: Path) -> None:
+    _, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
+    git(m1.path, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    before = m1.room.ledger.read_text()
+    done = m1.cr("cycle")
+    assert done.returncode == OFFLINE
+    assert done.stdout.startswith("offline: cannot fetch from remote 'origin': ")
+    assert done.stdout.rstrip().endswith("; nothing was claimed (fail closed)")
+    assert where(m1.room, "t001") == ["queue"]
+    assert m1.room.ledger.read_text() == before  # not a line: nothing changed
+    again = m1.cr("sync")
+    assert again.returncode == OFFLINE
+    assert again.stderr.startswith("Error: cannot fetch from remote 'origin': ")
+
+
+def test_stop_halts_here_at_once_and_everywhere_at_the_next_sync(exe: str, tmp_path: Path) -> None:
+    _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(2))
+    # a local STOP needs no network: with the remote gone, the cycle still says STOP
+    git(m2.path, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    assert m2.cr("stop", "--reason", "local").returncode == 0
+    assert m2.cr("cycle").returncode == STOPPED
+    assert m2.cr("resume").returncode == 0
+    git(m2.path, "remote", "set-url", "origin", str(tmp_path / "remote.git"))
+    # a local STOP stays local: m1's sync does not carry it
+    assert m1.cr("stop").returncode == 0
+    assert m1.cr("sync").returncode == 0
+    assert m2.cr("sync").returncode == 0 and not m2.room.stop.exists()
+    assert m1.cr("resume").returncode == 0
+    # --everywhere commits it: m2 halts at its next fetch, before any claim
+    done = m1.cr("stop", "--everywhere", "--reason", "freeze")
+    assert done.returncode == 0, done.stderr
+    assert "pushed to origin/main: every machine halts at its next sync" in done.stdout
+    halted = m2.cr("cycle")
+    assert halted.returncode == STOPPED
+    assert "came with the sync; nothing ran" in halted.stdout
+    assert "freeze" in m2.room.stop.read_text()
+    assert where(m2.room, "t001") == ["queue"] and where(m2.room, "t002") == ["queue"]
+    assert m1.cr("resume", "--everywhere").returncode == 0
+    assert m2.cr("cycle").returncode == PASSED
+    finish([m1, m2])
+    converged([m1, m2])
+
+
+def _wait_for(check, what: str, limit_s: float = 60) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + limit_s
+    while not check():
+        assert time.monotonic() < end, f"gave up waiting for {what}"
+        time.sleep(0.1)
+
+
+def test_a_killed_machines_task_is_taken_over_after_its_lease(exe: str, tmp_path: Path) -> None:
+    # the task's agent hangs on m1 and finishes at once on m2
+    hang = [sys.executable, "-c", "import os, time; os.environ['CONTROL_ROOM_WRITER'] == 'm2' or time.sleep(60)"]
+    task = probe_tasks(1, command=hang, wall_clock_s=4)
+    remote, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], task, grace_s="1", validator_timeout_s="1")
+    cycle = m1.start("cycle")
+    ref = f"{PREFIX}t001"
+    _wait_for(lambda: git(remote, "for-each-ref", ref) != "", "m1's claim on the remote")
+    _wait_for(lambda: (m1.room.state_dir("running") / "t001.claim").exists(), "m1's local claim")
+    os.killpg(cycle.pid, signal.SIGKILL)  # the machine dies, its agent with it
+    cycle.wait()
+    claim = git(remote, "log", "-1", "--format=%s", ref)
+    assert claim.startswith("control-room claim: t001 by m1 until ")
+    early = m2.cr("cycle")
+    assert early.returncode == OK
+    assert "t001 claimed by m1 (lease until " in early.stdout
+    lease_end = float(claim.rsplit(" ", 1)[1]) + 1
+    time.sleep(max(0.0, lease_end - time.time()) + 0.5)  # the lease (wall clock + grace) passes
+    late = m2.cr("cycle")
+    assert late.returncode == PASSED, late.stdout + late.stderr
+    taken = [e for e in m2.ledger() if e.event == "recover"]
+    assert len(taken) == 1 and taken[0].writer == "m2" and taken[0].task == "t001"
+    assert taken[0].detail.startswith("the claim of m1 passed its lease ")
+    assert taken[0].detail.endswith("taken over by m2, no round used")
+    # m1 comes back: its dead claim is let go, the task is not run again
+    back = m1.cr("cycle")
+    assert back.returncode == OK, back.stdout + back.stderr
+    assert "let go of t001" in back.stdout
+    finish([m1, m2])
+    converged([m1, m2])
+    ledger = m1.ledger()
+    assert [(e.writer, e.event) for e in ledger if e.task == "t001" and e.event in ("claim", "result")] == [
+        ("m1", "claim"), ("m2", "claim"), ("m2", "result")]  # fmt: skip
+    assert [e.writer for e in ledger if e.event == "claim-lost"] == ["m1"]
+    assert where(m1.room, "t001") == where(m2.room, "t001") == ["done"]
+
+
+def test_a_late_result_is_set_aside_and_never_published(exe: str, tmp_path: Path) -> None:
+    # m1's agent cuts m1 off its remote (the link m1 pushes through) and then passes: m1's
+    # result cannot be published; m2 takes the task over after the lease and publishes its own
+    cut = [sys.executable, "-c", "import os, sys; os.environ['CONTROL_ROOM_WRITER'] == 'm2' or os.unlink(sys.argv[1])"]
+    remote, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], [], grace_s="1", validator_timeout_s="1")
+    link = tmp_path / "m1-remote.git"
+    link.symlink_to(remote)
+    git(m1.path, "remote", "set-url", "origin", str(link))
+    task = probe_tasks(1, command=[*cut, str(link)], wall_clock_s=2)[0]
+    import json
+
+    (m2.room.state_dir("queue") / "t001.json").write_text(json.dumps(task))
+    assert m2.cr("sync").returncode == 0
+    first = m1.cr("cycle")
+    assert first.returncode == PASSED, first.stdout + first.stderr
+    assert "not pushed: cannot fetch from remote 'origin'" in first.stdout
+    assert where(m1.room, "t001") == ["done"]  # here, not on the remote
+    claim = git(remote, "log", "-1", "--format=%s", f"{PREFIX}t001")
+    time.sleep(max(0.0, float(claim.rsplit(" ", 1)[1]) + 1 - time.time()) + 0.5)
+    assert m2.cr("cycle").returncode == PASSED
+    link.symlink_to(remote)  # m1 is back online
+    back = m1.cr("sync")
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert "claim on t001 lost to m2; this machine's result set aside" in back.stdout
+    finish([m1, m2])
+    converged([m1, m2])
+    lost = [e for e in m1.ledger() if e.event == "claim-lost"]
+    assert [(e.writer, e.task) for e in lost] == [("m1", "t001")]
+    # both runs are in the ledger; the branch's task is m2's: one done file, m2's pass
+    results = [(e.writer, e.outcome) for e in m1.ledger() if e.event == "result"]
+    assert results == [("m1", "pass"), ("m2", "pass")]
+    assert where(m1.room, "t001") == ["done"]
+    assert subprocess.run(["git", "-C", str(m1.path), "status", "--porcelain", "swarm"],
+                          capture_output=True, text=True).stdout == ""  # fmt: skip
