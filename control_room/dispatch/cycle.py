@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from control_room import errors, interrupt, ledger
-from control_room.dispatch import claims, orchestrator, preflight, runner, shared_claim, sync
+from control_room.dispatch import claims, lost_claims, orchestrator, preflight, runner, shared_claim, sync
 from control_room.dispatch.pick import Pick, pick
 from control_room.dispatch.rounds import CycleResult, dispatcher_died, requeue
 from control_room.ledger import events
@@ -192,7 +192,7 @@ def recover(
     """Recover every dead claim; return what was done, one line each. In a shared room, a dead
     claim another machine took over meanwhile is only let go."""
     said = []
-    lost = share.lost() if share is not None else {}
+    lost = lost_claims.lost(share) if share is not None else {}
     for task_id in claims.running_ids(room):
         info = claims.read_claim(room, task_id)
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)
@@ -200,7 +200,7 @@ def recover(
             continue
         claims.kill_agent(room, info, task_id)
         if share is not None and task_id in lost:
-            said.append(share.let_go(task_id, lost[task_id], why))
+            said.append(lost_claims.let_go(share, task_id, lost[task_id], why))
             continue
         task, problems = swarm.read_task(swarm.task_file(room, "running", task_id))
         if problems:

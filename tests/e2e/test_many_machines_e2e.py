@@ -173,7 +173,7 @@ def test_a_late_result_is_set_aside_and_never_published(exe: str, tmp_path: Path
     assert m2.cr("sync").returncode == 0
     first = m1.cr("cycle")
     assert first.returncode == PASSED, first.stdout + first.stderr
-    assert "not pushed: cannot fetch from remote 'origin'" in first.stdout
+    assert "not pushed: cannot push to remote 'origin'" in first.stdout
     assert where(m1.room, "t001") == ["done"]  # here, not on the remote
     claim = git(remote, "log", "-1", "--format=%s", f"{PREFIX}t001")
     time.sleep(max(0.0, float(claim.rsplit(" ", 1)[1]) + 1 - time.time()) + 0.5)
