@@ -52,6 +52,7 @@ COMMANDS = {
     "dashboard": "control_room.cli.dashboard:dashboard",
     "plan": "control_room.cli.plan:plan",
     "mcp": "control_room.cli.mcp:mcp",
+    "merge-driver": "control_room.cli.merge_driver:merge_driver",
 }
 
 
