@@ -8,8 +8,8 @@ next to each other. This driver merges the table by its key, ``route``:
 - a row added on either side is kept: OURS's rows in OURS's order first, then THEIRS's new
   rows in THEIRS's order;
 - a row removed on one side goes when the other side left its hand cells as BASE had them (a
-  cycle's counters alone do not keep it); a row one side removed and the other edited by hand
-  stays, as edited;
+  cycle's counters, and its ``untested`` -> ``alive``, do not keep it); a row one side removed
+  and the other edited by hand stays, as edited;
 - a hand cell (every column but the three a cycle keeps) changed on one side takes that side;
   changed differently on both, OURS (the local side) wins the tie;
 - ``attempts``, ``spend_usd`` and ``last_result`` come together from the side with more
@@ -68,8 +68,17 @@ def _side(text: str) -> Side | None:
     return Side(text, table) if table is not None else None
 
 
-def _hand(rec: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in rec.items() if k not in KEPT_BY_CYCLES}
+def _by_hand(rec: dict[str, str], was: dict[str, str]) -> bool:
+    """Whether a person changed ``rec`` since ``was``: a hand cell differs (a cycle's own
+    ``untested`` -> ``alive`` is not a person's)."""
+    for column in dict.fromkeys([*rec, *was]):
+        now, then = rec.get(column, ""), was.get(column, "")
+        if column in KEPT_BY_CYCLES or now == then:
+            continue
+        if column == "verdict" and then.lower() in ("", "untested") and now.lower() == "alive":
+            continue
+        return True
+    return False
 
 
 def _attempts(rec: dict[str, str]) -> int:
@@ -110,12 +119,12 @@ def merge_text(base: str, ours: str, theirs: str) -> str:
         if mine is not None and other is not None:
             rec = merge_row(was, mine, other)
         elif mine is not None:  # only OURS has it: new there, or THEIRS removed it
-            if was is not None and _hand(mine) == _hand(was):
+            if was is not None and not _by_hand(mine, was):
                 continue
             rec = mine
         else:
             assert other is not None
-            if was is not None and _hand(other) == _hand(was):
+            if was is not None and not _by_hand(other, was):
                 continue
             rec = other
         cells = [rec.get(h, "") for h in o.header]
