@@ -27,7 +27,7 @@ COUNTED = ("attempts", "spend_usd", "last_result")  # the cells cycles keep (``r
 # How dispatch/ words the ledger lines that look like a failed round but are not one (no
 # ``record_run`` follows them), so ``recount`` can tell them apart:
 WAITS = "waits for "  # integrate: back to the queue for helper tasks, no round used (detail starts so)
-_WAITS_BEFORE = "; waits for "  # the same, as lines written before recount ended it
+_WAITS_BEFORE = "; waits for "  # the same, as integrate worded it before (at the end): older ledgers
 REVIEWED_FAILURE = "after a failed round:"  # review: the reviews of a round that had failed already
 _FAILED_ROUND = ("conflict", "refused", "failed", "unfit")  # integrate's outcomes that fail a round
 VERDICTS = ("untested", "alive", "promising", "killed", "merged")

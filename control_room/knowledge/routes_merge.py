@@ -28,12 +28,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from control_room.errors import InvalidError
+from control_room.knowledge.routes import COUNTED
 from control_room.store import tables
 from control_room.store.files import atomic_write, read_text
 from control_room.store.textmerge import PLACEHOLDER, merge3, split_at
 
 KEY = "route"
-KEPT_BY_CYCLES = ("attempts", "spend_usd", "last_result")
+KEPT_BY_CYCLES = COUNTED  # attempts, spend_usd, last_result
 
 
 class Side:
