@@ -328,3 +328,10 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "first")
     return path
+
+
+def recount_agrees(cr: Callable[..., Any]) -> None:
+    """`route recount` (through the installed command) finds ROUTES.md as the cycles left it:
+    it computes from the ledger exactly what ``record_run`` wrote, run by run."""
+    done = cr("route", "recount")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ROUTES.md already agrees with the ledger\n", "")

@@ -53,6 +53,7 @@ COMMANDS = {
     "plan": "control_room.cli.plan:plan",
     "mcp": "control_room.cli.mcp:mcp",
     "sync": "control_room.cli.sync:sync",
+    "merge-driver": "control_room.cli.merge_driver:merge_driver",
 }
 
 

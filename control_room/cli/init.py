@@ -22,7 +22,8 @@ def init(directory: Path, dry_run: bool) -> None:
 
     Running it again only adds what is missing, so it also repairs a room; a LEDGER.md that
     lost its table header gets it back, every line kept. Inside a git work tree it also
-    registers LEDGER.md's merge driver (`control-room-ledger`) in that repository's config.
+    registers the merge drivers of LEDGER.md, ROUTES.md and the views (`control-room-ledger`,
+    `control-room-routes`, `control-room-view`) in that repository's config.
 
     \b
     Example:
@@ -37,9 +38,8 @@ def init(directory: Path, dry_run: bool) -> None:
         click.echo(f"{verb}  {rel}")
     for what in repaired:
         click.echo(f"{'would restore' if dry_run else 'restored'}  {what}")
-    registered = register(root, dry_run=dry_run) if root.is_dir() else None
-    if registered:
-        click.echo(registered)
+    for line in register(root, dry_run=dry_run) if root.is_dir() else []:
+        click.echo(line)
     if dry_run:
         for rel in kept:
             click.echo(f"{exists_already('file', rel, str(root))}: kept")

@@ -1,4 +1,4 @@
-"""control-room route add / list / show / kill / reopen / resume"""
+"""control-room route add / list / show / kill / reopen / resume / recount"""
 
 from __future__ import annotations
 
@@ -156,3 +156,19 @@ def resume_route(route_id: str, because: str) -> None:
     room = current_room()
     findings.resume(room, settings_file.load(room), route_id, because)
     click.echo(f"{route_id} released; its tasks run again")
+
+
+@route.command("recount")
+@room_option
+def recount_route() -> None:
+    """Recompute attempts, spend_usd and last_result of every route from the ledger.
+
+    For after a merge of two clones' ROUTES.md (whose cycles' counts each side kept) or a hand
+    edit that broke them. Rows the ledger never counted keep their cells; ROUTES.md is written
+    only when a cell changes. A view refresh: no ledger line.
+    """
+    changed = routes.recount(current_room())
+    if changed:
+        click.echo(f"recounted from the ledger: {', '.join(changed)}")
+    else:
+        click.echo("ROUTES.md already agrees with the ledger")

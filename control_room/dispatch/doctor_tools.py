@@ -295,37 +295,40 @@ def schedule_check(ctx: Context) -> list[Finding]:
     return [Finding("schedule", OK, f"{what} installed; {when}")]
 
 
-def ledger_merge_check(ctx: Context) -> list[Finding]:
-    """With the room in a git work tree: LEDGER.md merges with ``control-room ledger merge``
-    (its line in control-room/.gitattributes, the driver in this clone's git config)."""
+def merge_drivers_check(ctx: Context) -> list[Finding]:
+    """With the room in a git work tree: LEDGER.md, ROUTES.md and the views merge with
+    control-room's drivers (their lines in control-room/.gitattributes, the drivers in this
+    clone's git config)."""
     from control_room.room import gitmerge  # git: only here and in init
     from control_room.store.files import read_optional  # with gitmerge, just above
 
-    state = gitmerge.registered(ctx.room.root)
-    if state is None:
-        return [Finding("ledger-merge", OK, "the room is in no git work tree: no ledger to merge")]
-    attributes = read_optional(ctx.room.cr / ".gitattributes") or ""
-    if f"merge={gitmerge.DRIVER}" not in attributes:
+    lacking = gitmerge.missing(ctx.room.root)
+    if lacking is None:
+        return [Finding("merge-drivers", OK, "the room is in no git work tree: nothing to merge")]
+    attributes = set((read_optional(ctx.room.cr / ".gitattributes") or "").splitlines())
+    unnamed = [line for line in gitmerge.attributes().splitlines() if line not in attributes]
+    if unnamed:
         return [
             Finding(
-                "ledger-merge",
+                "merge-drivers",
                 WARN,
-                "control-room/.gitattributes does not name the ledger's merge driver (a room made before "
-                "it: `merge=union` can duplicate lines)",
+                f"control-room/.gitattributes lacks {', '.join(f'`{u}`' for u in unnamed)} (a room made "
+                "before the drivers: git's text merge conflicts, or `merge=union` duplicates lines)",
                 "delete control-room/.gitattributes and run `control-room init` again",
             )
         ]
-    if not state:
+    if lacking:
         return [
             Finding(
-                "ledger-merge",
+                "merge-drivers",
                 WARN,
-                "this clone's git config lacks the ledger's merge driver: a pull where both sides "
-                "appended to LEDGER.md conflicts",
-                "`control-room init` registers it (once per clone: git does not copy its config)",
+                f"this clone's git config lacks {', '.join(lacking)}: a pull where both sides changed "
+                "those files conflicts",
+                "`control-room init` registers them (once per clone: git does not copy its config)",
             )
         ]
-    return [Finding("ledger-merge", OK, f"LEDGER.md merges with the {gitmerge.DRIVER} driver")]
+    drivers = ", ".join(d.name for d in gitmerge.DRIVERS)
+    return [Finding("merge-drivers", OK, f"LEDGER.md, ROUTES.md and the views merge with {drivers}")]
 
 
 CHECKS = (
@@ -335,5 +338,5 @@ CHECKS = (
     Check("worktrees", worktree_check, prune),
     Check("disk", disk),
     Check("schedule", schedule_check),
-    Check("ledger-merge", ledger_merge_check),
+    Check("merge-drivers", merge_drivers_check),
 )

@@ -367,7 +367,7 @@ def _waits(room: Room, task: dict[str, Any], helpers: str, why: str, outcome: st
     tid = task["id"]
     names = helpers.split(",")
     deps = [*task.get("deps", []), *(h for h in names if h not in task.get("deps", []))]
-    _line(room, task, outcome, f"{why}; waits for {', '.join(names)}")
+    _line(room, task, outcome, f"{routes.WAITS}{', '.join(names)}: {why}")  # not a failed round
     swarm.move(room, tid, "passed", "queue", task={**task, "deps": deps})
     return CycleResult(
         errors.FAILED, f"not merged: {tid} ({why}); queued {', '.join(names)}, and {tid} waits for it", tid

@@ -10,16 +10,27 @@ one whose cycle died is let go by the cycle's recovery (``let_go``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from control_room import ledger
 from control_room.dispatch import claimrefs, claims
 from control_room.ledger import events
 from control_room.room import swarm
+from control_room.room.layout import Room
 from control_room.store.files import remove
 
-if TYPE_CHECKING:
-    from control_room.dispatch.sync import Shared
+
+class Shared(Protocol):
+    """What this module uses of ``dispatch.sync.Shared`` (which imports this module)."""
+
+    room: Room
+    host: str
+
+    def git(self, *args: str, timeout_s: float = ...) -> tuple[int, str, str]: ...
+    def must(self, *args: str) -> str: ...
+    def refs(self) -> dict[str, claimrefs.Ref]: ...
+    def tracking(self) -> str | None: ...
+    def commit(self, message: str) -> bool: ...
 
 
 def lost(share: Shared) -> dict[str, str]:

@@ -394,7 +394,9 @@ def _after_failure(room: Room, target_id: str) -> str:
     updated["last_failure"] = str(target.get("last_failure", "")) + note
     atomic_write(path, swarm.dumps(updated))
     outcome = "rejected" if rejects else "accepted"
-    detail = f"after a failed round: {len(rejects)} of {len(ids)} reject; their findings join its next brief"
+    detail = (
+        f"{routes.REVIEWED_FAILURE} {len(rejects)} of {len(ids)} reject; their findings join its next brief"
+    )
     ledger.append(
         room.ledger,
         events.REVIEW,

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from control_room import errors, proc
 from control_room.dispatch import claimrefs, claims, lost_claims
+from control_room.knowledge import routes
 from control_room.room import gitmerge
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -257,6 +258,8 @@ class Shared:
                 self._sync(done, why, fetched=fetched or optimistic, merge_first=not optimistic)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
+        if done.merged:  # each side counted only its own runs on the board: count the merged ledger
+            routes.recount(self.room)
         return done
 
     def _sync(self, done: Synced, why: str, *, fetched: bool, merge_first: bool) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 from control_room import ledger
 from control_room.errors import InvalidError, NotFoundError
 from control_room.ledger import events
+from control_room.ledger.line import Entry
+from control_room.ledger.read import entries
 from control_room.room.layout import Room
 from control_room.room.values import check_id, exists_already, is_id
 from control_room.store import tables
@@ -21,6 +23,13 @@ from control_room.store.files import read_optional, update
 from control_room.timeutil import today
 
 COLUMNS = ("route", "verdict", "title", "attempts", "spend_usd", "last_result", "falsifier")
+COUNTED = ("attempts", "spend_usd", "last_result")  # the cells cycles keep (``record_run``)
+# How dispatch/ words the ledger lines that look like a failed round but are not one (no
+# ``record_run`` follows them), so ``recount`` can tell them apart:
+WAITS = "waits for "  # integrate: back to the queue for helper tasks, no round used (detail starts so)
+_WAITS_BEFORE = "; waits for "  # the same, as integrate worded it before (at the end): older ledgers
+REVIEWED_FAILURE = "after a failed round:"  # review: the reviews of a round that had failed already
+_FAILED_ROUND = ("conflict", "refused", "failed", "unfit")  # integrate's outcomes that fail a round
 VERDICTS = ("untested", "alive", "promising", "killed", "merged")
 WHERE = "control-room/ROUTES.md"
 
@@ -83,23 +92,94 @@ def _upsert(room: Room, route: str, mutate: Callable[[dict[str, str], bool], Non
     update(room.routes, change)
 
 
+def _count(rec: dict[str, str], task_id: str, verdict: str, cost: float, day: str) -> None:
+    """One run into a row's counted cells (``record_run`` and ``recount`` alike)."""
+    try:
+        rec["attempts"] = str(int(rec.get("attempts") or 0) + 1)
+    except ValueError:
+        rec["attempts"] = "1"
+    try:
+        rec["spend_usd"] = _money(float(rec.get("spend_usd") or 0) + cost)
+    except ValueError:
+        rec["spend_usd"] = _money(cost)
+    rec["last_result"] = f"{verdict} {task_id} {day}"
+
+
 def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) -> None:
-    """After a run: attempts + 1, spend + cost, last result, and ``untested`` becomes ``alive``."""
+    """After a run: attempts + 1, spend + cost, last result, and ``untested`` becomes ``alive``.
+
+    Every call follows the ledger line it is counted from (``counted``), so ``recount`` can
+    compute the same cells from the ledger alone."""
 
     def mutate(rec: dict[str, str], _existed: bool) -> None:
-        try:
-            rec["attempts"] = str(int(rec.get("attempts") or 0) + 1)
-        except ValueError:
-            rec["attempts"] = "1"
-        try:
-            rec["spend_usd"] = _money(float(rec.get("spend_usd") or 0) + cost)
-        except ValueError:
-            rec["spend_usd"] = _money(cost)
-        rec["last_result"] = f"{verdict} {task_id} {today()}"
+        _count(rec, task_id, verdict, cost, today())
         if (rec.get("verdict") or "untested").lower() == "untested":
             rec["verdict"] = "alive"
 
     _upsert(room, route, mutate)
+
+
+def counted(entry: Entry) -> tuple[str, float] | None:
+    """(verdict, cost) that ``record_run`` was given after this ledger line; None when no
+    ``record_run`` follows it. They are: ``result`` (the runner's step 8: its outcome and cost),
+    ``integrate`` that failed the round (``_FAILED_ROUND``, not one that waits for a helper task)
+    and ``review`` ``rejected`` (not the reviews of a round that had already failed), each of a
+    route; the last two count a ``fail`` that cost nothing."""
+    if not entry.route:
+        return None
+    if entry.event == events.RESULT.name:
+        return entry.outcome, entry.cost
+    if entry.event == events.INTEGRATE.name and entry.outcome in _FAILED_ROUND:
+        waits = entry.detail.startswith(WAITS) or _WAITS_BEFORE in entry.detail
+        return None if waits else ("fail", 0.0)
+    if entry.event == events.REVIEW.name and entry.outcome == "rejected":
+        return None if entry.detail.startswith(REVIEWED_FAILURE) else ("fail", 0.0)
+    return None
+
+
+def tally(room: Room) -> dict[str, dict[str, str]]:
+    """Each route's counted cells as ``record_run`` would have left them, from the ledger alone
+    (a route's count starts from nothing, as ``route add`` starts it)."""
+    out: dict[str, dict[str, str]] = {}
+    if not room.ledger.is_file():
+        return out
+    for entry in entries(room.ledger):
+        fed = counted(entry)
+        if fed is not None:
+            _count(out.setdefault(entry.route, {}), entry.task, fed[0], fed[1], entry.time[:10])
+    return out
+
+
+def recount(room: Room) -> list[str]:
+    """Recompute ``attempts``, ``spend_usd`` and ``last_result`` of every row from the ledger
+    (after a merge of two clones' ROUTES.md, or a hand edit that broke them); a row whose route
+    the ledger never counted keeps its cells, and a route the ledger counts but the table lacks
+    is not added back (a person removed it). Writes ROUTES.md only when a cell changed; returns
+    the routes whose cells changed. A view refresh: no ledger line."""
+    counts = tally(room)
+    memo = room.cache / "routes"
+    changed: list[str] = []
+
+    def change(text: str) -> str:
+        changed.clear()
+        table = _table(room, text)
+        if table is None:
+            return text
+        for line, cells in table.rows:
+            rec = table.record(cells)
+            want = counts.get(rec.get("route", ""))
+            if want is None or all(rec.get(c, "") == want[c] for c in COUNTED if c in table.header):
+                continue
+            rec.update(want)
+            text, table = tables.set_row(text, table, line, [rec.get(h, "") for h in table.header])
+            changed.append(rec["route"])
+        if changed:
+            tables.remember(memo, text, "route", table)
+        return text
+
+    if room.routes.exists():
+        update(room.routes, change)
+    return changed
 
 
 def add(room: Room, route: str, title: str, falsifier: str = "", *, note: str = "") -> None:

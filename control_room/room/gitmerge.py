@@ -1,10 +1,17 @@
-"""Registering ``control-room ledger merge`` as the git merge driver of LEDGER.md.
+"""Registering control-room's git merge drivers: LEDGER.md, ROUTES.md and the views.
 
-``init`` writes ``LEDGER.md merge=control-room-ledger`` into ``control-room/.gitattributes``
-(versioned, so every clone has it); the driver itself lives in the repository's config, which
-git never clones, so each clone registers it by running ``control-room init`` once. git run on
-a repository whose config lacks the driver falls back to its text merge (conflict markers when
-both sides appended), which is why ``init`` registers it whenever it can.
+``init`` writes one line per file into ``control-room/.gitattributes`` (versioned, so every
+clone has them):
+
+    LEDGER.md merge=control-room-ledger
+    ROUTES.md merge=control-room-routes
+    CURRENT_CONTEXT.md merge=control-room-view
+    DIGEST.md merge=control-room-view
+
+The drivers themselves live in the repository's config, which git never clones, so each clone
+registers them by running ``control-room init`` once. git run on a repository whose config lacks
+a driver falls back to its text merge (conflict markers where both sides changed the file),
+which is why ``init`` registers them whenever it can.
 """
 
 from __future__ import annotations
@@ -12,13 +19,49 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-DRIVER = "control-room-ledger"
-NAME = "control-room ledger: every line of both sides once, by event id"
+Git = Callable[..., tuple[int, str]]  # git's arguments -> (exit code, stdout stripped)
 
 
-def command() -> str:
+class Driver(NamedTuple):
+    name: str  # the driver's name in .gitattributes and in the git config
+    files: tuple[str, ...]  # the files of control-room/ it merges
+    title: str  # merge.<name>.name: what git shows
+    args: str  # after the control-room executable: the sub-command and git's placeholders
+
+
+DRIVERS = (
+    Driver(
+        "control-room-ledger",
+        ("LEDGER.md",),
+        "control-room ledger: every line of both sides once, by event id",
+        "ledger merge %O %A %B",  # the spelling rooms registered first: kept
+    ),
+    Driver(
+        "control-room-routes",
+        ("ROUTES.md",),
+        "control-room routes: row by row, keyed by route",
+        "merge-driver routes %O %A %B",
+    ),
+    Driver(
+        "control-room-view",
+        ("CURRENT_CONTEXT.md", "DIGEST.md"),
+        "control-room views: the auto block and DIGEST.md ours, the people's part three-way",
+        "merge-driver view %O %A %B %P",
+    ),
+)
+DRIVER = DRIVERS[0].name  # the ledger's
+
+
+def attributes() -> str:
+    """The lines of ``control-room/.gitattributes`` that name the drivers."""
+    return "".join(f"{f} merge={d.name}\n" for d in DRIVERS for f in d.files)
+
+
+def command(driver: Driver) -> str:
     """The driver's command line: this control-room, by absolute path (git runs it from the
     repository's top, with any PATH)."""
     argv0 = Path(sys.argv[0])
@@ -28,19 +71,22 @@ def command() -> str:
         exe = [str(Path(found).absolute())]
     else:
         exe = [sys.executable, "-m", "control_room"]
-    return " ".join(shlex.quote(part) for part in exe) + " ledger merge %O %A %B"
+    return " ".join(shlex.quote(part) for part in exe) + " " + driver.args
 
 
 def config_args() -> list[str]:
-    """The drivers as ``git -c`` options, for a merge control-room runs itself (``sync``): it
+    """Every driver as ``git -c`` options, for a merge control-room runs itself (``sync``): it
     needs no registration in the clone's config."""
-    return ["-c", f"merge.{DRIVER}.name={NAME}", "-c", f"merge.{DRIVER}.driver={command()}"]
+    out = []
+    for d in DRIVERS:
+        out += ["-c", f"merge.{d.name}.name={d.title}", "-c", f"merge.{d.name}.driver={command(d)}"]
+    return out
 
 
-def register(root: Path, *, dry_run: bool = False) -> str | None:
-    """Register the driver in the config of the git work tree holding ``root``; what was done,
-    in one line, or None when git is missing or ``root`` is in no work tree. Idempotent."""
-    from control_room import proc  # subprocess is heavy: only init pays for it
+def _git(root: Path) -> tuple[Git, str] | None:
+    """(a git runner for ``root``, the work tree's top); None when git is missing or ``root``
+    is in no work tree."""
+    from control_room import proc  # subprocess is heavy: only init and doctor pay for it
 
     if proc.which("git") is None:
         return None
@@ -52,29 +98,49 @@ def register(root: Path, *, dry_run: bool = False) -> str | None:
     rc, inside = git("rev-parse", "--is-inside-work-tree")
     if rc != 0 or inside != "true":
         return None
-    _, top = git("rev-parse", "--show-toplevel")
-    want = {f"merge.{DRIVER}.name": NAME, f"merge.{DRIVER}.driver": command()}
-    have = {key: git("config", "--local", "--get", key)[1] for key in want}
-    if have == want:
-        return f"kept  git merge driver {DRIVER} (registered already in {top})"
-    if dry_run:
-        return f"would register  git merge driver {DRIVER} in {top}"
-    for key, value in want.items():
-        rc, _ = git("config", "--local", key, value)
-        if rc != 0:
-            return f"could not register  git merge driver {DRIVER} in {top} (git config exit {rc})"
-    return f"registered  git merge driver {DRIVER} in {top}: {want[f'merge.{DRIVER}.driver']}"
+    return git, git("rev-parse", "--show-toplevel")[1]
+
+
+def register(root: Path, *, dry_run: bool = False) -> list[str]:
+    """Register every driver in the config of the git work tree holding ``root``; what was
+    done, one line per driver; none when git is missing or ``root`` is in no work tree.
+    Idempotent."""
+    found = _git(root)
+    if found is None:
+        return []
+    git, top = found
+    out = []
+    for driver in DRIVERS:
+        name = driver.name
+        want = {f"merge.{name}.name": driver.title, f"merge.{name}.driver": command(driver)}
+        have = {key: git("config", "--local", "--get", key)[1] for key in want}
+        if have == want:
+            out.append(f"kept  git merge driver {name} (registered already in {top})")
+            continue
+        if dry_run:
+            out.append(f"would register  git merge driver {name} in {top}")
+            continue
+        codes = [git("config", "--local", key, value)[0] for key, value in want.items()]
+        bad = next((rc for rc in codes if rc != 0), 0)
+        if bad:
+            out.append(f"could not register  git merge driver {name} in {top} (git config exit {bad})")
+        else:
+            out.append(f"registered  git merge driver {name} in {top}: {want[f'merge.{name}.driver']}")
+    return out
+
+
+def missing(root: Path) -> list[str] | None:
+    """The drivers this clone's git config lacks (any command line counts as there); None when
+    git is missing or ``root`` is in no work tree (nothing to merge)."""
+    found = _git(root)
+    if found is None:
+        return None
+    git = found[0]
+    return [d.name for d in DRIVERS if git("config", "--get", f"merge.{d.name}.driver")[0] != 0]
 
 
 def registered(root: Path) -> bool | None:
-    """Whether this clone's git config has the driver (any command line); None when git is
-    missing or ``root`` is in no work tree (nothing to merge)."""
-    from control_room import proc  # subprocess: only doctor asks
-
-    if proc.which("git") is None:
-        return None
-    rc, inside, _ = proc.call(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], cwd=root)
-    if rc != 0 or inside.strip() != "true":
-        return None
-    rc, _, _ = proc.call(["git", "-C", str(root), "config", "--get", f"merge.{DRIVER}.driver"], cwd=root)
-    return rc == 0
+    """Whether this clone's git config has every driver; None when git is missing or ``root``
+    is in no work tree."""
+    lacking = missing(root)
+    return None if lacking is None else not lacking

@@ -12,6 +12,7 @@ from control_room.ledger import events
 from control_room.ledger.line import PREAMBLE
 from control_room.ledger.read import has_header
 from control_room.ledger.write import restore_header
+from control_room.room import gitmerge
 from control_room.room.layout import DEFAULT_DIRS, SWARM_DIRS, Room, defaults_root, templates_root
 from control_room.store.files import create_exclusive
 from control_room.words import count
@@ -30,9 +31,10 @@ _FOLDER_GITIGNORE = (
     "# lock and temp files: never state\n.*.lock\n.tmp-*\n"  # swarm/, intelligence/, graveyard/
 )
 _GITATTRIBUTES = (
-    "# ledgers merged from several machines keep every line of both sides, once each, by event id\n"
-    "# (`control-room init` registers the driver in each clone's git config)\n"
-    "LEDGER.md merge=control-room-ledger\n"
+    "# files merged from several machines by control-room's own drivers, never with conflict markers:\n"
+    "# the ledger keeps every line of both sides once, by event id; ROUTES.md merges row by row;\n"
+    "# the views keep their auto part and merge the people's part\n"
+    "# (`control-room init` registers the drivers in each clone's git config)\n" + gitmerge.attributes()
 )
 
 

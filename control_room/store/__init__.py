@@ -6,6 +6,7 @@
 - ``docs``: markdown with YAML front matter (CONTROL.md, roles, tombstones)
 - ``tables``: markdown tables keyed by id (ROUTES.md, levers, branches)
 - ``markdown``: the auto block of CURRENT_CONTEXT.md
+- ``textmerge``: a three-way merge of plain text (``git merge-file``) for the merge drivers
 - ``records``: JSON files (tasks, claims)
 - ``cache``: derived, disposable caches keyed by a source file's fingerprint
 

@@ -19,13 +19,20 @@ def replace_auto_block(text: str, body: str) -> str:
     """
     block = f"{AUTO_BEGIN}\n{body.rstrip()}\n{AUTO_END}\n"
     lines = text.splitlines(keepends=True)
+    span = auto_block_span(lines)
+    if span is None:
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + sep + block
+    return "".join(lines[: span[0]]) + block + "".join(lines[span[1] + 1 :])
+
+
+def auto_block_span(lines: list[str]) -> tuple[int, int] | None:
+    """(index of the begin marker's line, index of the end marker's line) in ``lines``; None
+    when the file has no whole block."""
     # The block is the first end marker and the last begin marker above it; an orphan begin
     # marker (its end was deleted) is then left alone with the human text after it.
     end = next((i for i, ln in enumerate(lines) if ln.strip() == AUTO_END), None)
-    begin = None
-    if end is not None:
-        begin = next((i for i in range(end - 1, -1, -1) if lines[i].startswith(_BEGIN_KEY)), None)
-    if begin is None or end is None:
-        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-        return text + sep + block
-    return "".join(lines[:begin]) + block + "".join(lines[end + 1 :])
+    if end is None:
+        return None
+    begin = next((i for i in range(end - 1, -1, -1) if lines[i].startswith(_BEGIN_KEY)), None)
+    return None if begin is None else (begin, end)

@@ -3,6 +3,7 @@
 - ``status``: ``control-room status``, the room on one screen
 - ``context``: the auto block of CURRENT_CONTEXT.md
 - ``refresh``: bring every view file up to date (DIGEST.md, CURRENT_CONTEXT.md)
+- ``merge``: git's merge driver for those two (their generated part ours, the people's part three-way)
 - ``mcp_server``, ``mcp_tools``: ``control-room mcp``, the room over MCP (an edge of its own:
   it refreshes the views after each call that changed the room)
 

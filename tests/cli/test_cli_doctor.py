@@ -50,7 +50,7 @@ FRESH = {
     "worktrees": "OK   worktrees  none to check (no repo)",
     "disk": "OK   disk  100.0 GiB free on the room's disk",
     "schedule": "OK   schedule  none installed for this room (cycles by hand or `run`); no cycle has run yet",
-    "ledger-merge": "OK   ledger-merge  the room is in no git work tree: no ledger to merge",
+    "merge-drivers": "OK   merge-drivers  the room is in no git work tree: nothing to merge",
 }
 
 
@@ -518,7 +518,7 @@ def test_a_schedule_that_stopped_firing_is_a_warning(
                          "`launchctl list`, `systemctl --user list-timers`) and read control-room/cycle.log")
 
 
-def test_a_clone_without_the_ledgers_merge_driver_is_a_warning(cr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_clone_without_the_merge_drivers_is_a_warning(cr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = make_repo(tmp_path / "project")
     room = Room(root)
     scaffold.init(root)  # the library's init: the files, no driver registered
@@ -526,12 +526,25 @@ def test_a_clone_without_the_ledgers_merge_driver_is_a_warning(cr, tmp_path: Pat
 
     def merge_line() -> str:
         done = subprocess.run([cr.exe, "doctor"], env=env, cwd=root, capture_output=True, text=True, timeout=120)
-        return next(ln for ln in done.stdout.splitlines() if " ledger-merge " in ln)
+        return next(ln for ln in done.stdout.splitlines() if " merge-drivers " in ln)
 
     assert merge_line() == (
-        "WARN ledger-merge  this clone's git config lacks the ledger's merge driver: a pull where both sides "
-        "appended to LEDGER.md conflicts; `control-room init` registers it (once per clone: git does not copy "
-        "its config)")  # fmt: skip
+        "WARN merge-drivers  this clone's git config lacks control-room-ledger, control-room-routes, "
+        "control-room-view: a pull where both sides changed those files conflicts; `control-room init` "
+        "registers them (once per clone: git does not copy its config)")  # fmt: skip
     assert subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
-    assert merge_line() == "OK   ledger-merge  LEDGER.md merges with the control-room-ledger driver"
-    assert room.cr.is_dir()
+    assert merge_line() == (
+        "OK   merge-drivers  LEDGER.md, ROUTES.md and the views merge with control-room-ledger, "
+        "control-room-routes, control-room-view")  # fmt: skip
+    git(root, "config", "--unset", "merge.control-room-view.driver")
+    assert merge_line().startswith("WARN merge-drivers  this clone's git config lacks control-room-view: ")
+    # a room made before the routes and view drivers: its .gitattributes names only the ledger's
+    (room.cr / ".gitattributes").write_text("LEDGER.md merge=control-room-ledger\n")
+    assert merge_line() == (
+        "WARN merge-drivers  control-room/.gitattributes lacks `ROUTES.md merge=control-room-routes`, "
+        "`CURRENT_CONTEXT.md merge=control-room-view`, `DIGEST.md merge=control-room-view` (a room made before "
+        "the drivers: git's text merge conflicts, or `merge=union` duplicates lines); delete "
+        "control-room/.gitattributes and run `control-room init` again")  # fmt: skip
+    (room.cr / ".gitattributes").unlink()  # the fix it names
+    assert subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
+    assert merge_line().startswith("OK   merge-drivers  ")

@@ -411,3 +411,21 @@ def test_list_with_a_broken_control_md_still_shows_holds(run: Run, inside: Room)
     inside.control.write_text("---\nmax_parallel: [\n---\n")
     result = run("route", "list")
     assert (result.exit_code, result.stdout.splitlines()[1].split()[:2]) == (0, ["memo", "held"])
+
+
+def test_recount_puts_back_the_cycles_cells_from_the_ledger_and_writes_no_ledger_line(
+    run: Run, inside: Room
+) -> None:
+    assert run("route", "add", "r1", "--title", "first").exit_code == 0
+    queue(inside, "t1", route="r1")
+    queue(inside, "t2", route="r1", validator=FAIL)
+    assert run("cycle").exit_code == errors.PASSED
+    assert run("cycle").exit_code == errors.FAILED
+    right = inside.routes.read_text()
+    ok(run("route", "recount"), "ROUTES.md already agrees with the ledger\n")
+    assert inside.routes.read_text() == right
+    inside.routes.write_text(right.replace("| r1 | alive | first | 2 | 0 | fail t2 ", "| r1 | alive | first | 5 | 3 | pass t9 "))
+    lines = data_lines(inside.ledger)
+    ok(run("route", "recount"), "recounted from the ledger: r1\n")
+    assert inside.routes.read_text() == right
+    assert data_lines(inside.ledger) == lines  # a view refresh: no ledger line

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import PY, events, git, make_repo, queue, set_gate, task_json, where
+from support import PY, events, git, make_repo, queue, recount_agrees, set_gate, task_json, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -203,6 +203,7 @@ def test_a_diff_outside_owns_is_a_failed_round_naming_the_paths(cr, room: Room, 
     )
     assert git(repo, "log", "--format=%s") == "first"
     assert integrated(room) == ["integrate"]
+    recount_agrees(cr)  # the refusal counted as a failed run of r1
 
 
 def test_a_megafile_is_refused_and_one_decompose_task_is_queued(cr, room: Room, repo: Path) -> None:
@@ -228,6 +229,7 @@ def test_a_megafile_is_refused_and_one_decompose_task_is_queued(cr, room: Room, 
         assert (t.get("rounds", 0), t["deps"]) == (0, ["decompose-shared.txt"])
     assert sorted(p.name for p in room.state_dir("queue").glob("*.json")) == [
         "decompose-shared.txt.json", "t1.json", "t2.json"]  # fmt: skip
+    recount_agrees(cr)  # waiting for a decompose task is no failed run
 
 
 def test_a_post_rebase_validator_failure_is_a_failed_round_with_its_tail(cr, room: Room, repo: Path) -> None:
@@ -248,6 +250,7 @@ def test_a_post_rebase_validator_failure_is_a_failed_round_with_its_tail(cr, roo
         "integration: after the rebase onto main"
     )
     assert (room.cr / "worktrees" / "route-r2").exists()  # kept: the route has its task to run again
+    recount_agrees(cr)
 
 
 def conflict(room: Room) -> None:
@@ -269,6 +272,7 @@ def test_a_conflicting_rebase_is_a_failed_round_and_is_undone(cr, room: Room, re
         and not (repo / ".git" / "worktrees" / "route-r2" / "rebase-merge").exists()
     )
     assert (repo / "shared.txt").read_text().splitlines()[4] == "one"
+    recount_agrees(cr)
 
 
 RESOLVE = [PY, "-c", """
@@ -302,6 +306,7 @@ def test_a_conflict_with_a_resolver_queues_it_and_its_result_is_checked_again(
     assert task_json(room, "queue", "t2")["deps"] == ["resolve-t2"] and "rounds" not in task_json(
         room, "queue", "t2"
     )
+    recount_agrees(cr)  # waiting for a resolver is no failed run
     # the resolver's agent: a probe command that finishes the rebase in t2's worktree
     path = room.state_dir("queue") / "resolve-t2.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), "command": RESOLVE, "adapter": "probe"}))

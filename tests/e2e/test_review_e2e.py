@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import FAKES, PY, events, git, make_repo, queue, set_gate, task_json, where
+from support import FAKES, PY, events, git, make_repo, queue, recount_agrees, set_gate, task_json, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -112,6 +112,7 @@ def test_a_reject_with_evidence_is_a_failed_round_with_the_findings(cr, room: Ro
         "review 2: the [withheld] reviewer decided reject\n"
         "  - CONFIRMED: b.txt is world-writable")  # fmt: skip
     assert git(room.root.parent / "repo", "log", "--format=%s") == "first"
+    recount_agrees(cr)  # the rejection counted as a failed run of r1
 
 
 def test_a_reject_without_confirmed_evidence_is_not_a_review(cr, room: Room, reviewers: Reviewers) -> None:
@@ -264,6 +265,7 @@ def test_review_when_always_reviews_a_failed_round_and_its_findings_join_the_nex
     assert "review_tasks" not in t
     shown = reviewers.shown("m-style")
     assert "Review the failed round of task t1" in shown and "+b" in shown  # the uncommitted work's diff
+    recount_agrees(cr)  # the reviews of a failed round count no second failure
 
 
 def test_control_md_names_lenses_per_route(cr, room: Room, reviewers: Reviewers) -> None:

@@ -1,0 +1,46 @@
+"""A three-way merge of plain text through ``git merge-file -p``: the people's part of a view
+file that two clones both changed (ROUTES.md's prose, CURRENT_CONTEXT.md's free part).
+
+The merge drivers (``knowledge/routes_merge.py``, ``views/merge.py``) must never leave a
+conflict behind, so a conflict here is an answer (None), not an error: the caller keeps its
+own side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PLACEHOLDER = "<!-- control-room:merge:placeholder (never written to a room) -->"
+
+
+def merge3(base: str, ours: str, theirs: str) -> str | None:
+    """``ours`` and ``theirs`` merged against ``base``; None when their changes collide (or git
+    is missing or fails)."""
+    if ours == theirs or base == theirs:
+        return ours
+    if base == ours:
+        return theirs
+    import tempfile  # only a merge that must look at hunks pays for it
+
+    from control_room import proc  # subprocess is heavy: only a merge driver gets here
+
+    if proc.which("git") is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="control-room-merge-") as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_bytes(text.encode("utf-8"))
+            paths.append(str(path))
+        rc, out, _ = proc.call(["git", "merge-file", "-p", *paths], cwd=Path(tmp))
+    return out if rc == 0 else None
+
+
+def split_at(text: str) -> tuple[str, str] | None:
+    """``text`` cut at its one placeholder line (the line and its line ending removed): (before,
+    after); None unless the placeholder is there exactly once, on a line of its own."""
+    lines = text.splitlines(keepends=True)
+    at = [i for i, line in enumerate(lines) if line.rstrip("\r\n") == PLACEHOLDER]
+    if len(at) != 1 or text.count(PLACEHOLDER) != 1:
+        return None
+    return "".join(lines[: at[0]]), "".join(lines[at[0] + 1 :])
