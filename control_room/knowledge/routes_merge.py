@@ -76,10 +76,15 @@ def _by_hand(rec: dict[str, str], was: dict[str, str]) -> bool:
         now, then = rec.get(column, ""), was.get(column, "")
         if column in KEPT_BY_CYCLES or now == then:
             continue
-        if column == "verdict" and then.lower() in ("", "untested") and now.lower() == "alive":
+        if column == "verdict" and _automatic(then, now):
             continue
         return True
     return False
+
+
+def _automatic(then: str, now: str) -> bool:
+    """Whether a verdict went from ``then`` to ``now`` by a cycle (``record_run``'s first run)."""
+    return then.lower() in ("", "untested") and now.lower() == "alive"
 
 
 def _attempts(rec: dict[str, str]) -> int:
@@ -90,13 +95,16 @@ def _attempts(rec: dict[str, str]) -> int:
 
 
 def merge_row(base: dict[str, str] | None, ours: dict[str, str], theirs: dict[str, str]) -> dict[str, str]:
-    """One route both sides have: hand cells three-way (OURS on a tie), the cycle's cells from
-    the side with more attempts (OURS on a tie)."""
+    """One route both sides have: hand cells three-way (OURS on a tie, but a person's verdict
+    over a cycle's ``untested`` -> ``alive``), the cycle's cells from the side with more
+    attempts (OURS on a tie)."""
     was = base or {}
     out: dict[str, str] = {}
     for column in dict.fromkeys([*ours, *theirs]):
         o, t, b = ours.get(column, ""), theirs.get(column, ""), was.get(column, "")
         out[column] = t if (o == b and column in theirs) else o
+        if column == "verdict" and o != t and _automatic(b, o) and column in theirs:
+            out[column] = t  # our cycle's first run made it alive; their person said more
     counted = theirs if _attempts(theirs) > _attempts(ours) else ours
     for column in KEPT_BY_CYCLES:
         if column in out:

@@ -69,10 +69,42 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
             out["waiting"] = []
         elif settings is not None and queued <= WAITING_MAX:
             out["waiting"] = waiting(room, settings, spent, loops)
+    out["running"] = (
+        running(room, settings) if out["tasks"]["running"] or (settings and settings.remote) else []
+    )
     out["merging"] = []
     if settings is not None and 0 < out["tasks"].get("passed", 0) <= WAITING_MAX:
         out["merging"] = merging(room, settings)
     out["last"] = [e.as_dict() for e in recent if e is not None]
+    return out
+
+
+def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
+    """Who runs what: this clone's claims (swarm/running/), and in a shared room the other
+    machines' live claims as of the last sync (their claim refs)."""
+    from control_room.dispatch import claims  # only with a task running, or a shared room
+
+    here = claims.host(room)
+    out: list[dict[str, Any]] = []
+    for tid in claims.running_ids(room):
+        info = claims.read_claim(room, tid) or {}
+        out.append(
+            {"id": tid, "host": str(info.get("host") or here), "since": info.get("started"), "here": True}
+        )
+    if settings is not None and settings.remote:
+        from control_room.dispatch import sync  # git: only in a shared room
+        from control_room.timeutil import now_iso  # likewise
+
+        try:
+            share = sync.shared(room, settings)
+            refs = share.refs() if share is not None else {}
+        except ControlRoomError:
+            refs = {}
+        mine = {r["id"] for r in out}
+        for ref in sorted(refs.values(), key=lambda r: r.task):
+            if ref.live and ref.host != here and ref.task not in mine:
+                until = now_iso(ref.until + settings.grace_s)
+                out.append({"id": ref.task, "host": ref.host, "until": until, "here": False})
     return out
 
 
@@ -160,6 +192,10 @@ def render(s: dict[str, Any]) -> str:
     # passed/ and to-test/ hold tasks only with a repo (the merge queue): shown when they do
     shown = [k for k in t if t[k] or k not in MERGE_STATES]
     lines.append("tasks     " + " · ".join(f"{k} {t[k]}" for k in shown))
+    width = max((len(r["id"]) for r in s.get("running", [])), default=0)
+    for k, r in enumerate(s.get("running", [])):
+        when = f"since {r['since']}" if r["here"] else f"another machine; lease until {r['until']}"
+        lines.append(f"{'running' if k == 0 else '':<10}{r['id']:<{width}}  on {r['host']}, {when}")
     lines += _render_waiting(s)
     width = max((len(m["id"]) for m in s.get("merging", [])[:SHOWN]), default=0)
     lines += [f"passed    {m['id']:<{width}}  {m['why']}" for m in s.get("merging", [])[:SHOWN]]

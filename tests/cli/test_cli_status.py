@@ -15,6 +15,7 @@ from click.testing import Result
 from support import ADD_ARGS, data_lines, lineno, no_room_error, queue, set_gate
 
 from control_room import errors
+from control_room.dispatch import claims
 from control_room.ledger.line import HEADER, PREAMBLE
 from control_room.room import scaffold
 from control_room.room.layout import Room
@@ -54,7 +55,7 @@ def test_status_json(run: Run, inside: Room) -> None:
     data = json.loads(result.stdout)
     assert list(data) == ["room", "stop", "ledger_error", "warnings", "tasks", "routes", "daily_budget_usd",
                           "control_error", "spend_today_usd", "ledger_lines", "findings", "held",
-                          "waiting", "merging", "last"]  # fmt: skip
+                          "waiting", "running", "merging", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
     assert data["stop"].startswith("STOP created ") and data["stop"].endswith(
         " by tester reason: checking"
@@ -148,8 +149,10 @@ def test_a_running_task_counts_once_and_its_claim_is_no_task(
         assert sorted(os.listdir(inside.state_dir("running"))) == ["slow6.claim", "slow6.json"]
         shown = run("status")
         assert (shown.exit_code, shown.stderr) == (0, "")
-        assert shown.stdout.split("\n")[2:6] == [
+        claimed = json.loads((inside.state_dir("running") / "slow6.claim").read_text())["started"]
+        assert shown.stdout.split("\n")[2:7] == [
             "tasks     queue 1 · running 1 · done 0 · parked 0 · rejected 0 · cancelled 0",
+            f"running   slow6  on {claims.host(inside)}, since {claimed}",
             "waiting   1 of 1 queued:",
             "  next  waits for dep slow6 (running)",
             "routes    none yet",

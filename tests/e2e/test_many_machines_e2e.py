@@ -4,6 +4,7 @@ own host id, concurrently."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from machines import Machine, probe_tasks, shared_room
-from support import git, where
+from support import git, probe_task, where
 
 from control_room.dispatch.claimrefs import PREFIX
 from control_room.errors import OFFLINE, OK, PASSED, STOPPED
@@ -167,8 +168,6 @@ def test_a_late_result_is_set_aside_and_never_published(exe: str, tmp_path: Path
     link.symlink_to(remote)
     git(m1.path, "remote", "set-url", "origin", str(link))
     task = probe_tasks(1, command=[*cut, str(link)], wall_clock_s=2)[0]
-    import json
-
     (m2.room.state_dir("queue") / "t001.json").write_text(json.dumps(task))
     assert m2.cr("sync").returncode == 0
     first = m1.cr("cycle")
@@ -192,3 +191,56 @@ def test_a_late_result_is_set_aside_and_never_published(exe: str, tmp_path: Path
     assert where(m1.room, "t001") == ["done"]
     assert subprocess.run(["git", "-C", str(m1.path), "status", "--porcelain", "swarm"],
                           capture_output=True, text=True).stdout == ""  # fmt: skip
+
+
+def test_status_says_which_machine_runs_what(exe: str, tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    wait = [sys.executable, "-c", f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(60)"]
+    _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(1, command=wait))
+    cycle = m1.start("cycle")
+    try:
+        _wait_for(ready.exists, "m1's agent")
+        here = m1.cr("status").stdout.splitlines()
+        assert [ln for ln in here if ln.startswith("running")] == [
+            f"running   t001  on m1, since {json.loads((m1.room.state_dir('running') / 't001.claim').read_text())['started']}"
+        ]
+        assert m2.cr("sync").returncode == 0
+        there = m2.cr("status", "--json")
+        claim = json.loads(there.stdout)["running"]
+        assert [(c["id"], c["host"], c["here"]) for c in claim] == [("t001", "m1", False)]
+        shown = m2.cr("status").stdout.splitlines()
+        assert [ln for ln in shown if ln.startswith("running")] == [
+            f"running   t001  on m1, another machine; lease until {claim[0]['until']}"
+        ]
+    finally:
+        os.killpg(cycle.pid, signal.SIGTERM)  # Ctrl-C's twin: the task goes back, no round used
+        cycle.wait(timeout=60)
+
+
+def test_a_persons_edit_of_the_board_survives_another_machines_cycles(exe: str, tmp_path: Path) -> None:
+    tasks = [probe_task(f"r{k}", route="r1") for k in (1, 2, 3)]
+    _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], [])
+    assert m1.cr("route", "add", "r1", "--title", "the first route").returncode == 0
+    for task in tasks:
+        (m1.room.state_dir("queue") / f"{task['id']}.json").write_text(json.dumps(task))
+    assert m1.cr("sync").returncode == 0
+    assert m2.cr("sync").returncode == 0
+    runs = m1.start("run", "--cycles", "3", "--every", "0")
+    # meanwhile, a person on m2 edits the board by hand and writes in CURRENT_CONTEXT.md
+    board = m2.room.routes.read_text()
+    m2.room.routes.write_text(board.replace("| r1 | untested | the first route |", "| r1 | promising | first! |"))
+    m2.room.context.write_text(m2.room.context.read_text() + "\nNote from a person: look at r1 first.\n")
+    assert m2.cr("sync").returncode == 0
+    out = runs.communicate(timeout=300)[0]
+    assert runs.returncode == 0, out
+    finish([m1, m2])
+    converged([m1, m2])
+    for m in (m1, m2):
+        row = [ln for ln in m.room.routes.read_text().splitlines() if ln.startswith("| r1 |")]
+        assert len(row) == 1
+        cells = [c.strip() for c in row[0].strip("|").split("|")]
+        assert cells[:5] == ["r1", "promising", "first!", "3", "0"]  # the person's cells, the cycles' count
+        assert cells[5].startswith("pass r3 ")
+        assert "Note from a person: look at r1 first." in m.room.context.read_text()
+        assert m.cr("route", "recount").stdout == "ROUTES.md already agrees with the ledger\n"
+    assert not [e for e in m1.ledger() if e.event == "sync-conflict"]

@@ -38,6 +38,14 @@ def test_a_verdict_edited_on_one_side_and_a_cycle_on_the_other_both_land() -> No
     assert merge_text(board(R1, R2), board(ran, R2), ours) == merged
 
 
+def test_a_persons_verdict_beats_a_first_runs_untested_to_alive_on_either_side() -> None:
+    ran = "| r2 | alive | vectorise | 1 | 0.1 | pass t9 2026-12-01 | slower |\n"
+    said = R2.replace("| untested |", "| promising |")
+    merged = merge_text(board(R1, R2), board(R1, ran), board(R1, said))
+    assert merged == board(R1, "| r2 | promising | vectorise | 1 | 0.1 | pass t9 2026-12-01 | slower |\n")
+    assert merge_text(board(R1, R2), board(R1, said), board(R1, ran)) == merged
+
+
 def test_the_same_hand_cell_changed_on_both_sides_takes_ours() -> None:
     ours = board(R1.replace("cache the parse", "cache it"), R2)
     theirs = board(R1.replace("cache the parse", "memoise the parse").replace("| no gain |", "| none |"), R2)
