@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch import index, review, validator, worktrees
+from control_room.dispatch import index, repo_remote, review, validator, worktrees
 from control_room.dispatch.admission import agent_env
 from control_room.dispatch.rounds import CycleResult, fail_round
 from control_room.errors import ConflictError, InvalidError, RoomInvalidError
@@ -58,7 +58,8 @@ def integrate(room: Room, settings: Settings, task_id: str | None = None) -> lis
             f"{room.control}: no repo is set, so there is nothing to integrate into; "
             "set repo (and base_branch) in CONTROL.md ([integration.md])"
         )
-    with lock.held(room.cr / ".integrate.lock"):  # one integration at a time, however many cycles
+    # one integration at a time, however many cycles: here, and on every machine of a shared room
+    with lock.held(room.cr / ".integrate.lock"), repo_remote.merge_queue(room, settings):
         if task_id is not None:
             return [_one(room, settings, task_id, explicit=True)]
         return [_one(room, settings, tid, explicit=False) for tid in queue_order(room)]
@@ -108,6 +109,8 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     repo = worktrees.repo_of(room, settings)
     assert repo is not None
     base = _main_tree_fit(room, settings, repo)
+    if settings.repo_remote:
+        repo_remote.catch_up(repo, settings, base)
     wt = worktrees.workdir(room, settings, task)  # made again (with its ledger line) if it vanished
     branch = worktrees.branch_of(task)
     half = _half_done(wt)
@@ -142,6 +145,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
             )
         why = "after the rebase onto " + base + ", " + validator.failure(val, settings)
         return _fail(room, settings, task, "failed", why)
+    before = worktrees.git(repo, "rev-parse", "HEAD")[1].strip()
     code, out, err = worktrees.git(repo, "merge", "--ff-only", "-q", branch)
     if code != 0:  # the base moved since the rebase: not the task's fault; try again
         raise RoomInvalidError(
@@ -149,6 +153,14 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
             f"nothing was merged: run `control-room integrate {tid}` again"
         )
     head = worktrees.git(repo, "rev-parse", "HEAD")[1].strip()
+    if settings.repo_remote:
+        unpushed = repo_remote.push_base(repo, settings, base)
+        if unpushed is not None:  # the remote's base moved: undo our fast-forward, merge nothing
+            worktrees.git(repo, "reset", "-q", "--keep", before)
+            raise RoomInvalidError(
+                f"room invalid: {base} could not be pushed to {settings.repo_remote} ({unpushed}); "
+                f"nothing was merged: run `control-room integrate {tid}` again"
+            )
     size = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
     detail = (
         f"{branch} onto {base}: {size}; validator passed after the rebase; "

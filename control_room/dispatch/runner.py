@@ -19,6 +19,7 @@ from control_room.dispatch import (
     orchestrator,
     preflight,
     prompt,
+    repo_remote,
     review,
     validator,
     worktrees,
@@ -153,6 +154,11 @@ def _auto_integrate(room: Room, settings: Settings, ready: str, passed: CycleRes
     except errors.RoomInvalidError as exc:  # the main tree is not fit: the task waits in passed/
         ledger.append(room.ledger, events.WARNING, task=ready, detail=f"auto_integrate: {exc}")
         return CycleResult(errors.ROOM_INVALID, f"{passed.message}; not merged: {exc}", passed.task_id)
+    except (errors.ConflictError, errors.OfflineError) as exc:  # another machine merges, or offline
+        ledger.append(room.ledger, events.WARNING, task=ready, detail=f"auto_integrate: {exc}")
+        return CycleResult(
+            passed.code, f"{passed.message}; not merged yet: {exc}", passed.task_id, passed.notes
+        )
     return CycleResult(merged.code, f"{passed.message}; {merged.message}", passed.task_id, passed.notes)
 
 
@@ -196,6 +202,11 @@ def _finish(
             )
         except errors.ControlRoomError as exc:
             failures.append(str(exc))
+        if meta.get("commit") and settings.repo_remote:  # other machines see the route's work
+            unpushed = repo_remote.push_branch(Path(meta["workdir"]), settings, worktrees.branch_of(task))
+            if unpushed is not None:
+                why = f"{worktrees.branch_of(task)} not pushed to {settings.repo_remote}: {unpushed}"
+                ledger.append(room.ledger, events.WARNING, task=task["id"], detail=why)
     unsupported = rep.ok and not val_ok and claims_success(rep)
     meta.update(
         {

@@ -41,6 +41,7 @@ from control_room.store.files import append_lines, read_optional
 
 MINE = "refs/control-room/"  # what a clone keeps of the remote: remote/<branch>, claims/<id>
 TRACKING = MINE + "remote/"  # the remote's branch, as last fetched
+LOCKS = MINE + "locks/"  # one machine at a time: refs/control-room/locks/merge-queue
 PUSH_TRIES = 8
 LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
 NETWORK_TIMEOUT_S = 60.0
@@ -61,6 +62,7 @@ class Shared:
     def __init__(self, room: Room, remote: str, branch: str, host: str) -> None:
         self.room, self.remote, self.branch, self.host = room, remote, branch, host
         self._seen: tuple[str | None, dict[str, claimrefs.Ref]] | None = None  # the refs, until a fetch
+        self._held: dict[str, str] = {}  # locks we hold: name -> lock commit
 
     # -- git ------------------------------------------------------------------------------
     def git(self, *args: str, timeout_s: float = NETWORK_TIMEOUT_S) -> tuple[int, str, str]:
@@ -245,6 +247,45 @@ class Shared:
             return None
         raise errors.OfflineError(f"cannot push a claim to remote {self.remote!r}: {_tail(err or out)}")
 
+    def hold(self, name: str, until: float) -> str | None:
+        """Take the lock ``name`` on the remote (``refs/control-room/locks/<name>``, moved like a
+        claim ref) until ``until``; None when taken, else who holds it and till when."""
+        ref = LOCKS + name
+        code, _, err = self.git("fetch", "-q", "--no-tags", self.remote, f"+{LOCKS}*:{LOCKS}*")
+        if code != 0:
+            raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {_tail(err)}")
+        code, out, _ = self.git("for-each-ref", "--format=%(objectname)%00%(subject)", ref)
+        expect = ""
+        if out.strip():
+            sha, subject = [*out.strip().split("\0"), ""][:2]
+            held = claimrefs.parse(name, sha, subject)
+            if held.live and not claimrefs.lease_over(held, 0) and held.host != self.host:
+                return f"held by {held.host} until {_iso(held.until)}"
+            expect = sha
+        text = claimrefs.message(name, self.host, until, {"host": self.host, "pid": os.getpid()})
+        sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", text).strip()
+        code, out, err = self.git(
+            "push", "--porcelain", f"--force-with-lease={ref}:{expect}", self.remote, f"{sha}:{ref}"
+        )
+        if code == 0:
+            self._held[name] = sha
+            return None
+        if any(line.startswith("!") for line in out.splitlines()):
+            return "taken by another machine a moment ago"
+        raise errors.OfflineError(f"cannot push a lock to remote {self.remote!r}: {_tail(err or out)}")
+
+    def release(self, name: str) -> None:
+        """Let go of the lock ``name`` (only if the remote still shows ours)."""
+        sha = self._held.pop(name, None)
+        if sha is not None:
+            self.git(
+                "push",
+                "--porcelain",
+                f"--force-with-lease={LOCKS}{name}:{sha}",
+                self.remote,
+                f":{LOCKS}{name}",
+            )
+
     # -- the whole sync -------------------------------------------------------------------------
     def sync(self, *, why: str, fetched: bool = False, optimistic: bool = False) -> Synced:
         """Commit, fetch, merge, push (retried while the remote moves on); see the module doc.
@@ -330,6 +371,10 @@ def shared(room: Room, settings: Settings) -> Shared | None:
             f"CONTROL.md remote: {settings.remote} but {room.root} is on no branch (detached HEAD)"
         )
     return Shared(room, settings.remote, out.strip(), probe.host)
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _tail(text: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import errors, ledger, proc
+from control_room.dispatch import repo_remote
 from control_room.ledger import events
 from control_room.room import scaffold
 from control_room.room import settings as settings_file
@@ -188,6 +189,8 @@ def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     branch = branch_of(task)
     path = path_of(room, task)
     registered = _registered(repo)
+    if settings.repo_remote:  # what other machines merged: the route starts from it
+        repo_remote.refresh_base(repo, settings, base_of(repo, settings))
     if registered.get(path) == branch and (path / ".git").exists():
         _catch_up(path, base_of(repo, settings))
         return path  # reused: the route's earlier work is there

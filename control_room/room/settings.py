@@ -160,6 +160,14 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "([worktrees.md](worktrees.md))",
     ),
     "base_branch": (None, "text", "the branch route worktrees start from; none: the repo's current branch"),
+    "repo_remote": (
+        None,
+        "text",
+        "with `repo`: the repo's git remote (a name such as `origin`, or a URL): route branches are "
+        "pushed to it, and the merge queue takes the base from it and pushes it back, fast-forward "
+        "only ([many-machines.md](many-machines.md#worktrees-and-the-merge-queue)); none: the base "
+        "stays on this machine",
+    ),
     "auto_integrate": (
         False,
         "bool",
@@ -275,6 +283,7 @@ class Settings:
     workdir: str | None
     repo: str | None
     base_branch: str | None
+    repo_remote: str | None
     auto_integrate: bool
     conflict_resolver: str | None
     notify: str | tuple[str, ...] | None

@@ -1,0 +1,140 @@
+"""The target repository shared through a remote (CONTROL.md ``repo_remote:``; SPEC §14).
+
+When several machines work on one repository, each has its own clone of it (CONTROL.md
+``repo:`` names the same relative path on each), and they meet through ``repo_remote``:
+
+- a route's branch is pushed after each commit the dispatcher makes on it (``push_branch``;
+  forced: the merge queue rebases route branches, and a route runs on one machine at a time);
+- a route worktree, when made or moved up to the base, first brings the base up to date from
+  the remote (``refresh_base``; best effort: offline, it starts from the local base);
+- the merge queue takes the base from the remote before each merge (``catch_up``: the main
+  tree's base fast-forwards to it, or the merge is refused) and pushes it back after the
+  merge, fast-forward only (``push_base``). In a shared room the whole merge queue runs under
+  one lock on the room's remote (``dispatch/sync.py``), so one machine merges at a time and the
+  base only ever fast-forwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from control_room import errors, proc
+from control_room.dispatch import sync
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+
+FETCHED = "refs/control-room/base"  # the remote's base, as last fetched into the repo
+
+
+def _git(repo: Path, *args: str) -> tuple[int, str, str]:
+    env_free = ["-c", "credential.interactive=false"]
+    try:
+        return proc.call(["git", "-C", str(repo), *env_free, *args], cwd=repo, timeout_s=60.0)
+    except subprocess.TimeoutExpired:
+        return 124, "", f"git {args[0]} gave no answer in 60s"
+
+
+def _said(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return " / ".join([ln for ln in lines if ln.startswith(("fatal:", "error:"))][:2] or lines[-2:])
+
+
+def fetch_base(repo: Path, settings: Settings, base: str) -> str | None:
+    """The remote's ``base`` commit, fetched; None when the remote has no such branch yet.
+    OfflineError when the remote cannot be reached."""
+    assert settings.repo_remote
+    code, _, err = _git(
+        repo, "fetch", "-q", "--no-tags", settings.repo_remote, f"+refs/heads/{base}:{FETCHED}"
+    )
+    if code != 0:
+        if "couldn't find remote ref" in err:
+            return None
+        raise errors.OfflineError(
+            f"cannot fetch {base} from repo_remote {settings.repo_remote!r}: {_said(err)}"
+        )
+    return _git(repo, "rev-parse", FETCHED)[1].strip() or None
+
+
+def catch_up(repo: Path, settings: Settings, base: str) -> None:
+    """Before a merge: the main tree's ``base`` (checked out, clean: the caller checked)
+    fast-forwards to the remote's. A local base with commits the remote lacks is refused
+    (RoomInvalidError): push or drop them first, or the base would stop fast-forwarding."""
+    theirs = fetch_base(repo, settings, base)
+    if theirs is None:
+        return  # the first push makes it
+    if _git(repo, "merge-base", "--is-ancestor", "HEAD", theirs)[0] == 0:
+        code, out, err = _git(repo, "merge", "--ff-only", "-q", theirs)
+        if code != 0:
+            raise errors.RoomInvalidError(
+                f"room invalid: {base} in {repo} cannot fast-forward to {settings.repo_remote}'s "
+                f"({_said(err or out)}); nothing was merged"
+            )
+        return
+    raise errors.RoomInvalidError(
+        f"room invalid: {base} in {repo} has commits {settings.repo_remote}/{base} lacks; push them "
+        f"(or reset {base} to {settings.repo_remote}/{base}) so the base only fast-forwards; "
+        "nothing was merged"
+    )
+
+
+def push_base(repo: Path, settings: Settings, base: str) -> str | None:
+    """After a merge: push ``base``, fast-forward only; None when pushed, else why not."""
+    assert settings.repo_remote
+    code, out, err = _git(
+        repo, "push", "--porcelain", "-q", settings.repo_remote, f"{base}:refs/heads/{base}"
+    )
+    if code == 0:
+        _git(repo, "update-ref", FETCHED, base)
+        return None
+    return _said(err or out) or f"git push exit {code}"
+
+
+def push_branch(worktree: Path, settings: Settings, branch: str) -> str | None:
+    """A route's branch, after the dispatcher committed on it; None when pushed, else why not."""
+    assert settings.repo_remote
+    code, out, err = _git(
+        worktree, "push", "-q", "--force", settings.repo_remote, f"{branch}:refs/heads/{branch}"
+    )
+    return None if code == 0 else (_said(err or out) or f"git push exit {code}")
+
+
+def refresh_base(repo: Path, settings: Settings, base: str) -> None:
+    """Before a route worktree is made or moved up: the main tree's base fast-forwards to the
+    remote's when it is checked out, clean and behind; otherwise nothing (offline included)."""
+    try:
+        theirs = fetch_base(repo, settings, base)
+    except errors.OfflineError:
+        return
+    current = _git(repo, "rev-parse", "--abbrev-ref", "HEAD")[1].strip()
+    clean = _git(repo, "status", "--porcelain", "--untracked-files=no")[1].strip() == ""
+    if theirs is not None and current == base and clean:
+        _git(repo, "merge", "--ff-only", "-q", theirs)
+
+
+MERGE_QUEUE = "merge-queue"  # the lock of a shared room's merge queue, on the room's remote
+
+
+@contextlib.contextmanager
+def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
+    """In a shared room whose repo is shared too (``remote`` and ``repo_remote``): hold the
+    merge queue's lock on the room's remote while merging, so one machine merges at a time (its
+    lease: the validator's time limit, ``grace_s`` and 5 minutes). Held by another machine:
+    ConflictError, and the tasks wait in passed/."""
+    share = sync.shared(room, settings) if settings.repo_remote else None
+    if share is None:
+        yield
+        return
+    until = time.time() + settings.validator_timeout_s + settings.grace_s + 300
+    busy = share.hold(MERGE_QUEUE, until)
+    if busy is not None:
+        raise errors.ConflictError(
+            f"the merge queue is {busy} (another machine merges); the tasks wait in passed/"
+        )
+    try:
+        yield
+    finally:
+        share.release(MERGE_QUEUE)
