@@ -45,14 +45,17 @@ class Machine:
 
 
 def shared_room(
-    tmp: Path, exe: str, hosts: list[str], tasks: list[dict[str, Any]], **settings: str
+    tmp: Path, exe: str, hosts: list[str], tasks: list[dict[str, Any]], nested: bool = False, **settings: str
 ) -> tuple[Path, list[Machine]]:
     """A bare remote and one clone per host; the first made the room (with ``tasks`` queued and
-    ``settings`` in CONTROL.md) and pushed it, every other cloned it and synced once."""
+    ``settings`` in CONTROL.md) and pushed it, every other cloned it and synced once. Each room
+    is ``tmp/<host>``, or ``tmp/<host>/room`` when ``nested`` (beside the machine's other
+    clones)."""
     remote = tmp / "remote.git"
     git(tmp, "init", "-q", "--bare", "-b", "main", str(remote))
-    first = Machine(tmp / hosts[0], hosts[0], exe)
-    first.path.mkdir()
+    where = (lambda host: tmp / host / "room") if nested else (lambda host: tmp / host)
+    first = Machine(where(hosts[0]), hosts[0], exe)
+    first.path.mkdir(parents=True)
     git(first.path, "init", "-q", "-b", "main")
     assert first.cr("init", ".").returncode == 0
     set_gate(first.room, "remote", "origin")
@@ -65,7 +68,7 @@ def shared_room(
     assert done.returncode == 0, done.stdout + done.stderr
     machines = [first]
     for host in hosts[1:]:
-        m = Machine(tmp / host, host, exe)
+        m = Machine(where(host), host, exe)
         subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(m.path)], check=True)
         done = m.cr("sync")
         assert done.returncode == 0, done.stdout + done.stderr

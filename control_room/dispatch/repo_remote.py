@@ -102,6 +102,27 @@ def push_branch(worktree: Path, settings: Settings, branch: str) -> str | None:
     return None if code == 0 else (_said(err or out) or f"git push exit {code}")
 
 
+def bring_branch(repo: Path, settings: Settings, branch: str, worktree: Path | None) -> None:
+    """Before a route's worktree is used: its branch as another machine left it. Missing here,
+    it is made from the remote's; behind the remote's (a later task of the route ran on another
+    machine), it fast-forwards (in ``worktree`` when one has it checked out). A branch with
+    work of its own here, or no remote, is left as it is."""
+    assert settings.repo_remote
+    theirs = f"refs/control-room/branches/{branch}"
+    code, _, _ = _git(
+        repo, "fetch", "-q", "--no-tags", settings.repo_remote, f"+refs/heads/{branch}:{theirs}"
+    )
+    if code != 0:
+        return  # not pushed by anyone yet, or offline: the local branch it is
+    if _git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{branch}")[0] != 0:
+        _git(repo, "branch", "-q", branch, theirs)
+    elif _git(repo, "merge-base", "--is-ancestor", branch, theirs)[0] == 0:
+        if worktree is not None:
+            _git(worktree, "merge", "--ff-only", "-q", theirs)
+        else:
+            _git(repo, "branch", "-q", "-f", branch, theirs)
+
+
 def refresh_base(repo: Path, settings: Settings, base: str) -> None:
     """Before a route worktree is made or moved up: the main tree's base fast-forwards to the
     remote's when it is checked out, clean and behind; otherwise nothing (offline included)."""
@@ -122,7 +143,9 @@ MERGE_QUEUE = "merge-queue"  # the lock of a shared room's merge queue, on the r
 def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
     """In a shared room whose repo is shared too (``remote`` and ``repo_remote``): hold the
     merge queue's lock on the room's remote while merging, so one machine merges at a time (its
-    lease: the validator's time limit, ``grace_s`` and 5 minutes). Held by another machine:
+    lease: the validator's time limit, ``grace_s`` and 5 minutes), with the room synced once
+    the lock is held (what the others merged is known: a task is merged once) and again before
+    it is let go (the next holder knows what we merged). Held by another machine:
     ConflictError, and the tasks wait in passed/."""
     share = sync.shared(room, settings) if settings.repo_remote else None
     if share is None:
@@ -135,6 +158,8 @@ def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
             f"the merge queue is {busy} (another machine merges); the tasks wait in passed/"
         )
     try:
+        share.sync(why="the merge queue starts")
         yield
+        share.sync(why="the merge queue merged")
     finally:
         share.release(MERGE_QUEUE)

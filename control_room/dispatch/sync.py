@@ -45,6 +45,11 @@ LOCKS = MINE + "locks/"  # one machine at a time: refs/control-room/locks/merge-
 PUSH_TRIES = 8
 LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
 NETWORK_TIMEOUT_S = 60.0
+# A merge of task moves sees no renames: two task files differ by a few bytes, so git would take
+# one machine's move of a.json for a rename of b.json, and the move of the last file out of
+# passed/ for a rename of the folder (then b.json, new in passed/ on the other side, "follows"
+# it). Each move is a deletion and an addition, which merge cleanly.
+NO_RENAMES = ("-c", "merge.renames=false", "-c", "merge.directoryRenames=false")
 
 
 @dataclass
@@ -73,7 +78,7 @@ class Shared:
             **dict.fromkeys(("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"), who),
             **dict.fromkeys(("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"), f"control-room@{self.host}"),
         }
-        argv = ["git", "-C", str(self.room.root), *gitmerge.config_args(), *args]
+        argv = ["git", "-C", str(self.room.root), *gitmerge.config_args(), *NO_RENAMES, *args]
         try:
             return proc.call(argv, cwd=self.room.root, timeout_s=timeout_s, env=env)
         except subprocess.TimeoutExpired:
@@ -182,13 +187,16 @@ class Shared:
             raise errors.ControlRoomError(
                 f"git merge of {self.remote}/{self.branch} in {self.room.root} failed: {_tail(err or out)}"
             )
-        for path in conflicted:
-            stages = self.must("ls-files", "-u", "--", path)
-            if any(line.split()[2] == "3" for line in stages.splitlines() if line.strip()):
-                self.must("checkout", "--theirs", "--", path)
-                self.must("add", "--", path)
-            else:
+        for path in conflicted:  # the remote's version; the file if only we still have it
+            stages = {
+                line.split()[2] for line in self.must("ls-files", "-u", "--", path).splitlines() if line
+            }
+            side = "--theirs" if "3" in stages else "--ours" if "2" in stages else None
+            if side is None:
                 self.must("rm", "-q", "--", path)
+                continue
+            self.must("checkout", side, "--", path)
+            self.must("add", "--", path)
         self.must("commit", "-q", "--no-edit", "--no-verify")
         return True, conflicted
 
@@ -251,7 +259,7 @@ class Shared:
         """Take the lock ``name`` on the remote (``refs/control-room/locks/<name>``, moved like a
         claim ref) until ``until``; None when taken, else who holds it and till when."""
         ref = LOCKS + name
-        code, _, err = self.git("fetch", "-q", "--no-tags", self.remote, f"+{LOCKS}*:{LOCKS}*")
+        code, _, err = self.git("fetch", "-q", "--no-tags", "--prune", self.remote, f"+{LOCKS}*:{LOCKS}*")
         if code != 0:
             raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {_tail(err)}")
         code, out, _ = self.git("for-each-ref", "--format=%(objectname)%00%(subject)", ref)

@@ -189,8 +189,10 @@ def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
     branch = branch_of(task)
     path = path_of(room, task)
     registered = _registered(repo)
-    if settings.repo_remote:  # what other machines merged: the route starts from it
+    if settings.repo_remote:  # what other machines merged, and did on this route
         repo_remote.refresh_base(repo, settings, base_of(repo, settings))
+        here = path if registered.get(path) == branch and (path / ".git").exists() else None
+        repo_remote.bring_branch(repo, settings, branch, here)
     if registered.get(path) == branch and (path / ".git").exists():
         _catch_up(path, base_of(repo, settings))
         return path  # reused: the route's earlier work is there

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from machines import Machine, probe_tasks, shared_room
-from support import git, probe_task, where
+from support import git, make_repo, probe_task, where
 
 from control_room.dispatch.claimrefs import PREFIX
 from control_room.errors import OFFLINE, OK, PASSED, STOPPED
@@ -244,3 +244,61 @@ def test_a_persons_edit_of_the_board_survives_another_machines_cycles(exe: str, 
         assert "Note from a person: look at r1 first." in m.room.context.read_text()
         assert m.cr("route", "recount").stdout == "ROUTES.md already agrees with the ledger\n"
     assert not [e for e in m1.ledger() if e.event == "sync-conflict"]
+
+
+def test_two_machines_merge_two_routes_into_one_base_fast_forward_only(exe: str, tmp_path: Path) -> None:
+    seed = make_repo(tmp_path / "seed", {"README": "hello\n"})
+    project = tmp_path / "project.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(project)], check=True)
+    py = sys.executable
+    validator = [py, "-c", "import os, sys; print('validated on', os.environ['CONTROL_ROOM_WRITER'])"]
+    tasks = [
+        probe_task(name, route=route, owns=[f"{name}.txt"], validator=validator,
+                   command=[py, "-c", f"open('{name}.txt', 'w').write('{name}\\n')"])
+        for name, route in (("a", "r1"), ("b", "r2"))
+    ]  # fmt: skip
+    settings = {"repo": "../project", "repo_remote": "origin", "auto_integrate": "true", "base_branch": "main"}
+    _, machines = shared_room(tmp_path, exe, ["m1", "m2"], [], nested=True, **settings)
+    m1, m2 = machines
+    for m in machines:
+        subprocess.run(["git", "clone", "-q", str(project), str(m.path.parent / "project")], check=True)
+    for route in ("r1", "r2"):
+        assert m1.cr("route", "add", route, "--title", route).returncode == 0
+    for task in tasks:
+        (m1.room.state_dir("queue") / f"{task['id']}.json").write_text(json.dumps(task))
+    assert m1.cr("sync").returncode == 0 and m2.cr("sync").returncode == 0
+    bases = [git(project, "rev-parse", "main")]
+    # both machines run at once: each takes one task, passes it and tries to merge it
+    cycles = [m.start("cycle") for m in machines]
+    for c in cycles:
+        out = c.communicate(timeout=300)[0]
+        assert c.returncode == PASSED, out
+    bases.append(git(project, "rev-parse", "main"))
+    # a task the other machine's merge queue lock kept waiting is merged by its own machine now
+    for m in machines:
+        assert m.cr("sync").returncode == 0
+        for tid in [t for t in ("a", "b") if where(m.room, t) == ["passed"]]:
+            done = m.cr("integrate", tid)
+            assert done.returncode == OK and done.stdout.startswith(f"merged: {tid} "), done.stdout + done.stderr
+            bases.append(git(project, "rev-parse", "main"))
+    finish(machines)
+    converged(machines)
+    # the base only ever fast-forwarded, and holds both routes' work, one commit each, no merge commit
+    for older, newer in zip(bases, bases[1:]):
+        assert subprocess.run(["git", "-C", str(project), "merge-base", "--is-ancestor", older, newer]).returncode == 0
+    assert git(project, "log", "--merges", "--format=%H", "main") == ""
+    assert sorted(git(project, "ls-tree", "--name-only", "main").split()) == ["README", "a.txt", "b.txt"]
+    assert len(git(project, "log", "--format=%H", "main").split()) == 3
+    ledger = m1.ledger()
+    ran = {e.task: e.writer for e in ledger if e.event == "result"}
+    merged = {e.task: e.writer for e in ledger if e.event == "integrate" and e.outcome == "merged"}
+    assert sorted(ran) == sorted(merged) == ["a", "b"]
+    assert set(ran.values()) == {"m1", "m2"}  # one task each
+    for tid, host in merged.items():  # the post-rebase validator ran on the machine that merged
+        m = m1 if host == "m1" else m2
+        said = (m.room.swarm / "results" / tid / "post-rebase.stdout.txt").read_text()
+        assert said == f"validated on {host}\n"
+        assert where(m1.room, tid) == where(m2.room, tid) == ["to-test"]
+    # the route branches were pushed
+    assert set(git(project, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()) == {
+        "main", "route/r1", "route/r2"}  # fmt: skip
