@@ -45,6 +45,8 @@ def cycle(
         settings = settings_file.load(room)
     except errors.InvalidError as exc:
         raise errors.RoomInvalidError(f"room invalid: {exc}; nothing was claimed") from None
+    if settings.remote:
+        room.make_folders()  # git keeps no empty folder: a fresh clone lacks them
     preflight.check(room, settings)
     share = sync.shared(room, settings)
     if stopped and share is None:

@@ -302,3 +302,15 @@ def test_two_machines_merge_two_routes_into_one_base_fast_forward_only(exe: str,
     # the route branches were pushed
     assert set(git(project, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()) == {
         "main", "route/r1", "route/r2"}  # fmt: skip
+
+
+def test_a_fresh_clone_runs_a_cycle_straight_away(exe: str, tmp_path: Path) -> None:
+    remote, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
+    m2 = Machine(tmp_path / "m2", "m2", exe)
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(m2.path)], check=True)
+    assert not (m2.room.swarm / "running").exists()  # git keeps no empty folder
+    done = m2.cr("cycle")
+    assert done.returncode == PASSED, done.stdout + done.stderr
+    assert m1.cr("sync").returncode == 0
+    assert where(m1.room, "t001") == ["done"]
+    assert [e.writer for e in m1.ledger() if e.event == "result"] == ["m2"]
