@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from control_room import errors, ledger
-from control_room.dispatch import doctor_room, doctor_tools
+from control_room.dispatch import doctor_room, doctor_shared, doctor_tools
 from control_room.dispatch.doctor_base import FAIL, OK, Check, Context, Finding
 from control_room.ledger import events
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 
-CHECKS: tuple[Check, ...] = (*doctor_room.CHECKS, *doctor_tools.CHECKS)
+CHECKS: tuple[Check, ...] = (*doctor_room.CHECKS, *doctor_tools.CHECKS, *doctor_shared.CHECKS)
 
 
 @dataclass
