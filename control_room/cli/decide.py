@@ -10,16 +10,16 @@ from control_room.cli.common import current_room, room_option
 from control_room.dispatch.decisions import approve as do_approve
 from control_room.dispatch.decisions import mark_done
 from control_room.ledger import writer_name
+from control_room.room.layout import Room
 
 
-def _who(by: str | None) -> str:
-
+def _who(by: str | None, room: Room) -> str:
     if by:
         return by
     try:
-        return f"{getpass.getuser()}@{writer_name()}"
+        return f"{getpass.getuser()}@{writer_name(room.cr)}"
     except Exception:
-        return writer_name()
+        return writer_name(room.cr)
 
 
 @click.command()
@@ -28,7 +28,8 @@ def _who(by: str | None) -> str:
 @click.option("--by", help="Who marks it Done (default: user@host).")
 def done(task_id: str, by: str | None) -> None:
     """Mark a passed task Done. Only a person does this: passing is not Done."""
-    mark_done(current_room(), task_id, _who(by))
+    room = current_room()
+    mark_done(room, task_id, _who(by, room))
     click.echo(f"{task_id} marked Done")
 
 
@@ -41,7 +42,8 @@ def done(task_id: str, by: str | None) -> None:
 @click.option("--by", help="Who approves (default: user@host).")
 def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
     """Approve a gated task (gpu, submit, merge, ...): writes CONTROL.md and the ledger."""
-    added = do_approve(current_room(), task_id, list(gates), _who(by))
+    room = current_room()
+    added = do_approve(room, task_id, list(gates), _who(by, room))
     if added:
         click.echo(f"approved {task_id}: {', '.join(added)}")
     else:

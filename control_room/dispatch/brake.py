@@ -14,7 +14,7 @@ from control_room.timeutil import now_iso
 
 def stop(room: Room, reason: str = "") -> bool:
     """Create STOP; False if it was there already."""
-    who = ledger.writer_name()
+    who = ledger.writer_name(room.cr)
     text = f"STOP created {now_iso()} by {who}\n" + (f"reason: {reason}\n" if reason else "")
     if room.stopped() or not create_exclusive(room.stop, text):
         return False

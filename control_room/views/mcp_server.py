@@ -51,10 +51,10 @@ def client_name(ctx: ServerRequestContext[Any, Any]) -> str:
 
 
 @contextmanager
-def writing_as(client: str) -> Iterator[None]:
-    """Ledger lines written meanwhile name the client in their writer column."""
+def writing_as(room: Room, client: str) -> Iterator[None]:
+    """Ledger lines written meanwhile name the client in their writer column (after the host id)."""
     before = os.environ.get("CONTROL_ROOM_WRITER")
-    os.environ["CONTROL_ROOM_WRITER"] = f"{writer_name()}.mcp.{client}"
+    os.environ["CONTROL_ROOM_WRITER"] = f"{writer_name(room.cr)}.mcp.{client}"
     try:
         yield
     finally:
@@ -122,7 +122,7 @@ def call(room: Room, client: str, name: str, args: dict[str, Any]) -> types.Call
         return types.CallToolResult(content=[types.TextContent(type="text", text=msg)], is_error=True)
     try:
         if tool.changes:
-            with writing_as(client):
+            with writing_as(room, client):
                 out = tool.run(room, client, args)
         else:
             out = tool.run(room, client, args)
