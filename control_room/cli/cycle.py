@@ -33,6 +33,7 @@ def cycle(log: str | None) -> None:
     \b
     Exit codes: 0 nothing to do, 10 passed, 11 failed, 12 stopped, 13 busy,
     3 no room, 14 adapter unavailable, 15 room invalid (nothing claimed),
+    17 offline (a shared room's remote cannot be reached: nothing claimed),
     130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (the task back in the queue).
     See docs/exit-codes.md.
     """
