@@ -110,7 +110,8 @@ RECOVER = _e(
     "task route detail",
     "a dead claim was recovered: the cycle running it died; the task is back in the queue without "
     "using a round (`dispatcher death N of M`), or parked after `max_dispatcher_deaths`; in a shared "
-    "room, another machine's claim whose lease ran out, taken over here ([many-machines.md](many-machines.md))",
+    "room, another machine's claim whose lease ran out, taken over here "
+    "([many-machines.md](many-machines.md))",
 )
 REQUEUE = _e(
     "requeue",
