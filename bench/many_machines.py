@@ -384,13 +384,15 @@ def machine(
     event's time), so every compare-and-swap sees the updates that landed before it."""
     s = {k: v / 1000 * slow for k, v in c.items()}
     base, pending, views = 0, 0, False  # the remote version merged here; results and views to push
+    view: tuple[int, set[int]] = (0, set())  # the claim refs at our last fetch: (all taken below, and these)
 
     def sync(fetch_first: bool) -> Generator[float, None, None]:
-        nonlocal base, pending, views
+        nonlocal base, pending, views, view
         merged = False
         for attempt in range(8):  # PUSH_TRIES
             if attempt or fetch_first:
                 yield s["fetch"]
+                view = (r.low, set(r.above))  # the claim refs, as fetched
                 if r.main != base:
                     yield s["merge"]
                     base, merged = r.main, True
@@ -413,7 +415,7 @@ def machine(
     while r.published < m.tasks:
         yield s["overhead"]
         yield from sync(fetch_first=True)  # a cycle starts: fetch, merge, push if anything
-        seen_low, seen_above = r.low, set(r.above)  # the claim refs, as fetched
+        seen_low, seen_above = view
         beaten: set[int] = set()
         got = None
         for _ in range(10):  # CLAIM_TRIES: the first in queue order not seen taken
