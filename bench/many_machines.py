@@ -43,7 +43,7 @@ CR = control_room_cmd()
 
 # Per-operation costs measured by step 2 on the 2-core machine this bench was written on (ms);
 # a full run measures its own and simulates with those.
-COSTS = {"fetch": 40.0, "merge": 311.0, "push": 58.0, "claim": 36.0, "commit": 43.0, "overhead": 89.0}
+COSTS = {"fetch": 35.0, "merge": 265.0, "push": 44.0, "claim": 25.0, "commit": 30.0, "overhead": 59.0}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -392,10 +392,10 @@ def machine(
         for attempt in range(8):  # PUSH_TRIES
             if attempt or fetch_first:
                 yield s["fetch"]
-                view = (r.low, set(r.above))  # the claim refs, as fetched
-                if r.main != base:
-                    yield s["merge"]
-                    base, merged = r.main, True
+                fetched, view = r.main, (r.low, set(r.above))  # the branch and claim refs, as fetched
+                if fetched != base:
+                    yield s["merge"]  # what was fetched: the remote may move on meanwhile
+                    base, merged = fetched, True
             if not pending and not views:
                 break  # nothing of ours to publish
             yield s["push"]
