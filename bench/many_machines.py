@@ -43,7 +43,7 @@ CR = control_room_cmd()
 
 # Per-operation costs measured by step 2 on the 2-core machine this bench was written on (ms);
 # a full run measures its own and simulates with those.
-COSTS = {"fetch": 35.0, "merge": 265.0, "push": 44.0, "claim": 25.0, "commit": 30.0, "overhead": 59.0}
+COSTS = {"fetch": 27.0, "merge": 230.0, "push": 33.0, "claim": 24.0, "commit": 26.0, "overhead": 62.0}
 
 
 def git(repo: Path, *args: str) -> str:
@@ -259,7 +259,7 @@ def timed(steps: list[tuple[Path, str, list[str], bool]]) -> Profile:
         finally:
             note("agent + validator", t)
 
-    proc.call, proc.run = call, run  # type: ignore[assignment]
+    proc.call, proc.run = call, run
     here, saved = os.getcwd(), {k: os.environ.get(k) for k in ("CONTROL_ROOM_WRITER", "CONTROL_ROOM")}
     os.environ.pop("CONTROL_ROOM", None)
     total, counted = 0.0, 0
@@ -279,7 +279,7 @@ def timed(steps: list[tuple[Path, str, list[str], bool]]) -> Profile:
                 total += time.perf_counter() - t
                 counted += 1
     finally:
-        proc.call, proc.run = real_call, real_run  # type: ignore[assignment]
+        proc.call, proc.run = real_call, real_run
         os.chdir(here)
         for k, v in saved.items():
             if v is None:
