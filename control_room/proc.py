@@ -173,11 +173,16 @@ def run(
 
 
 def call(
-    argv: list[str], *, cwd: Path, timeout_s: float = 120.0, env: Mapping[str, str] | None = None
+    argv: list[str],
+    *,
+    cwd: Path,
+    timeout_s: float = 120.0,
+    env: Mapping[str, str] | None = None,
+    input_text: str | None = None,
 ) -> tuple[int, str, str]:
     """A short command of our own (git), its output captured in memory: (exit code, stdout,
-    stderr). No shell; raises ExecutableNotFound if the program is missing, and
-    subprocess.TimeoutExpired after ``timeout_s``."""
+    stderr); ``input_text`` on its stdin (else none). No shell; raises ExecutableNotFound if
+    the program is missing, and subprocess.TimeoutExpired after ``timeout_s``."""
     exe = which(argv[0])
     if exe is None:
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
@@ -187,7 +192,8 @@ def call(
         capture_output=True,
         text=True,
         timeout=timeout_s,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if input_text is None else None,
+        input=input_text,
         env=env,
     )
     return done.returncode, done.stdout, done.stderr

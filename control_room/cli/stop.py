@@ -62,6 +62,6 @@ def _share_stop(room: Room, stopped: bool) -> None:
             f"{room.control} sets no remote: --everywhere needs a shared room (docs/many-machines.md)"
         )
     share.publish_stop(stopped)
-    share.sync(why="STOP everywhere" if stopped else "resume everywhere")
+    share.sync(why="STOP everywhere" if stopped else "resume everywhere", views_alone=True)
     where = f"{share.remote}/{share.branch}"
     click.echo(f"pushed to {where}: every machine {'halts' if stopped else 'resumes'} at its next sync")

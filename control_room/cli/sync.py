@@ -48,7 +48,7 @@ def sync(host: str | None) -> None:
             "(docs/many-machines.md)"
         )
     gitmerge.register(room.root)  # so a person's own `git pull` merges the ledger too
-    done = share.sync(why="control-room sync")
+    done = share.sync(why="control-room sync", views_alone=True)
     for line in done.said:
         click.echo(line)
     what = ["merged new work" if done.merged else "nothing new to merge"]

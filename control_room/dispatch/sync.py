@@ -45,6 +45,8 @@ LOCKS = MINE + "locks/"  # one machine at a time: refs/control-room/locks/merge-
 PUSH_TRIES = 8
 LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
 NETWORK_TIMEOUT_S = 60.0
+VIEWS = {"control-room/CURRENT_CONTEXT.md", "control-room/DIGEST.md"}  # each clone refreshes its own
+_IGNORING: set[Path] = set()  # the rooms whose info/exclude this process checked
 # A merge of task moves sees no renames: two task files differ by a few bytes, so git would take
 # one machine's move of a.json for a rename of b.json, and the move of the last file out of
 # passed/ for a rename of the folder (then b.json, new in passed/ on the other side, "follows"
@@ -70,7 +72,9 @@ class Shared:
         self._held: dict[str, str] = {}  # locks we hold: name -> lock commit
 
     # -- git ------------------------------------------------------------------------------
-    def git(self, *args: str, timeout_s: float = NETWORK_TIMEOUT_S) -> tuple[int, str, str]:
+    def git(
+        self, *args: str, timeout_s: float = NETWORK_TIMEOUT_S, input_text: str | None = None
+    ) -> tuple[int, str, str]:
         who = f"control-room ({self.host})"
         env = {
             **os.environ,
@@ -80,7 +84,7 @@ class Shared:
         }
         argv = ["git", "-C", str(self.room.root), *gitmerge.config_args(), *NO_RENAMES, *args]
         try:
-            return proc.call(argv, cwd=self.room.root, timeout_s=timeout_s, env=env)
+            return proc.call(argv, cwd=self.room.root, timeout_s=timeout_s, env=env, input_text=input_text)
         except subprocess.TimeoutExpired:
             return 124, "", f"git {args[0]} gave no answer in {timeout_s:g}s"
 
@@ -125,8 +129,11 @@ class Shared:
 
     def _set_refs(self, names: list[str], sha: str) -> None:
         """Our copies of refs we just pushed: they hold ``sha`` now (no fetch needed)."""
-        for name in names:
-            self.must("update-ref", name, sha)
+        code, out, err = self.git(
+            "update-ref", "--stdin", input_text="".join(f"update {n} {sha}\n" for n in names)
+        )
+        if code != 0:
+            raise errors.ControlRoomError(f"git update-ref in {self.room.root} failed: {_tail(err or out)}")
         self._seen = None
 
     # -- commit, fetch, merge, push ---------------------------------------------------------
@@ -139,14 +146,18 @@ class Shared:
             keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
             keep_out.append(f":(exclude)swarm/results/{tid}")
         self.must("add", "-A", "--", ".", *keep_out)
-        code, out, err = self.git("commit", "-q", "--no-verify", "-m", message)
-        if code != 0 and "nothing to commit" not in out + err and "nothing added" not in out + err:
-            raise errors.ControlRoomError(f"git commit in {self.room.root} failed: {_tail(err or out)}")
-        return code == 0
+        if self.git("diff", "--cached", "--quiet")[0] == 0:
+            return False
+        self.must("commit", "-q", "--no-verify", "-m", message)
+        return True
 
     def ignore_local(self) -> None:
         """This clone's own files never go to the branch, even in a room whose .gitignore
-        predates them: ``.git/info/exclude`` (this clone's, never shared) lists them."""
+        predates them: ``.git/info/exclude`` (this clone's, never shared) lists them. Once per
+        process."""
+        if self.room.root in _IGNORING:
+            return
+        _IGNORING.add(self.room.root)
         path = Path(self.must("rev-parse", "--git-path", "info/exclude").strip())
         path = path if path.is_absolute() else self.room.root / path
         text = read_optional(path) or ""
@@ -295,23 +306,32 @@ class Shared:
             )
 
     # -- the whole sync -------------------------------------------------------------------------
-    def sync(self, *, why: str, fetched: bool = False, optimistic: bool = False) -> Synced:
+    def sync(
+        self, *, why: str, fetched: bool = False, optimistic: bool = False, views_alone: bool = False
+    ) -> Synced:
         """Commit, fetch, merge, push (retried while the remote moves on); see the module doc.
         ``fetched``: we fetched a moment ago; ``optimistic``: try the push before any fetch
-        (the end of a cycle: nobody may have pushed since it began). Runs under
-        ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
+        (the end of a cycle: nobody may have pushed since it began); ``views_alone``: a change
+        of the views only is published too (``control-room sync``; a cycle's syncs leave it
+        for their next change of substance, which halves the pushes: bench/many_machines.py).
+        Runs under ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
         done = Synced()
         self.room.make_folders()
         try:
             with lock.held(self.room.cr / ".sync.lock"):
-                self._sync(done, why, fetched=fetched or optimistic, merge_first=not optimistic)
+                opts = {
+                    "fetched": fetched or optimistic,
+                    "merge_first": not optimistic,
+                    "views_alone": views_alone,
+                }
+                self._sync(done, why, **opts)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
         if done.merged:  # each side counted only its own runs on the board: count the merged ledger
             routes.recount(self.room)
         return done
 
-    def _sync(self, done: Synced, why: str, *, fetched: bool, merge_first: bool) -> None:
+    def _sync(self, done: Synced, why: str, *, fetched: bool, merge_first: bool, views_alone: bool) -> None:
         self.ignore_local()
         self.commit(f"control-room: {why} on {self.host}")
         for attempt in range(PUSH_TRIES):
@@ -324,7 +344,7 @@ class Shared:
                 if conflicted:
                     done.said.append(lost_claims.conflicts(self, conflicted))
             finishing = self._finishing()
-            if not finishing and self.tracking() == self.head():
+            if not finishing and not self._news(views_alone):
                 return  # nothing of ours to publish
             if self.push(finishing):
                 for tid in finishing:
@@ -336,6 +356,18 @@ class Shared:
             f"not pushed: the remote moved on {PUSH_TRIES} times in a row; what this machine did is "
             "committed here and the next sync pushes it"
         )
+
+    def _news(self, views_alone: bool) -> bool:
+        """Whether our branch holds something the remote's lacks, worth a push: not when it
+        differs only in the views (each clone refreshes its own after a merge; they go with the
+        next change of substance), unless ``views_alone``."""
+        theirs, head = self.tracking(), self.head()
+        if theirs == head:
+            return False
+        if theirs is None or head is None or views_alone:
+            return True
+        changed = self.must("diff", "--name-only", "--relative", theirs, head).split()
+        return not set(changed) <= VIEWS
 
     def _finishing(self) -> dict[str, str]:
         """Our claims whose task is no longer running here and that the remote (as last seen)
