@@ -227,7 +227,7 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
         share = sync.shared(room, settings_file.load(room))
         if share is None:
             return
-        done = share.sync(why="a cycle ended", optimistic=True)
+        done = share.sync(why="a cycle ended", optimistic=True, tries=sync.CYCLE_TRIES)
     except errors.OfflineError as exc:
         say(f"not pushed: {exc}; the next sync pushes it")
         return

@@ -104,7 +104,7 @@ def _shared_start(
         share.fetch()
         with interrupt.deferred(), claims.claim_lock(room):
             notes = recover(room, settings, mine=slot, share=share)
-        notes += share.sync(why="a cycle starts", fetched=True).said
+        notes += share.sync(why="a cycle starts", fetched=True, tries=sync.CYCLE_TRIES).said
     except errors.OfflineError as exc:
         if stopped:
             return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran ({exc})")

@@ -157,9 +157,16 @@ def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
         raise errors.ConflictError(
             f"the merge queue is {busy} (another machine merges); the tasks wait in passed/"
         )
+    share.sync(why="the merge queue starts")
     try:
-        share.sync(why="the merge queue starts")
         yield
-        share.sync(why="the merge queue merged")
     finally:
-        share.release(MERGE_QUEUE)
+        # let go only once what we merged is on the remote: the next holder must see it (else
+        # it would merge a task again); unpushed, the lock runs out with its lease, or a later
+        # merge queue of ours (which may take our own lock back) publishes and lets it go
+        try:
+            published = not share.sync(why="the merge queue merged").unpushed
+        except errors.ControlRoomError:
+            published = False
+        if published:
+            share.release(MERGE_QUEUE)

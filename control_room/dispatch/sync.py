@@ -42,7 +42,8 @@ from control_room.store.files import append_lines, read_optional
 MINE = "refs/control-room/"  # what a clone keeps of the remote: remote/<branch>, claims/<id>
 TRACKING = MINE + "remote/"  # the remote's branch, as last fetched
 LOCKS = MINE + "locks/"  # one machine at a time: refs/control-room/locks/merge-queue
-PUSH_TRIES = 8
+PUSH_TRIES = 8  # `control-room sync`, the merge queue
+CYCLE_TRIES = 2  # a cycle's syncs (see Shared.sync)
 LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
 NETWORK_TIMEOUT_S = 60.0
 VIEWS = {"control-room/CURRENT_CONTEXT.md", "control-room/DIGEST.md"}  # each clone refreshes its own
@@ -61,6 +62,7 @@ class Synced:
     said: list[str] = field(default_factory=list)
     merged: bool = False  # the remote brought something new
     pushed: bool = False
+    unpushed: bool = False  # something of ours is still to push: the remote moved on every try
 
 
 class Shared:
@@ -307,34 +309,38 @@ class Shared:
 
     # -- the whole sync -------------------------------------------------------------------------
     def sync(
-        self, *, why: str, fetched: bool = False, optimistic: bool = False, views_alone: bool = False
+        self,
+        *,
+        why: str,
+        fetched: bool = False,
+        optimistic: bool = False,
+        views_alone: bool = False,
+        tries: int = PUSH_TRIES,
     ) -> Synced:
-        """Commit, fetch, merge, push (retried while the remote moves on); see the module doc.
-        ``fetched``: we fetched a moment ago; ``optimistic``: try the push before any fetch
-        (the end of a cycle: nobody may have pushed since it began); ``views_alone``: a change
-        of the views only is published too (``control-room sync``; a cycle's syncs leave it
-        for their next change of substance, which halves the pushes: bench/many_machines.py).
-        Runs under ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
+        """Commit, fetch, merge, push, retried while the remote moves on, ``tries`` pushes at
+        most (see the module doc). ``fetched``: we fetched a moment ago; ``optimistic``: try the
+        push before any fetch (the end of a cycle: nobody may have pushed since it began);
+        ``views_alone``: a change of the views only is published too (``control-room sync``; a
+        cycle's syncs leave it for their next change of substance, which halves the pushes:
+        bench/many_machines.py). A cycle tries twice: a push another machine beat waits for the
+        next cycle, which then publishes both results at once (a claim stays ours until then),
+        rather than racing every other machine for the branch while they work. Runs under
+        ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
         done = Synced()
         self.room.make_folders()
         try:
             with lock.held(self.room.cr / ".sync.lock"):
-                opts = {
-                    "fetched": fetched or optimistic,
-                    "merge_first": not optimistic,
-                    "views_alone": views_alone,
-                }
-                self._sync(done, why, **opts)
+                self.ignore_local()
+                self.commit(f"control-room: {why} on {self.host}")
+                self._publish(done, fetched or optimistic, not optimistic, views_alone, tries)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
         if done.merged:  # each side counted only its own runs on the board: count the merged ledger
             routes.recount(self.room)
         return done
 
-    def _sync(self, done: Synced, why: str, *, fetched: bool, merge_first: bool, views_alone: bool) -> None:
-        self.ignore_local()
-        self.commit(f"control-room: {why} on {self.host}")
-        for attempt in range(PUSH_TRIES):
+    def _publish(self, done: Synced, fetched: bool, merge_first: bool, views_alone: bool, tries: int) -> None:
+        for attempt in range(tries):
             if attempt or not fetched:
                 self.fetch()
             if attempt or merge_first:
@@ -351,9 +357,11 @@ class Shared:
                     claimrefs.forget(self.room, tid)
                 done.pushed = True
                 return
-            time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))  # another machine pushed first
+            if attempt + 1 < tries:
+                time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))  # another machine pushed first
+        done.unpushed = True
         done.said.append(
-            f"not pushed: the remote moved on {PUSH_TRIES} times in a row; what this machine did is "
+            f"not pushed yet: other machines pushed first ({tries} tries); what this machine did is "
             "committed here and the next sync pushes it"
         )
 
