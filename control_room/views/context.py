@@ -16,7 +16,7 @@ from control_room.views.status import format_entry, gather
 
 
 def render(room: Room) -> str:
-    s = gather(room, last=5)
+    s = gather(room, last=5, elsewhere=False)
     t = s["tasks"]
     budget = s["daily_budget_usd"]
     lines = [

@@ -29,7 +29,9 @@ WAITING_MAX = 200  # status says why queued tasks wait up to this many; `task li
 SHOWN = 5  # waiting tasks named on the screen (all of them in --json)
 
 
-def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
+def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, Any]:
+    """What ``status`` shows; ``elsewhere``: in a shared room, also the other machines' claims
+    (two git calls; CURRENT_CONTEXT.md, refreshed after every cycle, goes without)."""
     out: dict[str, Any] = {"room": str(room.root), "stop": None, "ledger_error": None, "warnings": []}
     if room.stopped():
         out["stop"] = _stop_note(room)
@@ -69,9 +71,8 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
             out["waiting"] = []
         elif settings is not None and queued <= WAITING_MAX:
             out["waiting"] = waiting(room, settings, spent, loops)
-    out["running"] = (
-        running(room, settings) if out["tasks"]["running"] or (settings and settings.remote) else []
-    )
+    shared = elsewhere and settings is not None and bool(settings.remote)
+    out["running"] = running(room, settings if shared else None) if out["tasks"]["running"] or shared else []
     out["merging"] = []
     if settings is not None and 0 < out["tasks"].get("passed", 0) <= WAITING_MAX:
         out["merging"] = merging(room, settings)
@@ -80,8 +81,8 @@ def gather(room: Room, *, last: int = 5) -> dict[str, Any]:
 
 
 def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
-    """Who runs what: this clone's claims (swarm/running/), and in a shared room the other
-    machines' live claims as of the last sync (their claim refs)."""
+    """Who runs what: this clone's claims (swarm/running/), and with the ``settings`` of a
+    shared room the other machines' live claims as of the last sync (their claim refs)."""
     from control_room.dispatch import claims  # only with a task running, or a shared room
 
     here = claims.host(room)
