@@ -27,11 +27,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from control_room.errors import InvalidError
 from control_room.knowledge.routes import COUNTED
 from control_room.store import tables
-from control_room.store.files import atomic_write, read_text
-from control_room.store.textmerge import PLACEHOLDER, merge3, split_at
+from control_room.store.files import atomic_write
+from control_room.store.textmerge import PLACEHOLDER, merge3, read_sides, split_at
 
 KEY = "route"
 KEPT_BY_CYCLES = COUNTED  # attempts, spend_usd, last_result
@@ -156,12 +155,7 @@ def merge_text(base: str, ours: str, theirs: str) -> str:
 def merge_files(base: Path, ours: Path, theirs: Path) -> None:
     """git's protocol (%O %A %B): the result written into ``ours`` (left alone when it is the
     same)."""
-    texts = []
-    for path in (base, ours, theirs):
-        try:
-            texts.append(read_text(path))
-        except OSError as exc:
-            raise InvalidError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+    texts = read_sides(base, ours, theirs)
     merged = merge_text(*texts)
     if merged != texts[1]:
         atomic_write(ours, merged, durable=False)

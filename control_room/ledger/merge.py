@@ -24,7 +24,8 @@ from pathlib import Path
 
 from control_room.errors import InvalidError
 from control_room.ledger.line import COLUMNS, HEADER, Col, split_cells, unescape
-from control_room.store.files import atomic_write, read_text
+from control_room.store.files import atomic_write
+from control_room.store.textmerge import read_sides
 
 
 class Side:
@@ -120,12 +121,7 @@ def merge_text(
 def merge_files(base: Path, ours: Path, theirs: Path) -> int:
     """git's protocol (%O %A %B): the result written into ``ours``; how many lines it has.
     On an error ``ours`` is left as it was."""
-    texts = []
-    for path in (base, ours, theirs):
-        try:
-            texts.append(read_text(path))
-        except OSError as exc:
-            raise InvalidError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+    texts = read_sides(base, ours, theirs)
     merged = merge_text(texts[0], texts[1], texts[2], names=(str(base), str(ours), str(theirs)))
     atomic_write(ours, merged, durable=False)
     side = split(merged)

@@ -10,7 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from control_room.errors import InvalidError
+from control_room.store.files import read_text
+
 PLACEHOLDER = "<!-- control-room:merge:placeholder (never written to a room) -->"
+
+
+def read_sides(base: Path, ours: Path, theirs: Path) -> tuple[str, str, str]:
+    """A merge driver's three sides (git's %O %A %B), as text; InvalidError naming a file that
+    cannot be read."""
+    texts = []
+    for path in (base, ours, theirs):
+        try:
+            texts.append(read_text(path))
+        except OSError as exc:
+            raise InvalidError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
+    return texts[0], texts[1], texts[2]
 
 
 def merge3(base: str, ours: str, theirs: str) -> str | None:

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from control_room.errors import InvalidError
-from control_room.store.files import atomic_write, read_text
+from control_room.store.files import atomic_write
 from control_room.store.markdown import auto_block_span
-from control_room.store.textmerge import PLACEHOLDER, merge3, split_at
+from control_room.store.textmerge import PLACEHOLDER, merge3, read_sides, split_at
 
 GENERATED = ("DIGEST.md",)
 
@@ -56,12 +55,7 @@ def merge_text(base: str, ours: str, theirs: str, name: str = "") -> str:
 def merge_files(base: Path, ours: Path, theirs: Path, path: str = "") -> None:
     """git's protocol (%O %A %B %P): the result written into ``ours`` (left alone when it is
     the same)."""
-    texts = []
-    for p in (base, ours, theirs):
-        try:
-            texts.append(read_text(p))
-        except OSError as exc:
-            raise InvalidError(f"{p}: cannot read it: {exc.strerror or exc}") from exc
+    texts = read_sides(base, ours, theirs)
     merged = merge_text(texts[0], texts[1], texts[2], Path(path).name if path else "")
     if merged != texts[1]:
         atomic_write(ours, merged, durable=False)
