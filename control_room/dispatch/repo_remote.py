@@ -17,13 +17,14 @@ When several machines work on one repository, each has its own clone of it (CONT
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from control_room import errors, proc
-from control_room.dispatch import sync
+from control_room.dispatch import claimrefs, sync
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 
@@ -136,7 +137,7 @@ def refresh_base(repo: Path, settings: Settings, base: str) -> None:
         _git(repo, "merge", "--ff-only", "-q", theirs)
 
 
-MERGE_QUEUE = "merge-queue"  # the lock of a shared room's merge queue, on the room's remote
+MERGE_QUEUE = "refs/control-room/locks/merge-queue"  # a shared room's merge queue lock, on its remote
 
 
 @contextlib.contextmanager
@@ -152,10 +153,10 @@ def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
         yield
         return
     until = time.time() + settings.validator_timeout_s + settings.grace_s + 300
-    busy = share.hold(MERGE_QUEUE, until)
-    if busy is not None:
+    held = _hold(share, until)
+    if not held.startswith("ours "):
         raise errors.ConflictError(
-            f"the merge queue is {busy} (another machine merges); the tasks wait in passed/"
+            f"the merge queue is {held} (another machine merges); the tasks wait in passed/"
         )
     share.sync(why="the merge queue starts")
     try:
@@ -169,4 +170,26 @@ def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
         except errors.ControlRoomError:
             published = False
         if published:
-            share.release(MERGE_QUEUE)
+            lease = f"--force-with-lease={MERGE_QUEUE}:{held[len('ours ') :]}"
+            share.git("push", "--porcelain", lease, share.remote, f":{MERGE_QUEUE}")
+
+
+def _hold(share: sync.Shared, until: float) -> str:
+    """Take the merge queue's lock until ``until`` (a claim-like commit on its ref, by
+    compare-and-swap); ``ours <commit>``, else who holds it and till when."""
+    code, _, err = share.git("fetch", "-q", "--no-tags", share.remote, f"+{MERGE_QUEUE}:{MERGE_QUEUE}")
+    if code != 0 and "couldn't find remote ref" not in err:
+        raise errors.OfflineError(f"cannot fetch from remote {share.remote!r}: {_said(err)}")
+    if code != 0:  # nobody holds it: our stale copy goes
+        share.git("update-ref", "-d", MERGE_QUEUE)
+    out = share.git("for-each-ref", "--format=%(objectname)%00%(subject)", MERGE_QUEUE)[1].strip()
+    expect = ""
+    if out:
+        sha, subject = [*out.split("\0"), ""][:2]
+        lock = claimrefs.parse("merge-queue", sha, subject)
+        if lock.live and not claimrefs.lease_over(lock, 0) and lock.host != share.host:
+            return f"held by {lock.host} until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(lock.until))}"
+        expect = sha
+    text = claimrefs.message("merge-queue", share.host, until, {"host": share.host, "pid": os.getpid()})
+    mine = share.cas(MERGE_QUEUE, expect, text)
+    return f"ours {mine}" if mine is not None else "taken by another machine a moment ago"

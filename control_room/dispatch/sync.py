@@ -41,7 +41,6 @@ from control_room.store.files import append_lines, read_optional
 
 MINE = "refs/control-room/"  # what a clone keeps of the remote: remote/<branch>, claims/<id>
 TRACKING = MINE + "remote/"  # the remote's branch, as last fetched
-LOCKS = MINE + "locks/"  # one machine at a time: refs/control-room/locks/merge-queue
 PUSH_TRIES = 8  # `control-room sync`, the merge queue
 CYCLE_TRIES = 2  # a cycle's syncs (see Shared.sync)
 LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
@@ -71,7 +70,6 @@ class Shared:
     def __init__(self, room: Room, remote: str, branch: str, host: str) -> None:
         self.room, self.remote, self.branch, self.host = room, remote, branch, host
         self._seen: tuple[str | None, dict[str, claimrefs.Ref]] | None = None  # the refs, until a fetch
-        self._held: dict[str, str] = {}  # locks we hold: name -> lock commit
 
     # -- git ------------------------------------------------------------------------------
     def git(
@@ -254,58 +252,25 @@ class Shared:
     def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
         """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
         claim commit of ours; its id, or None when another machine moved the ref first."""
-        text = claimrefs.message(task_id, self.host, until, info)
-        sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", text).strip()
         ref = claimrefs.PREFIX + task_id
-        code, out, err = self.git(
-            "push", "--porcelain", f"--force-with-lease={ref}:{expect}", self.remote, f"{sha}:{ref}"
-        )
-        if code == 0:
+        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info))
+        if sha is not None:
             claimrefs.remember(self.room, task_id, sha)
             self._set_refs([ref], sha)
+        return sha
+
+    def cas(self, ref: str, expect: str, message: str) -> str | None:
+        """git's compare-and-swap on the remote: point ``ref`` at a new commit (an empty tree,
+        ``message``) only if it still holds ``expect`` (empty: only if it does not exist), under
+        the remote's ref lock. The commit, or None when the remote refused."""
+        sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", message).strip()
+        lease = f"--force-with-lease={ref}:{expect}"
+        code, out, err = self.git("push", "--porcelain", lease, self.remote, f"{sha}:{ref}")
+        if code == 0:
             return sha
         if any(line.startswith("!") for line in out.splitlines()):
             return None
-        raise errors.OfflineError(f"cannot push a claim to remote {self.remote!r}: {_tail(err or out)}")
-
-    def hold(self, name: str, until: float) -> str | None:
-        """Take the lock ``name`` on the remote (``refs/control-room/locks/<name>``, moved like a
-        claim ref) until ``until``; None when taken, else who holds it and till when."""
-        ref = LOCKS + name
-        code, _, err = self.git("fetch", "-q", "--no-tags", "--prune", self.remote, f"+{LOCKS}*:{LOCKS}*")
-        if code != 0:
-            raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {_tail(err)}")
-        code, out, _ = self.git("for-each-ref", "--format=%(objectname)%00%(subject)", ref)
-        expect = ""
-        if out.strip():
-            sha, subject = [*out.strip().split("\0"), ""][:2]
-            held = claimrefs.parse(name, sha, subject)
-            if held.live and not claimrefs.lease_over(held, 0) and held.host != self.host:
-                return f"held by {held.host} until {_iso(held.until)}"
-            expect = sha
-        text = claimrefs.message(name, self.host, until, {"host": self.host, "pid": os.getpid()})
-        sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", text).strip()
-        code, out, err = self.git(
-            "push", "--porcelain", f"--force-with-lease={ref}:{expect}", self.remote, f"{sha}:{ref}"
-        )
-        if code == 0:
-            self._held[name] = sha
-            return None
-        if any(line.startswith("!") for line in out.splitlines()):
-            return "taken by another machine a moment ago"
-        raise errors.OfflineError(f"cannot push a lock to remote {self.remote!r}: {_tail(err or out)}")
-
-    def release(self, name: str) -> None:
-        """Let go of the lock ``name`` (only if the remote still shows ours)."""
-        sha = self._held.pop(name, None)
-        if sha is not None:
-            self.git(
-                "push",
-                "--porcelain",
-                f"--force-with-lease={LOCKS}{name}:{sha}",
-                self.remote,
-                f":{LOCKS}{name}",
-            )
+        raise errors.OfflineError(f"cannot push {ref} to remote {self.remote!r}: {_tail(err or out)}")
 
     # -- the whole sync -------------------------------------------------------------------------
     def sync(
@@ -419,10 +384,6 @@ def shared(room: Room, settings: Settings) -> Shared | None:
             f"CONTROL.md remote: {settings.remote} but {room.root} is on no branch (detached HEAD)"
         )
     return Shared(room, settings.remote, out.strip(), probe.host)
-
-
-def _iso(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
 def _tail(text: str) -> str:
