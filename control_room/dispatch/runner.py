@@ -21,6 +21,7 @@ from control_room.dispatch import (
     prompt,
     repo_remote,
     review,
+    review_materials,
     validator,
     worktrees,
 )
@@ -65,7 +66,7 @@ def run_claimed(
             raise errors.RoomInvalidError(f"{room.control}: workdir {workdir} does not exist")
     review.check_lenses(room, settings, task)  # a missing lens is the room's fault: before the run
     try:
-        shown = review.materials(room, settings, task)  # a review's or an arbiter's view
+        shown = review_materials.materials(room, settings, task)  # a review's or an arbiter's view
     except errors.InvalidError as exc:
         raise errors.RoomInvalidError(f"room invalid: {exc}") from None
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
