@@ -26,6 +26,7 @@ from typing import Any
 from control_room import ledger
 from control_room.dispatch import review_materials, worktrees
 from control_room.dispatch.report import Report
+from control_room.dispatch.review_materials import serves as serves  # its callers say review.serves
 from control_room.dispatch.rounds import fail_round, park
 from control_room.errors import RoomInvalidError
 from control_room.knowledge import routes
@@ -39,11 +40,6 @@ from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
 
 VALIDATOR = ["true"]  # a review's check is its report (``check_report``), not a command
-
-
-def serves(task: dict[str, Any]) -> str | None:
-    """The task a review or arbiter task is about."""
-    return task.get("reviews") or task.get("arbitrates")
 
 
 def lenses_for(settings: Settings, task: dict[str, Any]) -> list[str]:
@@ -254,13 +250,9 @@ def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | N
     if not swarm.task_file(room, "passed", target_id).exists():
         return f"{target_id} is no longer waiting for its reviews", None
     target, _ = swarm.read_task(swarm.task_file(room, "passed", target_id))
-    verdicts: dict[str, str] = {}
-    for rid in target.get("review_tasks", []):
-        state = swarm.state_of(room, rid)
-        if state != "done":
-            return f"{target_id} waits for {rid} ({state or 'gone'})", None
-        review, _ = swarm.read_task(swarm.task_file(room, "done", rid))
-        verdicts[rid] = str(review.get("verdict", ""))
+    verdicts = _verdicts(room, target_id, target.get("review_tasks", []))
+    if isinstance(verdicts, str):
+        return verdicts, None
     accepts = [r for r, v in verdicts.items() if v == "accept"]
     rejects = [r for r, v in verdicts.items() if v == "reject"]
     if not rejects:
@@ -270,17 +262,27 @@ def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | N
     return _arbitrate(room, settings, target, accepts, rejects), None
 
 
+def _verdicts(room: Room, target_id: str, review_ids: list[str]) -> dict[str, str] | str:
+    """Each review's verdict, once every one is done; else what ``target_id`` waits for."""
+    verdicts: dict[str, str] = {}
+    for rid in review_ids:
+        state = swarm.state_of(room, rid)
+        if state != "done":
+            return f"{target_id} waits for {rid} ({state or 'gone'})"
+        review, _ = swarm.read_task(swarm.task_file(room, "done", rid))
+        verdicts[rid] = str(review.get("verdict", ""))
+    return verdicts
+
+
 def _after_failure(room: Room, target_id: str) -> str:
     """Reviews of a failed round (``review_when: always``): once all are in, what the rejecting
     ones found joins the task's next brief; no verdict, no arbitration (the round failed)."""
     path = swarm.task_file(room, "queue", target_id)
     target, _ = swarm.read_task(path)
-    ids = [r for r in target.get("review_tasks", [])]
-    states = {r: swarm.state_of(room, r) for r in ids}
-    waiting = [r for r, st in states.items() if st != "done"]
-    if waiting:
-        return f"{target_id} waits for {waiting[0]} ({states[waiting[0]] or 'gone'})"
-    verdicts = {r: swarm.read_task(swarm.task_file(room, "done", r))[0].get("verdict") for r in ids}
+    ids = list(target.get("review_tasks", []))
+    verdicts = _verdicts(room, target_id, ids)
+    if isinstance(verdicts, str):
+        return verdicts
     rejects = [r for r, v in verdicts.items() if v == "reject"]
     found = findings(room, rejects) if rejects else "every review accepts what the round left"
     note = f"\n\nWhat the reviews of that round found:\n{found}"

@@ -25,9 +25,14 @@ NOT_SHOWN = {
 }
 
 
+def serves(task: dict[str, Any]) -> str | None:
+    """The task a review or arbiter task is about."""
+    return task.get("reviews") or task.get("arbitrates")
+
+
 def materials(room: Room, settings: Settings, task: dict[str, Any]) -> str:
     """The prompt section of a review or arbiter task: its lens, what it was shown, what not."""
-    target_id = task.get("reviews") or task.get("arbitrates")
+    target_id = serves(task)
     if not target_id:
         return ""
     state = swarm.state_of(room, target_id)
