@@ -39,11 +39,6 @@ def _git(repo: Path, *args: str) -> tuple[int, str, str]:
         return 124, "", f"git {args[0]} gave no answer in 60s"
 
 
-def _said(text: str) -> str:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return " / ".join([ln for ln in lines if ln.startswith(("fatal:", "error:"))][:2] or lines[-2:])
-
-
 def fetch_base(repo: Path, settings: Settings, base: str) -> str | None:
     """The remote's ``base`` commit, fetched; None when the remote has no such branch yet.
     OfflineError when the remote cannot be reached."""
@@ -55,7 +50,7 @@ def fetch_base(repo: Path, settings: Settings, base: str) -> str | None:
         if "couldn't find remote ref" in err:
             return None
         raise errors.OfflineError(
-            f"cannot fetch {base} from repo_remote {settings.repo_remote!r}: {_said(err)}"
+            f"cannot fetch {base} from repo_remote {settings.repo_remote!r}: {sync.git_said(err)}"
         )
     return _git(repo, "rev-parse", FETCHED)[1].strip() or None
 
@@ -72,7 +67,7 @@ def catch_up(repo: Path, settings: Settings, base: str) -> None:
         if code != 0:
             raise errors.RoomInvalidError(
                 f"room invalid: {base} in {repo} cannot fast-forward to {settings.repo_remote}'s "
-                f"({_said(err or out)}); nothing was merged"
+                f"({sync.git_said(err or out)}); nothing was merged"
             )
         return
     raise errors.RoomInvalidError(
@@ -91,7 +86,7 @@ def push_base(repo: Path, settings: Settings, base: str) -> str | None:
     if code == 0:
         _git(repo, "update-ref", FETCHED, base)
         return None
-    return _said(err or out) or f"git push exit {code}"
+    return sync.git_said(err or out) or f"git push exit {code}"
 
 
 def push_branch(worktree: Path, settings: Settings, branch: str) -> str | None:
@@ -100,7 +95,7 @@ def push_branch(worktree: Path, settings: Settings, branch: str) -> str | None:
     code, out, err = _git(
         worktree, "push", "-q", "--force", settings.repo_remote, f"{branch}:refs/heads/{branch}"
     )
-    return None if code == 0 else (_said(err or out) or f"git push exit {code}")
+    return None if code == 0 else (sync.git_said(err or out) or f"git push exit {code}")
 
 
 def bring_branch(repo: Path, settings: Settings, branch: str, worktree: Path | None) -> None:
@@ -179,7 +174,7 @@ def _hold(share: sync.Shared, until: float) -> str:
     compare-and-swap); ``ours <commit>``, else who holds it and till when."""
     code, _, err = share.git("fetch", "-q", "--no-tags", share.remote, f"+{MERGE_QUEUE}:{MERGE_QUEUE}")
     if code != 0 and "couldn't find remote ref" not in err:
-        raise errors.OfflineError(f"cannot fetch from remote {share.remote!r}: {_said(err)}")
+        raise errors.OfflineError(f"cannot fetch from remote {share.remote!r}: {sync.git_said(err)}")
     if code != 0:  # nobody holds it: our stale copy goes
         share.git("update-ref", "-d", MERGE_QUEUE)
     out = share.git("for-each-ref", "--format=%(objectname)%00%(subject)", MERGE_QUEUE)[1].strip()
