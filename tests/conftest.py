@@ -19,6 +19,19 @@ from control_room.room import scaffold
 from control_room.room.layout import Room
 
 WRITER = "tester"
+E2E, REALCLI = Path(__file__).parent / "e2e", Path(__file__).parent / "realcli"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The e2e tier (`pytest -m e2e`): every test in tests/e2e/ and every test that runs the
+    installed command as a process (the ``exe`` fixture), unless it is already slow or realcli.
+    Marked here, before ``-m`` selects, so the default tier stays the fast loop."""
+    for item in items:
+        if item.get_closest_marker("slow") or item.path.is_relative_to(REALCLI):
+            continue  # (tests/realcli/conftest.py marks its tests realcli after this runs)
+        if item.path.is_relative_to(E2E) or "exe" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(autouse=True)

@@ -33,9 +33,9 @@ KIND = "notify-1"
 NOTIFY_TIMEOUT_S = 30.0
 SENT_KEPT = 1000  # ids remembered (the newest)
 WHY = {
-    "park": "a task was parked: a person decides (retry, cancel, kill its route)",
-    "escalated": "reviews disagree and the arbiter (or a second arbitration) escalated to a person",
-    "death-loop": "a route fails the same way again and again: held until a person resumes it",
+    events.PARK.name: "a task was parked: a person decides (retry, cancel, kill its route)",
+    events.ESCALATED.name: "reviews disagree and the arbiter (or a second arbitration) escalated to a person",
+    events.DEATH_LOOP.name: "a route fails the same way again and again: held until a person resumes it",
 }
 BUDGET_SHARE = 0.8
 
@@ -108,7 +108,7 @@ def _stop(room: Room) -> list[dict[str, Any]]:
     return [
         {
             "id": f"stop-{st.st_ino}-{st.st_mtime_ns}",
-            "event": "stop",
+            "event": events.STOP.name,
             "time": "",
             "task": "",
             "route": "",

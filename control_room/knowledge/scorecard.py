@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from control_room import errors
-from control_room.ledger import result
+from control_room.ledger import events, result
 from control_room.ledger.follow import follow
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
@@ -37,6 +37,7 @@ RUNS, FIRST_N, FIRST_PASS, PASSES, PASS_ROUNDS, SECONDS = range(6)
 TOKENS_IN, TOKENS_OUT, TOKENS_RUNS, SPEND, UNSUPPORTED, PARKED = range(6, 12)
 POST_RUNS, POST_FAILED = range(12, 14)  # validator runs after a rebase (integrate), and failures
 _N = 14
+_RESULT, _PARK, _INTEGRATE = events.RESULT.name, events.PARK.name, events.INTEGRATE.name
 
 
 def _init() -> dict[str, Any]:
@@ -56,15 +57,15 @@ def _bucket(state: dict[str, Any], hour: str, group: str) -> list[Any]:
 
 def _fold(state: dict[str, Any], cells: list[str]) -> None:
     event = cells[Col.EVENT]  # these names need no unescaping: compare the raw cell
-    if event != "result" and event != "park" and event != "integrate":
+    if event != _RESULT and event != _PARK and event != _INTEGRATE:
         return
     hour = cells[Col.TIME][:13]
     task = unescape(cells[Col.TASK])
-    if event == "park":
+    if event == _PARK:
         group = state["last"].get(task) or SEP.join((UNKNOWN, UNKNOWN, UNKNOWN))
         _bucket(state, hour, group)[0][PARKED] += 1
         return
-    if event == "integrate":
+    if event == _INTEGRATE:
         outcome = unescape(cells[Col.OUTCOME])
         if outcome != "failed" and outcome != "merged":
             return  # conflict, refused, unfit: the validator did not run again

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_room.ledger import result
+from control_room.ledger import events, result
 from control_room.ledger.follow import follow
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
@@ -24,9 +24,10 @@ KIND = "dashboard-2"  # -2: no filter names
 SPEND, PASSES, FAILS, OPENED, CLOSED, LINES = range(6)  # a day's counters, by position
 METRIC_POINTS = 5000  # points kept per metric name (the newest)
 REVIEW_LINES = 50  # review lines kept per task (the newest)
-OPENS = ("task-add", "retry")
-CLOSES = ("park", "reject", "cancel")
-REVIEWS = ("review", "arbitration", "escalated")
+OPENS = (events.TASK_ADD.name, events.RETRY.name)
+CLOSES = (events.PARK.name, events.REJECT.name, events.CANCEL.name)
+_RESULT = events.RESULT.name
+REVIEWS = (events.REVIEW.name, events.ARBITRATION.name, events.ESCALATED.name)
 
 
 def _init() -> dict[str, Any]:
@@ -46,7 +47,7 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
             counts[SPEND] += float(cost)
         except ValueError:
             pass
-    if event == "result":
+    if event == _RESULT:
         passed = cells[Col.OUTCOME] == "pass"
         counts[PASSES if passed else FAILS] += 1
         counts[CLOSED] += passed
