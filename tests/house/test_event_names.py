@@ -22,9 +22,7 @@ def _event_names_spelt(source: str) -> list[str]:
     """``line: 'name'`` for each string literal that is an event's name, except a path part
     (``room.cache / "notify"`` names a file)."""
     tree = ast.parse(source)
-    paths = {
-        id(n.right) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
-    }
+    paths = {id(n.right) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)}
     return [
         f"{node.lineno}: {node.value!r}"
         for node in ast.walk(tree)
@@ -38,7 +36,9 @@ def _event_names_spelt(source: str) -> list[str]:
 def test_no_ledger_reader_spells_an_event_name() -> None:
     readers = _readers()
     assert len(readers) >= 6  # history, scorecard, stats, notify, the dashboard's fold and pages
-    hits = [f"{p.relative_to(PACKAGE)}:{h}" for p in readers for h in _event_names_spelt(p.read_text("utf-8"))]
+    hits = [
+        f"{p.relative_to(PACKAGE)}:{h}" for p in readers for h in _event_names_spelt(p.read_text("utf-8"))
+    ]
     assert hits == []
 
 
