@@ -335,22 +335,15 @@ def installed(room: Room) -> list[Installed]:
 
 def last_cycle(room: Room) -> Entry | None:
     """The ledger's last line written by a cycle, read backwards from the end."""
-    try:
-        fd = os.open(room.ledger, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        for line in read.lines_backward(fd, os.fstat(fd).st_size):
-            if line == HEADER:
-                return None
-            entry = parse(line)
-            if entry is not None and (
-                entry.event in CYCLE_EVENTS or events.canonical(entry.event).endswith("-approval-needed")
-            ):
-                return entry
-        return None
-    finally:
-        os.close(fd)
+    for line in read.backward(room.ledger):
+        if line == HEADER:
+            return None
+        entry = parse(line)
+        if entry is not None and (
+            entry.event in CYCLE_EVENTS or events.canonical(entry.event).endswith("-approval-needed")
+        ):
+            return entry
+    return None
 
 
 def last_fired(room: Room) -> str | None:
@@ -361,11 +354,4 @@ def last_fired(room: Room) -> str | None:
 
 def last_log_line(room: Room) -> str | None:
     """The last line of the room's cycle.log, if it has one (read from the end)."""
-    try:
-        fd = os.open(sched.log_path(room), os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        return next((line for line in read.lines_backward(fd, os.fstat(fd).st_size) if line), None)
-    finally:
-        os.close(fd)
+    return next((line for line in read.backward(sched.log_path(room)) if line), None)

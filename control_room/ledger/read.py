@@ -32,6 +32,19 @@ def lines_backward(fd: int, end: int) -> Iterator[str]:
     yield carry.decode("utf-8", errors="replace")
 
 
+def backward(path: Path) -> Iterator[str]:
+    """Physical lines of the file at ``path``, last first (nothing when it is not there); the
+    file is open only while the caller iterates."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        yield from lines_backward(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
 def _data_lines_backward(fd: int, end: int) -> Iterator[str]:
     first = True
     for line in lines_backward(fd, end):

@@ -29,7 +29,7 @@ from control_room.ledger.line import (
 )
 from control_room.ledger.read import last_hash
 from control_room.store import lock
-from control_room.store.files import atomic_write
+from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
 
 _WRITER_CHARS = r"[^A-Za-z0-9._-]+"
@@ -45,9 +45,9 @@ def writer_name(cr: Path | None = None) -> str:
     raw = os.environ.get("CONTROL_ROOM_WRITER") or ""
     if not raw and cr is not None:
         try:
-            raw = (cr / HOST_FILE).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
-            raw = ""
+            raw = (read_optional(cr / HOST_FILE) or "").strip()
+        except OSError:
+            raw = ""  # unreadable: the machine's name, below
     raw = raw or os.uname().nodename or "unknown"
     return cell_safe(raw)
 

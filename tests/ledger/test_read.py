@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support import five_lines
 
-from control_room.ledger.read import has_header, tail
+from control_room.ledger.read import backward, has_header, tail
 
 
 def test_tail_returns_the_last_lines_in_order(ledger: Path) -> None:
@@ -30,3 +30,15 @@ def test_has_header(ledger: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty.md"
     empty.write_bytes(b"")
     assert not has_header(empty)
+
+
+def test_backward_gives_every_physical_line_last_first(tmp_path: Path) -> None:
+    path = tmp_path / "cycle.log"
+    path.write_bytes(b"one\ntwo\nthree")  # the last line torn: no newline
+    assert list(backward(path)) == ["three", "two", "one"]
+    path.write_bytes(b"one\ntwo\n")
+    assert list(backward(path)) == ["", "two", "one"]
+
+
+def test_backward_of_a_missing_file_gives_nothing(tmp_path: Path) -> None:
+    assert list(backward(tmp_path / "nothing.log")) == []
