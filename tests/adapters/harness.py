@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from control_room import proc
 from control_room.adapters.base import Adapter, Invocation, Outcome, Setup
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-SCENARIOS = ("success", "error", "garbage", "noreport", "timeout")
+# The time-out runs wait out a 1 s wall clock each, 18 of them: in the slow tier (`pytest -m slow`).
+SCENARIOS = ("success", "error", "garbage", "noreport", pytest.param("timeout", marks=pytest.mark.slow))
 TASK_ID = "t-1"
 MARKER = "the marker line: 7f3a-never-in-argv"
 

@@ -62,6 +62,7 @@ def test_an_endpoint_down_is_quoted_as_the_cause(tmp_path):
     assert run.outcome.error == "claude exited 1 (API error or max turns reached): API Error: Connection refused"
 
 
+@pytest.mark.slow  # waits out a 1 s wall clock
 def test_without_the_gateway_setup_an_endpoint_down_is_retried_until_the_wall_clock(tmp_path):
     run = execute(SPEC, invocation(tmp_path, SPEC), tmp_path, "down", timeout_s=1)
     assert run.result.timed_out

@@ -67,6 +67,7 @@ def test_not_isolated_the_provider_goes_in_c_overrides_on_the_users_config(tmp_p
         "-m", "test-model", "-"]  # fmt: skip
 
 
+@pytest.mark.slow  # waits out a 1 s wall clock
 def test_killed_while_reconnecting_says_so(tmp_path):
     run = execute(ISOLATED, invocation(tmp_path, ISOLATED), tmp_path, "down", timeout_s=1)
     assert run.result.timed_out and run.result.exit_code is None

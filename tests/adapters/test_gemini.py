@@ -68,6 +68,7 @@ def test_an_endpoint_down_exits_after_one_attempt_quoting_it(tmp_path):
     assert run.outcome.error == f"gemini exited 1 (general error or API failure): {ATTEMPT}"
 
 
+@pytest.mark.slow  # waits out a 1 s wall clock
 def test_without_isolation_an_endpoint_down_retries_until_the_wall_clock(tmp_path):
     run = execute(SPEC, invocation(tmp_path, SPEC), tmp_path, "down", timeout_s=1)
     assert run.result.timed_out

@@ -2,6 +2,8 @@
 
 import sys
 
+import pytest
+
 from harness import TASK_ID, Spec, assert_group_dead, execute, invocation
 
 from control_room.adapters.probe import Probe
@@ -26,6 +28,7 @@ def test_failure_names_the_exit_code(tmp_path):
     assert not out.ok and "exited 3" in out.error
 
 
+@pytest.mark.slow  # waits out a 1 s wall clock
 def test_timeout_kills_the_whole_group(tmp_path):
     pidfile = tmp_path / "grandchild.pid"
     code = (f"import subprocess, time; p = subprocess.Popen(['sleep', '1000']); "
