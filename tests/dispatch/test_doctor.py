@@ -14,7 +14,7 @@ from support import entries, set_gate, snapshot
 
 from control_room import errors
 from control_room.dispatch import doctor, doctor_room, doctor_shared, doctor_tools
-from control_room.dispatch.doctor_base import FAIL, OK, WARN, Check, Context, Finding
+from control_room.dispatch.doctor_base import FAIL, OK, Check, Context, Finding
 from control_room.ledger.line import HEADER
 from control_room.room.layout import Room
 
@@ -172,10 +172,3 @@ def test_a_repair_that_did_several_things_writes_a_line_for_each(room: Room) -> 
         "claims: recovered t2: gone",
     ]
     assert fixes(room) == [("fixed", "claims: recovered t1: gone"), ("fixed", "claims: recovered t2: gone")]
-
-
-def test_a_warning_alone_makes_no_failure(room: Room) -> None:
-    (room.state_dir("rejected") / "bad.json").write_text("{}")
-    found = doctor.diagnose(room)
-    assert [f.status for f in found.findings if f.check == "rejected"] == [WARN]
-    assert not found.failed

@@ -72,8 +72,8 @@ def test_a_cli_that_does_not_answer_in_time_is_killed(
     room: Room, fakes: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("FAKE_AGENT_MODE", "timeout")
-    assert hello.check(room, settings(room), "claude", timeout_s=0.2) == hello.Check(
-        "claude", False, "the agent was killed at its 0.2s time limit"
+    assert hello.check(room, settings(room), "claude", timeout_s=0.1) == hello.Check(
+        "claude", False, "the agent was killed at its 0.1s time limit"
     )
     assert list((tmp_path / "tmp").iterdir()) == []
 
