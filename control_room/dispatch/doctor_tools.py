@@ -280,8 +280,8 @@ def schedule_check(ctx: Context) -> list[Finding]:
     if not found:
         return [Finding("schedule", OK, f"none installed for this room (cycles by hand or `run`); {when}")]
     what = ", ".join(f"{i.kind} every {i.every}" for i in found)
-    period = min(parse_duration(i.every) for i in found)
-    late = last is not None and time.time() - parse_iso(last) > 3 * period
+    periods = [parse_duration(i.every) for i in found if i.every != "?"]  # "?": edited by hand
+    late = bool(periods) and last is not None and time.time() - parse_iso(last) > 3 * min(periods)
     if late:
         return [
             Finding(

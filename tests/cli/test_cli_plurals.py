@@ -9,15 +9,8 @@ from support import queue
 
 from control_room import errors
 from control_room.room.layout import Room
-from control_room.words import count
 
 Run = Callable[..., Result]
-
-
-def test_count_agrees_with_its_noun() -> None:
-    assert [count(n, "run") for n in (0, 1, 2, 1234)] == ["0 runs", "1 run", "2 runs", "1,234 runs"]
-    assert count(1, "older or smaller detail") == "1 older or smaller detail"
-    assert count(3, "entry", "entries") == "3 entries"
 
 
 def test_one_run_one_line_one_attempt(run: Run, inside: Room) -> None:
@@ -30,7 +23,9 @@ def test_one_run_one_line_one_attempt(run: Run, inside: Room) -> None:
         assert run("cycle").exit_code == errors.PASSED
     rows = {line.split()[0]: line.split()[:3] for line in run("route", "list").stdout.splitlines()}
     assert (rows["route"], rows["faster"], rows["slower"]) == (
-        ["route", "verdict", "runs"], ["faster", "alive", "1"], ["slower", "alive", "2"]
+        ["route", "verdict", "runs"],
+        ["faster", "alive", "1"],
+        ["slower", "alive", "2"],
     )  # a column headed `runs`: the cells are counts
     digest = inside.digest.read_text()
     assert "- **faster**: 1 attempt, 1 passed, 0 failed, $0.00" in digest

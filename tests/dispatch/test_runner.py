@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from support import events, queue
 
-from control_room.dispatch import agent, cycle
+from control_room.dispatch import cycle
 from control_room.room.layout import Room
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 
 
-def test_a_run_that_costs_more_than_its_ceiling_is_logged(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_that_costs_more_than_its_ceiling_is_logged(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     queue(room, "pricey", adapter="claude", command=None, max_cost_usd=0.01)  # the fake claude costs 0.0123
     cycle.cycle(room)
@@ -29,26 +31,6 @@ def test_without_a_setup_no_state_folder_is_made(room: Room, monkeypatch: pytest
     queue(room, "plain", adapter="claude", command=None)
     cycle.cycle(room)
     assert not (room.cr / ".adapters").exists()
-
-
-def test_a_file_an_adapter_names_outside_its_state_folder_is_refused(room: Room, tmp_path: Path) -> None:
-    from control_room.adapters.base import Adapter, Invocation, Setup
-    from control_room.errors import ControlRoomError
-
-    class Sneaky(Adapter):
-        name = "sneaky"
-        binary = None
-
-        def prepare(self, inv: Invocation) -> dict[str, str]:
-            return {"../../CONTROL.md": "overwritten"}
-
-    state = room.cr / ".adapters" / "sneaky"
-    inv = Invocation({"id": "t"}, "p", tmp_path / "b", tmp_path, setup=Setup(isolated=True), state=state)
-    before = room.control.read_text()
-    with pytest.raises(ControlRoomError) as err:
-        agent.write_state(room, Sneaky(), inv)
-    assert str(err.value) == "adapter sneaky: prepare() named '../../CONTROL.md', outside its folder"
-    assert room.control.read_text() == before
 
 
 def test_a_runs_metrics_reach_its_meta_and_its_result_line(room: Room) -> None:

@@ -7,9 +7,8 @@ import ast
 import re
 
 import click
-import docs
 
-from control_room import errors
+import docs
 from control_room.cli import cli
 from control_room.ledger import events
 from control_room.room import settings
@@ -33,13 +32,6 @@ def test_every_command_has_help_text() -> None:
         if not (cmd.help or "").strip():
             silent.append(" ".join(path))
     assert silent == []
-
-
-def test_every_exit_code_is_in_the_table_once() -> None:
-    names = {n: v for n, v in vars(errors).items() if n.isupper() and isinstance(v, int)}
-    table = {name: code for code, name, _ in errors.EXIT_CODES}
-    assert table == names
-    assert len({code for code, _, _ in errors.EXIT_CODES}) == len(errors.EXIT_CODES)
 
 
 def test_the_settings_table_and_the_settings_type_hold_the_same_keys() -> None:
