@@ -45,6 +45,7 @@ from control_room.words import count
 NOTHING = "; nothing was written"
 _WAITING = ("queue", "running", "passed", "parked", "cancelled")  # as dispatch.deps: may wait again
 ACTIONS = ("add", "update", "unchanged", "kept")
+_CYCLE = depcheck.cycle_refusal(["a", "b"]).split(":")[0]  # how a refusal for a dep cycle starts
 WRITES = ("add", "update")
 
 
@@ -88,6 +89,7 @@ def prepare(room: Room, settings: Settings, name: str, text: str) -> Outcome:
         return "queue" if dep in ids else swarm.state_of(room, dep, order=swarm.LIVE_FIRST)
 
     items = []
+    on_cycle: set[str] = set()  # admission found a dep cycle through these: said once, not twice
     for t in parsed.tasks:
         where = f"task {t.id} ({name}:{t.line})"
         if t.problems:
@@ -97,7 +99,10 @@ def prepare(room: Room, settings: Settings, name: str, text: str) -> Outcome:
         try:
             items.append(_decide(room, settings, t, name, locate))
         except InvalidError as exc:
-            problems.append(f"{where}: {_bare(str(exc))}")
+            refusal = _bare(str(exc))
+            problems.append(f"{where}: {refusal}")
+            if refusal.startswith(_CYCLE):
+                on_cycle.add(t.id)
             items.append(Item(t.id, t.route, "add"))
     for r, new in routes:
         if new and not r.falsifier and any(i.route == r.name and i.action in WRITES for i in items):
@@ -105,7 +110,7 @@ def prepare(room: Room, settings: Settings, name: str, text: str) -> Outcome:
                 f"route {r.name} ({name}:{r.line}): not in ROUTES.md, and no `Falsifier:` line under its "
                 "heading: a new route needs one"
             )
-    problems += _cycles(room, parsed, items)
+    problems += _cycles(room, parsed, items, on_cycle)
     if problems:
         listed = "; ".join(problems)
         raise InvalidError(f"plan refused: {name}: {count(len(problems), 'problem')}: {listed}{NOTHING}")
@@ -157,9 +162,10 @@ def _decide(room: Room, settings: Settings, t: PlanTask, name: str, locate: Any)
     return Item(t.id, t.route, "update", task=task)
 
 
-def _cycles(room: Room, parsed: Parsed, items: list[Item]) -> list[str]:
+def _cycles(room: Room, parsed: Parsed, items: list[Item], said: set[str]) -> list[str]:
     """A problem per plan task on a dep cycle, through the plan's tasks (as they would be) and
-    the room's tasks that may still wait (read from their files)."""
+    the room's tasks that may still wait (read from their files); but for the tasks in ``said``,
+    whose admission named a cycle through them already."""
     graph: dict[str, list[str]] = {}
     for t, item in zip(parsed.tasks, items, strict=True):
         if item.action == "kept":
@@ -178,7 +184,8 @@ def _cycles(room: Room, parsed: Parsed, items: list[Item]) -> list[str]:
                 graph[dep] = list(found.get("deps", []))
                 todo += [d for d in graph[dep] if d not in graph]
     loops = depcheck.cycles(graph)
-    return [f"task {t.id}: {depcheck.cycle_refusal(*loops[t.id])}" for t in parsed.tasks if t.id in loops]
+    on = [t for t in parsed.tasks if t.id in loops and t.id not in said]
+    return [f"task {t.id}: {depcheck.cycle_refusal(*loops[t.id])}" for t in on]
 
 
 def apply(room: Room, settings: Settings, name: str, text: str) -> Outcome:

@@ -256,7 +256,8 @@ def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | N
     accepts = [r for r, v in verdicts.items() if v == "accept"]
     rejects = [r for r, v in verdicts.items() if v == "reject"]
     if not rejects:
-        return _accepted(room, settings, target, f"all {len(accepts)} reviews accept")
+        why = f"all {len(accepts)} reviews accept" if len(accepts) > 1 else "its one review accepts"
+        return _accepted(room, settings, target, why)
     if not accepts:
         return _rejected(room, settings, target, rejects, "every review rejects"), None
     return _arbitrate(room, settings, target, accepts, rejects), None
