@@ -25,6 +25,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from control_room import __version__
 from control_room.errors import ControlRoomError
@@ -178,8 +179,8 @@ def build(room: Room) -> Server[Any]:
     ) -> types.ReadResourceResult:
         uri = str(p.uri)
         found = resources(room).get(uri)
-        if found is None:
-            raise ValueError(f"no resource {uri}: list_resources names each one")
+        if found is None:  # an error of the request, not of the server (which the SDK hides)
+            raise MCPError(types.INVALID_PARAMS, f"no resource {uri}: list_resources names each one")
         text, _cut = read_output(found[0], RESOURCE_MAX)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type=_mime(found[0]), text=text)]

@@ -117,11 +117,18 @@ def _route_show(room: Room, _c: str, a: dict[str, Any]) -> Any:
     tasks = [
         (t.state, t.id) for s in STATES for t in index.scan(room, s) if t.summary.get("route") == route_id
     ]
+    problem = None
+    if tomb.exists():
+        try:
+            graveyard.read(room, route_id)
+        except InvalidError as exc:
+            problem = str(exc)
     return {
         "route": row,
         "tasks": tasks,
         "history": digest.route_history(room, route_id),
         "tombstone": str(tomb) if tomb.exists() else None,
+        "tombstone_problem": problem,
     }
 
 

@@ -123,7 +123,8 @@ def handler(room: Room, memory: dict[str, bytes], log: Callable[[str], None]) ->
             name = unquote(urlsplit(self.path).path).lstrip("/") or "index.html"
             with cache.held(memory):
                 text = render(room, name, fold.state(room)) if "/" not in name else None
-            kind = "text/css" if name.endswith(".css") else "text/html"
+            # a 404 is plain text: the name in it is whatever a link asked for, never markup
+            kind = "text/plain" if text is None else "text/css" if name.endswith(".css") else "text/html"
             body = (text if text is not None else f"no page {name}\n").encode("utf-8")
             self.send_response(200 if text is not None else 404)
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
