@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
-from control_room.dispatch import index
-from control_room.errors import ControlRoomError, InvalidError, NotFoundError
-from control_room.knowledge import digest, findings, graveyard, history, routes
+from control_room.errors import ControlRoomError
+from control_room.knowledge import findings, graveyard, history, routes
 from control_room.room import settings as settings_file
-from control_room.room.layout import STATES, Room
+from control_room.room.layout import Room
+from control_room.views import answers
 
 
 @click.group(invoke_without_command=True)
@@ -80,35 +80,11 @@ def _held(room: Room) -> set[str]:
 @json_option
 def show_route(route_id: str, as_json: bool) -> None:
     """One route: its row, its tasks, what it learned, its tombstone if any."""
-    room = current_room()
-    tomb = graveyard.path(room, route_id)  # validates the id
-    row = routes.find(room, route_id)
-    if row is None and not tomb.exists():
-        raise NotFoundError(f"no route {route_id} in control-room/ROUTES.md or graveyard/")
-    tasks = [
-        (t.state, t.id)
-        for state in STATES
-        for t in index.scan(room, state)
-        if t.summary.get("route") == route_id
-    ]
-    history = digest.route_history(room, route_id)
-    problem = None
-    if tomb.exists():
-        try:
-            graveyard.read(room, route_id)
-        except InvalidError as exc:
-            problem = str(exc)
+    shown = answers.route_detail(current_room(), route_id)
     if as_json:
-        echo_json(
-            {
-                "route": row,
-                "tasks": tasks,
-                "history": history,
-                "tombstone": str(tomb) if tomb.exists() else None,
-                "tombstone_problem": problem,
-            }
-        )
+        echo_json(shown)
         return
+    row, tasks, problem = shown["route"], shown["tasks"], shown["tombstone_problem"]
     if row:
         click.echo(f"{route_id}: {row.get('verdict') or 'untested'}  {row.get('title', '')}")
         click.echo(
@@ -120,8 +96,8 @@ def show_route(route_id: str, as_json: bool) -> None:
     click.echo("tasks: " + (", ".join(f"{i} ({s})" for s, i in tasks) or "none"))
     if problem:
         click.echo(f"tombstone: unreadable: {problem}")
-    if history:
-        click.echo("\n" + history)
+    if shown["history"]:
+        click.echo("\n" + shown["history"])
 
 
 @route.command("kill")

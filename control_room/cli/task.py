@@ -12,11 +12,10 @@ from control_room.dispatch.decisions import cancel, park, retry
 from control_room.dispatch.ready import readiness
 from control_room.errors import ControlRoomError, InvalidError
 from control_room.room import settings as settings_file
-from control_room.room import swarm
 from control_room.room.layout import STATES, Room
 from control_room.store import records
-from control_room.store.files import read_text
 from control_room.timeutil import parse_duration
+from control_room.views import answers
 
 
 @click.group(invoke_without_command=True)
@@ -218,12 +217,9 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
     not a valid task.
     """
     room = current_room()
-    rows = []
-    for state in states or STATES:
-        listed = index.scan(room, state)
-        rows += index.queue_order(listed) if state == "queue" else sorted(listed, key=lambda t: t.name)
+    rows = answers.task_rows(room, states)
     if as_json:
-        echo_json([{"state": t.state, "file": t.name, **t.summary} for t in rows])
+        echo_json([answers.task_row(t) for t in rows])
         return
     if not rows:
         click.echo("no tasks")
@@ -265,22 +261,14 @@ def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
 @json_option
 def show_task(task_id: str, as_json: bool) -> None:
     """Show one task: where it is, its fields, and why it was parked or rejected."""
-    room = current_room()
-    state, path = swarm.locate(room, task_id)
-    text = read_text(path)
-    reason_path = swarm.reason_path(path)
-    reason = read_text(reason_path) if reason_path.exists() else None
+    shown = answers.task_detail(current_room(), task_id)
     if as_json:
-        try:
-            body: Any = records.parse(text)
-        except InvalidError:
-            body = text
-        echo_json({"state": state, "path": str(path), "task": body, "reason": reason})
+        echo_json(shown.as_dict())
         return
-    click.echo(f"{task_id}  in swarm/{state}/  ({path})")
-    click.echo(text.rstrip())
-    if reason:
-        click.echo(f"\nwhy ({reason_path.name}):\n{reason.rstrip()}")
+    click.echo(f"{task_id}  in swarm/{shown.state}/  ({shown.path})")
+    click.echo(shown.text.rstrip())
+    if shown.reason:
+        click.echo(f"\nwhy ({shown.reason_path.name}):\n{shown.reason.rstrip()}")
 
 
 @task.command("retry")

@@ -12,17 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from control_room.dispatch import admission, brake, index, orchestrator, prompt
+from control_room.dispatch import admission, brake, orchestrator, prompt
 from control_room.dispatch.report import validate
 from control_room.errors import ControlRoomError, InvalidError
-from control_room.knowledge import digest, findings, graveyard, history, routes, scorecard
+from control_room.knowledge import findings, history, routes, scorecard
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
 from control_room.room import settings as settings_file
-from control_room.room import swarm
 from control_room.room.layout import STATES, Room
-from control_room.store import records
-from control_room.store.files import read_optional, read_text
+from control_room.views import answers
 from control_room.views.status import gather
 
 PERSON_ONLY = (
@@ -64,25 +62,11 @@ def _task_add(room: Room, _c: str, a: dict[str, Any]) -> Any:
 
 
 def _task_list(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    states = a.get("states") or list(STATES)
-    bad = [s for s in states if s not in STATES]
-    if bad:
-        raise InvalidError(f"unknown state {bad[0]!r}: one of {', '.join(STATES)}")
-    rows = []
-    for state in states:
-        listed = index.scan(room, state)
-        rows += index.queue_order(listed) if state == "queue" else sorted(listed, key=lambda t: t.name)
-    return [{"state": t.state, "file": t.name, **t.summary} for t in rows]
+    return [answers.task_row(t) for t in answers.task_rows(room, list(a.get("states") or []))]
 
 
 def _task_show(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    state, path = swarm.locate(room, str(a.get("id", "")))
-    text = read_text(path)
-    try:
-        body: Any = records.parse(text)
-    except InvalidError:
-        body = text
-    return {"state": state, "path": str(path), "task": body, "reason": read_optional(swarm.reason_path(path))}
+    return answers.task_detail(room, str(a.get("id", ""))).as_dict()
 
 
 def _validate_report(_r: Room, _c: str, a: dict[str, Any]) -> Any:
@@ -107,29 +91,7 @@ def _route_list(room: Room, _c: str, _a: dict[str, Any]) -> Any:
 
 
 def _route_show(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    route_id = str(a.get("id", ""))
-    tomb = graveyard.path(room, route_id)  # validates the id
-    row = routes.find(room, route_id)
-    if row is None and not tomb.exists():
-        from control_room.errors import NotFoundError  # only for a route that is not there
-
-        raise NotFoundError(f"no route {route_id} in control-room/ROUTES.md or graveyard/")
-    tasks = [
-        (t.state, t.id) for s in STATES for t in index.scan(room, s) if t.summary.get("route") == route_id
-    ]
-    problem = None
-    if tomb.exists():
-        try:
-            graveyard.read(room, route_id)
-        except InvalidError as exc:
-            problem = str(exc)
-    return {
-        "route": row,
-        "tasks": tasks,
-        "history": digest.route_history(room, route_id),
-        "tombstone": str(tomb) if tomb.exists() else None,
-        "tombstone_problem": problem,
-    }
+    return answers.route_detail(room, str(a.get("id", "")))
 
 
 def _findings(room: Room, _c: str, _a: dict[str, Any]) -> Any:
