@@ -123,23 +123,26 @@ def test_a_helper_merged_takes_the_task_it_served_along_and_is_no_megafile(room:
 # refused: nothing merged, nothing moved ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("spoil", ["dirty", "branch"])
-def test_a_main_tree_unfit_for_a_fast_forward_is_refused_and_nothing_moves(
-    room: Room, repo: Path, spoil: str
-) -> None:
-    passed_on_branch(room, "t1", {"a.txt": "a"}, route="r1", validator=TRUE)
-    if spoil == "dirty":
-        (repo / "notes.txt").write_text("a person's unfinished work")
-        says = f"{repo} has uncommitted changes (notes.txt); commit or stash them first (nothing was merged)"
-    else:
-        git(repo, "switch", "-q", "-c", "other")
-        says = f"{repo} has other checked out, not the base branch main; `git -C {repo} switch main` first " \
-               "(nothing was merged)"  # fmt: skip
-    before = state(room, repo)
-    with pytest.raises(errors.RoomInvalidError) as refused:
+def refused(room: Room, says: str) -> None:
+    """integrate raises RoomInvalidError saying ``says``; exit 15."""
+    with pytest.raises(errors.RoomInvalidError) as refusal:
         integrate.integrate(room, settings(room), "t1")
-    assert str(refused.value) == f"room invalid: {says}"
-    assert refused.value.exit_code == errors.ROOM_INVALID
+    assert (str(refusal.value), refusal.value.exit_code) == (f"room invalid: {says}", errors.ROOM_INVALID)
+
+
+def test_a_main_tree_unfit_for_a_fast_forward_is_refused_and_nothing_moves(room: Room, repo: Path) -> None:
+    passed_on_branch(room, "t1", {"a.txt": "a"}, route="r1", validator=TRUE)
+    (repo / "notes.txt").write_text("a person's unfinished work")
+    before = state(room, repo)
+    refused(
+        room, f"{repo} has uncommitted changes (notes.txt); commit or stash them first (nothing was merged)"
+    )
+    assert state(room, repo) == before and where(room, "t1") == ["passed"]
+    (repo / "notes.txt").unlink()
+    git(repo, "switch", "-q", "-c", "other")
+    before = state(room, repo)
+    switch = f"`git -C {repo} switch main` first (nothing was merged)"
+    refused(room, f"{repo} has other checked out, not the base branch main; {switch}")
     assert state(room, repo) == before and where(room, "t1") == ["passed"]
 
 
@@ -150,10 +153,10 @@ def test_the_rooms_own_files_inside_the_repository_are_not_a_dirty_tree(tmp_path
     scaffold.init(repo)  # the room lives in the repository, its files uncommitted
     room = Room(repo)
     set_gate(room, "repo", ".")
-    passed_on_branch(room, "t1", {"code.py": "x = 2\n"}, validator=TRUE)
+    passed_on_branch(room, "t1", {"code.py": "x = 2\n"}, owns=["src"], validator=TRUE)
+    # past the main tree's check (no RoomInvalidError), on to the task's own refusal
     [done] = integrate.integrate(room, settings(room), "t1")
-    assert done.code == errors.PASSED, done.message
-    assert (repo / "code.py").read_text() == "x = 2\n" and where(room, "t1") == ["to-test"]
+    assert done == round_failed("its diff touches paths outside its owns: code.py")
 
 
 def test_a_diff_outside_owns_is_a_failed_round_naming_the_paths(room: Room, repo: Path) -> None:
