@@ -330,6 +330,24 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     return path
 
 
+def passed_on_branch(room: Room, task_id: str, files: dict[str, str], **fields: Any) -> Path:
+    """``task_id`` (a probe task; fields override) as a passing cycle leaves it when CONTROL.md
+    names a repo: its worktree made by the library, ``files`` written there and committed by the
+    dispatcher, the task file in swarm/passed/. Returns the worktree."""
+    from control_room.dispatch import worktrees
+    from control_room.room import settings as settings_file
+    from control_room.timeutil import now_iso
+
+    t = probe_task(task_id, **{"passed_at": now_iso(), **fields})
+    wt = worktrees.workdir(room, settings_file.load(room), t)
+    for name, text in files.items():
+        (wt / name).parent.mkdir(parents=True, exist_ok=True)
+        (wt / name).write_text(text)
+    worktrees.commit(wt, f"{task_id}: {t['objective']}")
+    (room.state_dir("passed") / f"{task_id}.json").write_text(json.dumps(t))
+    return wt
+
+
 def recount_agrees(cr: Callable[..., Any]) -> None:
     """`route recount` (through the installed command) finds ROUTES.md as the cycles left it:
     it computes from the ledger exactly what ``record_run`` wrote, run by run."""

@@ -111,11 +111,14 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     base = _main_tree_fit(room, settings, repo)
     if settings.repo_remote:
         repo_remote.catch_up(repo, settings, base)
-    wt = worktrees.workdir(room, settings, task)  # made again (with its ledger line) if it vanished
-    branch = worktrees.branch_of(task)
-    half = _half_done(wt)
+    wt = worktrees.path_of(room, task)
+    # before workdir: a rebase left half done detaches the branch, and workdir would make the
+    # worktree again (a branch gone) instead of this round failing as unfit
+    half = _half_done(wt) if (wt / ".git").exists() else None
     if half is not None:
         return _fail(room, settings, task, "unfit", f"its worktree {wt} was left in the middle of {half}")
+    wt = worktrees.workdir(room, settings, task)  # made again (with its ledger line) if it vanished
+    branch = worktrees.branch_of(task)
     left = worktrees.dirty(wt)
     if left:
         return _fail(room, settings, task, "unfit", f"uncommitted changes in its worktree: {_names(left)}")
