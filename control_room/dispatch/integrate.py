@@ -104,7 +104,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     if waits_for_gate(settings, task):
         why = f"{tid} waits for gate merge: `control-room approve {tid}`"
         if explicit:
-            raise ConflictError(f"cannot integrate {why[len(tid) + 1 :]}")
+            raise ConflictError(f"cannot integrate {tid}: it {why[len(tid) + 1 :]}")
         return CycleResult(errors.OK, why, tid)
     repo = worktrees.repo_of(room, settings)
     assert repo is not None

@@ -72,7 +72,7 @@ def test_a_held_merge_gate_is_exit_5_by_id_and_a_line_among_all(run: Run, named:
     error(
         run("integrate", "g"),
         errors.CONFLICT,
-        "cannot integrate waits for gate merge: `control-room approve g`",
+        "cannot integrate g: it waits for gate merge: `control-room approve g`",
     )
     ok(run("integrate"), "g waits for gate merge: `control-room approve g`\n")
     assert where(named, "g") == ["passed"]

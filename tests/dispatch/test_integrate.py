@@ -333,7 +333,7 @@ def test_a_merge_gate_holds_the_task_until_approved(named: Room) -> None:
     before = snapshot(named.swarm), named.ledger.read_bytes()
     with pytest.raises(errors.ConflictError) as held:
         integrate.integrate(named, settings(named), "g")
-    assert str(held.value) == "cannot integrate waits for gate merge: `control-room approve g`"
+    assert str(held.value) == "cannot integrate g: it waits for gate merge: `control-room approve g`"
     assert integrate.integrate(named, settings(named)) == [
         CycleResult(errors.OK, "g waits for gate merge: `control-room approve g`", "g")
     ]

@@ -133,7 +133,7 @@ def test_a_merge_gate_lets_the_task_run_but_holds_its_merge(cr, room: Room, repo
     refused = cr("integrate", "t1")
     assert (refused.returncode, refused.stderr) == (
         errors.CONFLICT,
-        "Error: cannot integrate waits for gate merge: `control-room approve t1`\n",
+        "Error: cannot integrate t1: it waits for gate merge: `control-room approve t1`\n",
     )
     assert cr("approve", "t1").returncode == 0
     assert cr("integrate", "t1").returncode == errors.OK and where(room, "t1") == ["to-test"]
