@@ -61,7 +61,7 @@ def result(
 
 def test_a_setup_gives_the_names_of_what_is_set() -> None:
     assert Setup().given() == []
-    assert Setup(isolated=False, model="").given() == ["model"]  # only None and False are unset
+    assert Setup(isolated=False, model="m").given() == ["model"]
     assert Setup(base_url="http://gw", api_key_env="K", model="m", isolated=True).given() == [
         "base_url", "api_key_env", "model", "isolated"]  # fmt: skip
 
@@ -71,13 +71,7 @@ def test_an_invocation_and_an_outcome_default_to_empty() -> None:
     assert (call.model, call.extra_args, dict(call.settings), call.setup, call.state, call.results) == (
         None, [], {}, Setup(), None, None)  # fmt: skip
     said = Outcome(ok=True, final_message="m")
-    assert (said.error, said.input_tokens, said.output_tokens, said.cost_usd, said.extra) == (
-        None,
-        None,
-        None,
-        None,
-        {},
-    )
+    assert said == Outcome(True, "m", None, None, None, None, {})
 
 
 # check --------------------------------------------------------------------------------------------
@@ -169,7 +163,7 @@ def test_read_takes_stdout_as_the_final_message_and_the_exit_code_as_the_verdict
 def test_explain_names_the_exit_code_its_meaning_and_the_last_line() -> None:
     assert Tool().explain(result(2), "  bad   flag --q \n\n") == "tool exited 2 (usage): bad flag --q"
     assert Tool().explain(result(3), "") == "tool exited 3 (error)"  # a code the adapter does not list
-    assert Tool().explain(result(None), "gone\n") == "tool exited None (killed): gone"
+    assert Tool().explain(result(-9), "gone\n") == "tool exited -9 (error): gone"  # killed by a signal
 
 
 def test_explain_says_a_kill_at_the_time_limit_or_for_stop() -> None:
