@@ -94,20 +94,25 @@ def test_a_host_is_kept_even_when_the_room_has_no_remote(run: Run, inside: Room)
     assert (inside.cr / ".host").read_text() == "m7\n"
 
 
-def test_a_second_clone_merges_what_the_first_pushed(
+def test_a_sync_merges_what_another_clone_pushed(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     remote, room = shared(tmp_path, monkeypatch)
-    assert run("sync").exit_code == 0
-    clone = tmp_path / "m2"
-    subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(clone)], check=True)
-    (room.root / "notes.md").write_text("from m1\n")
-    assert run("sync").stdout == "synced main with origin as tester: nothing new to merge, pushed\n"
-    monkeypatch.chdir(clone)
+    me = ["-c", "user.name=t", "-c", "user.email=t@example.com"]
+    git(room.root, "add", "-A")
+    git(room.root, *me, "commit", "-q", "-m", "the room")
+    git(room.root, "push", "-q", "origin", "HEAD:refs/heads/main")
+    other = tmp_path / "m2"  # another machine's clone, which pushed a note
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(remote), str(other)], check=True)
+    (other / "notes.md").write_text("from m2\n")
+    git(other, "add", "notes.md")
+    git(other, *me, "commit", "-q", "-m", "a note")
+    git(other, "push", "-q", "origin", "main")
     done = run("sync")
     assert (done.exit_code, done.stdout, done.stderr) == (
         0, "synced main with origin as tester: merged new work, nothing to push\n", "")  # fmt: skip
-    assert (clone / "notes.md").read_text() == "from m1\n"
+    assert (room.root / "notes.md").read_text() == "from m2\n"
+    assert git(room.root, "rev-parse", "HEAD") == git(remote, "rev-parse", "main")
 
 
 def test_an_unreachable_remote_is_exit_17_with_gits_own_words(
