@@ -92,12 +92,3 @@ def test_remote_on_a_room_that_is_no_git_work_tree_is_a_room_fault(run, inside: 
         "room, or `git init` it and add the remote; docs/many-machines.md)\n"
     )
     assert run("sync").exit_code == errors.ROOM_INVALID
-
-
-def test_sync_without_a_remote_says_what_to_set(run, inside: Room) -> None:  # type: ignore[no-untyped-def]
-    done = run("sync")
-    assert done.exit_code == errors.INVALID
-    assert done.stderr == (
-        f"Error: {inside.control} sets no remote: add `remote: origin` (or a URL) to share this room "
-        "(docs/many-machines.md)\n"
-    )

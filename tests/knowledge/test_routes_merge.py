@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from click.testing import Result
 
@@ -108,15 +107,3 @@ def test_crlf_boards_stay_crlf() -> None:
     r3 = "| r3 | untested | new | 0 | 0 |  | x |\n"
     merged = merge_text(crlf(board(R1)), crlf(board(R1.replace("alive", "killed"))), crlf(board(R1, r3)))
     assert merged == crlf(board(R1.replace("alive", "killed"), r3))
-
-
-def test_the_command_writes_the_merge_into_ours(run: Run, tmp_path: Path) -> None:
-    base, ours, theirs = tmp_path / "base", tmp_path / "ours", tmp_path / "theirs"
-    base.write_text(board(R1, R2))
-    ours.write_text(board(R1.replace("| alive |", "| killed |"), R2))
-    theirs.write_text(board(R1, "| r3 | untested | new | 0 | 0 |  | x |\n"))
-    done = run("merge-driver", "routes", str(base), str(ours), str(theirs))
-    assert (done.exit_code, done.stdout, done.stderr) == (0, "", "")
-    assert ours.read_text() == board(R1.replace("| alive |", "| killed |"), "| r3 | untested | new | 0 | 0 |  | x |\n")
-    missing = run("merge-driver", "routes", str(tmp_path / "gone"), str(ours), str(theirs))
-    assert (missing.exit_code, missing.stderr) == (4, f"Error: {tmp_path / 'gone'}: cannot read it: No such file or directory\n")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from click.testing import Result
 
@@ -60,17 +59,3 @@ def test_digest_is_ours() -> None:
     assert merge_text("# DIGEST\nold\n", "# DIGEST\nours\n", "# DIGEST\ntheirs\n", "DIGEST.md") == "# DIGEST\nours\n"
     # without a path, a file with no auto block is taken as generated
     assert merge_text("# DIGEST\nold\n", "# DIGEST\nours\n", "# DIGEST\ntheirs\n") == "# DIGEST\nours\n"
-
-
-def test_the_command_writes_the_merge_into_ours(run: Run, tmp_path: Path) -> None:
-    base, ours, theirs = tmp_path / "base", tmp_path / "ours", tmp_path / "theirs"
-    base.write_text(context("b"))
-    ours.write_text(context("o"))
-    theirs.write_text(context("t", FREE + "Theirs' note.\n"))
-    done = run("merge-driver", "view", str(base), str(ours), str(theirs), "control-room/CURRENT_CONTEXT.md")
-    assert (done.exit_code, done.stdout, done.stderr) == (0, "", "")
-    assert ours.read_text() == context("o", FREE + "Theirs' note.\n")
-    digest = tmp_path / "digest"
-    digest.write_text("# DIGEST\nours\n")
-    done = run("merge-driver", "view", str(base), str(digest), str(theirs), "control-room/DIGEST.md")
-    assert (done.exit_code, digest.read_text()) == (0, "# DIGEST\nours\n")
