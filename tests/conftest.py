@@ -41,11 +41,20 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+_MADE: list[Path] = []  # this process's fresh room, made by scaffold.init once
+
+
 @pytest.fixture
-def room(tmp_path: Path) -> Room:
-    """A fresh room at tmp_path/room (made by the library, not the CLI)."""
+def room(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, _isolated: None) -> Room:
+    """A fresh room at tmp_path/room (made by the library, not the CLI): a copy of one room
+    that ``scaffold.init`` made in this test process, as the writer every test is. A copy
+    costs 5 ms, ``init`` 30 ms, and about 1,500 tests start from a fresh room."""
+    if not _MADE:
+        made = tmp_path_factory.mktemp("fresh") / "room"
+        scaffold.init(made)
+        _MADE.append(made)
     root = tmp_path / "room"
-    scaffold.init(root)
+    shutil.copytree(_MADE[0], root, symlinks=True)
     return Room(root)
 
 
