@@ -24,9 +24,26 @@ Fold = Callable[[dict[str, Any], list[str]], None]  # (state, raw cells of one l
 FoldLine = Callable[[dict[str, Any], str], None]  # (state, one whole physical line)
 
 
-def _boundary(fd: int, size: int) -> str:
+def boundary(fd: int, size: int) -> str:
+    """The ``BOUNDARY`` bytes before offset ``size`` (hex): what must still be there for a
+    checkpoint at ``size`` to resume from."""
     start = max(0, size - BOUNDARY)
     return os.pread(fd, size - start, start).hex()
+
+
+def lines_from(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
+    """(the byte offset just after it, the line) for each whole line from ``start`` up to byte
+    ``size``: a reader that resumes at an offset of its own (the dashboard's ledger pages)."""
+    pos = start
+    carry = b""
+    while pos < size:
+        block = carry + os.pread(fd, min(CHUNK, size - pos), pos)
+        end = pos - len(carry)
+        pos += len(block) - len(carry)
+        *whole, carry = block.split(b"\n")
+        for raw in whole:
+            end += len(raw) + 1
+            yield end, raw.decode("utf-8", "replace")
 
 
 def _lines(fd: int, state: dict[str, Any], size: int) -> Iterator[str]:
@@ -41,7 +58,7 @@ def _lines(fd: int, state: dict[str, Any], size: int) -> Iterator[str]:
         for raw in whole:
             yield raw.decode("utf-8", "replace")
     state["size"] = size - len(carry)
-    state["boundary"] = _boundary(fd, state["size"])
+    state["boundary"] = boundary(fd, state["size"])
 
 
 def _walk(
@@ -65,7 +82,7 @@ def _walk(
             and state.get("kind") == kind
             and isinstance(state.get("size"), int)
             and state["size"] <= size
-            and state.get("boundary") == _boundary(fd, state["size"])
+            and state.get("boundary") == boundary(fd, state["size"])
             and (not same_inode or state.get("inode") == st.st_ino)
         ):
             state = {"kind": kind, "size": 0, "in_table": False, "lines": 0, **init()}
@@ -90,7 +107,7 @@ def start_at(
     try:
         size = min(offset, os.fstat(fd).st_size)
         state = {"kind": kind, "size": size, "in_table": True, "lines": 0, **init()}
-        state["boundary"] = _boundary(fd, size)
+        state["boundary"] = boundary(fd, size)
     finally:
         os.close(fd)
     cache.save(checkpoint, state)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from control_room.ledger.line import HEADER, Entry, parse
@@ -32,17 +33,24 @@ def lines_backward(fd: int, end: int) -> Iterator[str]:
     yield carry.decode("utf-8", errors="replace")
 
 
+@contextmanager
+def opened(path: Path) -> Iterator[int]:
+    """A read-only descriptor of the ledger (or another log) at ``path``, closed after."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def backward(path: Path) -> Iterator[str]:
     """Physical lines of the file at ``path``, last first (nothing when it is not there); the
     file is open only while the caller iterates."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        with opened(path) as fd:
+            yield from lines_backward(fd, os.fstat(fd).st_size)
     except FileNotFoundError:
         return
-    try:
-        yield from lines_backward(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
 
 
 def _data_lines_backward(fd: int, end: int) -> Iterator[str]:
@@ -61,18 +69,15 @@ def tail(path: Path, n: int) -> list[str]:
     """The last ``n`` lines after the table header, oldest first, read from the end."""
     if n <= 0:
         return []
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        out: list[str] = []
+    out: list[str] = []
+    with opened(path) as fd:
         for line in _data_lines_backward(fd, os.fstat(fd).st_size):
             if line.startswith("|---"):
                 break
             out.append(line)
             if len(out) == n:
                 break
-        return out[::-1]
-    finally:
-        os.close(fd)
+    return out[::-1]
 
 
 def last_hash(fd: int, end: int, writer: str) -> str | None:

@@ -14,19 +14,17 @@ pages and the counts agree.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from control_room.ledger import follow, read
 from control_room.ledger.line import COLUMNS, HEADER, Col, split_cells, unescape
-from control_room.ledger.read import lines_backward
 from control_room.room.layout import Room
 from control_room.views.dashboard.page import FILTER_JS, shell
 
 PER_PAGE = 500
 SHOWN = (Col.TIME, Col.EVENT, Col.TASK, Col.ROUTE, Col.ADAPTER, Col.OUTCOME, Col.COST_USD, Col.DETAIL)
 FILTERS = (("event", 1), ("route", 3), ("adapter", 4))  # (name, column of the row shown)
-BOUNDARY = 64  # bytes before a resume offset that must still be there (as ledger/follow.py)
 _AMP = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
 
 
@@ -83,29 +81,14 @@ def _page(room: str, k: int, n: int, rows: list[list[str]]) -> str:
 
 
 def _forward(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
-    """(byte offset just after the line, the line) for each physical line from ``start`` (the
-    header looked for first when 0) up to byte ``size``."""
-    pos = start
+    """(byte offset just after the line, the line) for each line of the table from ``start``
+    (the header looked for first when 0) up to byte ``size``."""
     in_table = start > 0
-    carry = b""
-    while pos < size:
-        block = carry + os.pread(fd, min(1 << 20, size - pos), pos)
-        base = pos - len(carry)
-        pos += len(block) - len(carry)
-        *whole, carry = block.split(b"\n")
-        end = base
-        for raw in whole:
-            end += len(raw) + 1
-            line = raw.decode("utf-8", "replace")
-            if in_table:
-                yield end, line
-            else:
-                in_table = line == HEADER
-
-
-def _boundary(fd: int, offset: int) -> str:
-    start = max(0, offset - BOUNDARY)
-    return os.pread(fd, offset - start, start).hex()
+    for end, line in follow.lines_from(fd, start, size):
+        if in_table:
+            yield end, line
+        else:
+            in_table = line == HEADER
 
 
 def write(
@@ -115,20 +98,19 @@ def write(
     and ``ledger.html``. Returns (the number of pages, the record to resume from next time)."""
     total = fold["lines"]
     n = pages(total)
-    fd = os.open(room.ledger, os.O_RDONLY)
-    try:
+    with read.opened(room.ledger) as fd:
         k, start, seen = 1, 0, 0
         if (
             isinstance(resume, dict)
             and isinstance(resume.get("offset"), int)
             and 0 < resume["offset"] <= fold["size"]
-            and resume.get("boundary") == _boundary(fd, resume["offset"])
+            and resume.get("boundary") == follow.boundary(fd, resume["offset"])
             and isinstance(resume.get("page"), int)
             and (resume["page"] - 1) * PER_PAGE <= total
         ):
             k, start = resume["page"], resume["offset"]
             seen = (k - 1) * PER_PAGE
-        record = {"page": k, "offset": start, "boundary": _boundary(fd, start)}
+        record = {"page": k, "offset": start, "boundary": follow.boundary(fd, start)}
         rows: list[list[str]] = []
         for end, line in _forward(fd, start, fold["size"]) if seen < total else ():
             row = _row(line)
@@ -140,11 +122,9 @@ def write(
                 rows.reverse()
                 sink(name(k), _page(str(room.root), k, n, rows))
                 rows, k = [], k + 1
-                record = {"page": k, "offset": end, "boundary": _boundary(fd, end)}
+                record = {"page": k, "offset": end, "boundary": follow.boundary(fd, end)}
             if seen == total:
                 break
-    finally:
-        os.close(fd)
     rows.reverse()
     newest = _page(str(room.root), k, n, rows)
     sink(name(k), newest)
@@ -161,10 +141,9 @@ def one(room: Room, fold: dict[str, Any], k: int) -> str:
     want = min(k * PER_PAGE, total) - (k - 1) * PER_PAGE
     rows: list[list[str]] = []
     if want > 0:
-        fd = os.open(room.ledger, os.O_RDONLY)
-        try:
+        with read.opened(room.ledger) as fd:
             first = True
-            for line in lines_backward(fd, fold["size"]):
+            for line in read.lines_backward(fd, fold["size"]):
                 if first and line == "":
                     first = False
                     continue
@@ -180,6 +159,4 @@ def one(room: Room, fold: dict[str, Any], k: int) -> str:
                 rows.append(row)
                 if len(rows) == want:
                     break
-        finally:
-            os.close(fd)
     return _page(str(room.root), k, n, rows)
