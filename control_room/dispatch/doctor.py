@@ -42,7 +42,20 @@ def context(room: Room, *, hello: bool = False, timeout_s: float = 60.0) -> Cont
 
 
 def examine(ctx: Context, checks: tuple[Check, ...] = CHECKS) -> list[tuple[Check, list[Finding]]]:
-    return [(c, c.run(ctx)) for c in checks]
+    """Every check's findings. A check that cannot run (a file it reads is broken or in the
+    way) is one FAIL of its own, so the checks after it still run: another of them may name
+    the cause (``agents`` a file where a folder belongs fails the adapters and the layout)."""
+    return [(c, _run(c, ctx)) for c in checks]
+
+
+def _run(check: Check, ctx: Context) -> list[Finding]:
+    try:
+        return check.run(ctx)
+    except errors.ControlRoomError as exc:
+        return [Finding(check.name, FAIL, f"could not check: {exc}")]
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        return [Finding(check.name, FAIL, f"could not check: {where}{exc.strerror or exc}")]
 
 
 def diagnose(

@@ -172,3 +172,21 @@ def test_a_repair_that_did_several_things_writes_a_line_for_each(room: Room) -> 
         "claims: recovered t2: gone",
     ]
     assert fixes(room) == [("fixed", "claims: recovered t1: gone"), ("fixed", "claims: recovered t2: gone")]
+
+
+def test_a_check_that_cannot_run_is_one_fail_and_the_checks_after_it_still_run(room: Room) -> None:
+    shutil.rmtree(room.root / "agents")
+    (room.root / "agents").write_text("not a folder\n", encoding="utf-8")
+    found = {f.check: f for f in doctor.diagnose(room).findings if f.status == FAIL}
+    assert found["adapters"].detail == f"could not check: {room.root}/agents/engineer.md: Not a directory"
+    assert found["layout"].detail == "agents is a file where the room needs a folder"  # what says why
+    assert [c.name for c, _ in doctor.examine(doctor.context(room))] == NAMES
+
+
+def test_a_check_raising_a_room_error_is_a_fail_naming_it(room: Room) -> None:
+    def broken(_ctx: Context) -> list[Finding]:
+        raise errors.InvalidError("x.md: line 2: front matter is not valid YAML")
+
+    check = Check("broken", broken)
+    [(_, findings)] = doctor.examine(doctor.context(room), (check,))
+    assert [f.line() for f in findings] == ["FAIL broken  could not check: x.md: line 2: front matter is not valid YAML"]
