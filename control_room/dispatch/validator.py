@@ -28,6 +28,7 @@ def run(
     """The validator's run, its output in ``results`` (``<stem>.stdout.txt``, ``.stderr.txt``:
     the merge queue's run after the rebase is ``post-rebase``); None if it could not start (why
     is in the stderr file)."""
+    results.mkdir(parents=True, exist_ok=True)  # a person may have removed a waiting task's results
     try:
         return proc.run(
             argv_of(task["validator"], "the validator"),

@@ -278,6 +278,8 @@ def test_a_validator_that_fails_after_the_rebase_fails_the_round(room: Room, rep
     assert lines_of(room, "integrate") == [("t1", "r1", "failed", why)]
     assert task_json(room, "queue", "t1")["last_failure"] == f"integration: {why}"
     assert git(repo, "rev-parse", "main") == head
+    kept = room.swarm / "results" / "t1"  # its output is kept, even with no results folder before
+    assert [(kept / f"post-rebase.{s}.txt").read_text() for s in ("stdout", "stderr")] == ["", ""]
 
 
 # what the queue refuses before any git ----------------------------------------------------------
