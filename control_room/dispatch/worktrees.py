@@ -188,6 +188,12 @@ def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
         raise _invalid(why)
     branch = branch_of(task)
     path = path_of(room, task)
+    half = half_done(path) if (path / ".git").exists() else None
+    if half is not None:  # a person's rebase there detaches the branch: never run over it or remake it
+        raise _invalid(
+            f"the worktree {path} is in the middle of {half}; finish or abort it there "
+            "(its task waits until then)"
+        )
     registered = _registered(repo)
     if settings.repo_remote:  # what other machines merged, and did on this route
         repo_remote.refresh_base(repo, settings, base_of(repo, settings))

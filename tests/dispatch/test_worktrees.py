@@ -159,6 +159,25 @@ def test_a_worktree_whose_folder_vanished_is_made_again_from_its_branch(room: Ro
     ]
 
 
+def test_a_worktree_left_in_the_middle_of_a_rebase_is_neither_used_nor_made_again(
+    room: Room, repo: Path
+) -> None:
+    tree = worktrees.workdir(room, settings(room), R1)
+    head = commit_file(tree, "mine.txt", "a person's work")
+    git(tree, "checkout", "-q", "--detach")  # what a rebase does to the branch
+    git_dir = Path(git(tree, "rev-parse", "--absolute-git-dir"))
+    (git_dir / "rebase-merge").mkdir()
+    before = room.ledger.read_bytes()
+    with pytest.raises(errors.RoomInvalidError) as refused:
+        worktrees.workdir(room, settings(room), {"id": "t2", "route": "r1"})
+    assert str(refused.value) == (
+        f"room invalid: the worktree {tree} is in the middle of a rebase; finish or abort it there "
+        "(its task waits until then)"
+    )
+    assert (tree / "mine.txt").exists() and git(tree, "rev-parse", "HEAD") == head  # untouched
+    assert (git_dir / "rebase-merge").is_dir() and room.ledger.read_bytes() == before
+
+
 def test_a_reused_worktree_catches_up_with_the_base_only_once_its_work_is_merged(
     room: Room, repo: Path
 ) -> None:
