@@ -31,7 +31,8 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.timeutil import today
 
-KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed")  # claimed: by another machine
+# claimed: by another machine; worktree: its worktree is mid-rebase (a cycle looks, status does not)
+KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed", "worktree")
 
 
 class Wait:

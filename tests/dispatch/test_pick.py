@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
-from support import events, order, queue
+from support import events, git, make_repo, order, queue, set_gate
 
 from control_room import errors
-from control_room.dispatch import claims, cycle
+from control_room.dispatch import claims, cycle, worktrees
+from control_room.knowledge import routes
+from control_room.room import settings as settings_file
 from control_room.room import swarm
 from control_room.room.layout import Room
 
@@ -94,3 +96,22 @@ def test_a_queue_whose_every_file_the_scan_rejects_is_not_called_empty(room: Roo
     assert (result.code, result.message) == (errors.OK, "nothing to do: 2 rejected (see swarm/rejected/)")
     again = cycle.cycle(room)
     assert (again.code, again.message) == (errors.OK, "nothing to do: the queue is empty")
+
+
+def test_a_task_whose_worktree_a_person_left_mid_rebase_waits_unclaimed(room: Room, tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo")
+    set_gate(room, "repo", "../repo")
+    routes.add(room, "r1", "a route")
+    tree = worktrees.workdir(room, settings_file.load(room), {"id": "t0", "route": "r1"})
+    rebase = Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge"
+    rebase.mkdir()
+    queue(room, "t1", route="r1")
+    result = cycle.cycle(room)
+    assert (result.code, result.message) == (
+        errors.OK,
+        "nothing to do: 1 queued task not ready: t1 waits for its worktree route-r1: in the middle of a "
+        "rebase; finish or abort it there",
+    )
+    assert "claim" not in events(room.ledger)
+    rebase.rmdir()  # the person aborted it
+    assert cycle.cycle(room).task_id == "t1"
