@@ -148,6 +148,7 @@ def test_each_model_gets_its_own_reply_and_the_models_asked_for_are_recorded() -
         for model in ("mock-a", "other"):
             post(f"{s.url}/v1/messages", {"model": model, "messages": []})
         code, text = post(f"{s.url}/v1/chat/completions", {"model": "mock-a", "messages": []})
+        assert code == 200
         assert json.loads(text)["choices"][0]["message"]["content"] == "from a"
         assert s.models() == ["mock-a", "other", "mock-a"]
         assert (s.reply_for("mock-a"), s.reply_for("other")) == ("from a", REPORT)

@@ -3,7 +3,6 @@
 import sys
 
 import pytest
-
 from harness import TASK_ID, Spec, assert_group_dead, execute, invocation
 
 from control_room.adapters.probe import Probe

@@ -50,7 +50,7 @@ def test_the_demo_runs_to_the_end(demo: tuple[Path, subprocess.CompletedProcess[
     assert lines[0] == f"demo room: {root}"
     cycles = [ln for ln in lines if ln.startswith("cycle ")]
     assert len(cycles) == len(CYCLE_LINES), cycles
-    for line, pattern in zip(cycles, CYCLE_LINES):
+    for line, pattern in zip(cycles, CYCLE_LINES, strict=True):
         assert re.fullmatch(pattern, line), line
     assert lines[1:6] == cycles  # the cycle lines come right after the first line, in order
 

@@ -19,7 +19,6 @@ from control_room.ledger.line import parse
 from control_room.room.layout import Room
 
 
-
 def test_a_passing_task_goes_to_done(cr, room: Room) -> None:
     queue(room, "t-pass")
     done = cr("cycle")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_three_machines_run_100_tasks_each_exactly_once(exe: str, tmp_path: Path
     _, machines = shared_room(tmp_path, exe, ["m1", "m2", "m3"], tasks)
     runs = [m.start("run", "--cycles", "60", "--every", "0") for m in machines]
     outs = [p.communicate(timeout=1200)[0] for p in runs]
-    for p, out in zip(runs, outs):
+    for p, out in zip(runs, outs, strict=True):
         assert p.returncode == 0, out
         assert "Traceback" not in out
     finish(machines)
@@ -284,7 +285,7 @@ def test_two_machines_merge_two_routes_into_one_base_fast_forward_only(exe: str,
     finish(machines)
     converged(machines)
     # the base only ever fast-forwarded, and holds both routes' work, one commit each, no merge commit
-    for older, newer in zip(bases, bases[1:]):
+    for older, newer in pairwise(bases):
         assert subprocess.run(["git", "-C", str(project), "merge-base", "--is-ancestor", older, newer]).returncode == 0
     assert git(project, "log", "--merges", "--format=%H", "main") == ""
     assert sorted(git(project, "ls-tree", "--name-only", "main").split()) == ["README", "a.txt", "b.txt"]

@@ -21,7 +21,6 @@ from control_room.ledger import result
 from control_room.room import scaffold
 from control_room.room.layout import Room
 
-
 KEY = "realcli-test-key"  # a one-letter key would be masked by copilot wherever it appears
 
 

@@ -33,7 +33,6 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     gateway(r, refused())
     done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    meta = r.meta()
     assert "Connection error" in r.cause(), r.cause()  # exit 0: read from the output
 
 

@@ -83,6 +83,5 @@ def test_an_endpoint_erroring_fails_the_round_at_its_wall_clock_saying_so(real) 
         gateway(r, server.url)
         done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    meta = r.meta()
     # codex retries a 500 as it retries a refused connection, quoting its own words for it
     assert "killed at its 15s time limit while reconnecting to the model endpoint: Reconnecting" in r.cause()

@@ -8,6 +8,7 @@ from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
 
+
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
     real.gateway("copilot", f"{url}/v1")
 

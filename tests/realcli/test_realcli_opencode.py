@@ -47,7 +47,6 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
         gateway(r, server.url)
         done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    meta = r.meta()
     assert "invalid api key" in r.cause() or "401" in r.cause(), r.cause()
 
 
