@@ -31,10 +31,12 @@ def boundary(fd: int, size: int) -> str:
     return os.pread(fd, size - start, start).hex()
 
 
-def lines_from(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
-    """(the byte offset just after it, the line) for each whole line from ``start`` up to byte
-    ``size``: a reader that resumes at an offset of its own (the dashboard's ledger pages)."""
+def table_lines(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
+    """(the byte offset just after it, the line) for each whole line of the table from ``start``
+    (at 0, the lines up to the header are skipped) up to byte ``size``: a reader that resumes
+    at an offset of its own (the dashboard's ledger pages)."""
     pos = start
+    in_table = start > 0
     carry = b""
     while pos < size:
         block = carry + os.pread(fd, min(CHUNK, size - pos), pos)
@@ -43,7 +45,11 @@ def lines_from(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
         *whole, carry = block.split(b"\n")
         for raw in whole:
             end += len(raw) + 1
-            yield end, raw.decode("utf-8", "replace")
+            line = raw.decode("utf-8", "replace")
+            if in_table:
+                yield end, line
+            else:
+                in_table = line == HEADER
 
 
 def _lines(fd: int, state: dict[str, Any], size: int) -> Iterator[str]:

@@ -14,7 +14,7 @@ pages and the counts agree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from control_room.ledger import follow, read
@@ -80,17 +80,6 @@ def _page(room: str, k: int, n: int, rows: list[list[str]]) -> str:
     return shell(f"Ledger, page {k}", "ledger.html", room, html, FILTER_JS)
 
 
-def _forward(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
-    """(byte offset just after the line, the line) for each line of the table from ``start``
-    (the header looked for first when 0) up to byte ``size``."""
-    in_table = start > 0
-    for end, line in follow.lines_from(fd, start, size):
-        if in_table:
-            yield end, line
-        else:
-            in_table = line == HEADER
-
-
 def write(
     room: Room, fold: dict[str, Any], sink: Callable[[str, str], None], resume: Any = None
 ) -> tuple[int, dict[str, Any]]:
@@ -112,7 +101,7 @@ def write(
             seen = (k - 1) * PER_PAGE
         record = {"page": k, "offset": start, "boundary": follow.boundary(fd, start)}
         rows: list[list[str]] = []
-        for end, line in _forward(fd, start, fold["size"]) if seen < total else ():
+        for end, line in follow.table_lines(fd, start, fold["size"]) if seen < total else ():
             row = _row(line)
             if row is None:
                 continue
