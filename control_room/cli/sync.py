@@ -27,7 +27,7 @@ def sync(host: str | None) -> None:
     and ends. Exit 17 when the remote cannot be reached. See docs/many-machines.md.
     """
     from control_room.dispatch import sync as shared_room  # git and the dispatcher: only here
-    from control_room.ledger.write import HOST_FILE, cell_safe  # the engine: only when run
+    from control_room.ledger.write import HOST_FILE, cell_safe, writer_name  # the engine: only when run
     from control_room.room import gitmerge  # likewise
     from control_room.room import settings as settings_file  # likewise
     from control_room.store.files import atomic_write  # likewise
@@ -40,6 +40,8 @@ def sync(host: str | None) -> None:
             )
         atomic_write(room.cr / HOST_FILE, host + "\n")
         click.echo(f"host id: {host} (control-room/{HOST_FILE})")
+        if (writer := writer_name(room.cr)) != host:  # CONTROL_ROOM_WRITER comes first
+            click.echo(f"  but CONTROL_ROOM_WRITER is set here: while it is, this shell writes as {writer}")
     settings = settings_file.load(room)
     share = shared_room.shared(room, settings)
     if share is None:
