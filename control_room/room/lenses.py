@@ -71,6 +71,6 @@ def read(room: Room, name: str) -> Lens:
 def names(room: Room) -> list[str]:
     """The lenses of this room (``arbiter`` included), by name."""
     try:
-        return sorted(p.stem for p in folder(room).glob("*.md") if is_id(p.stem))
+        return sorted(p.stem for p in folder(room).glob("*.md") if is_id(p.stem) and p.is_file())
     except OSError:
         return []

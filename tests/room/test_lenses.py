@@ -108,6 +108,7 @@ def test_a_changed_lens_file_is_read_afresh(room: Room) -> None:
 def test_names_are_the_md_files_whose_stem_is_an_id(room: Room) -> None:
     for name in ("Upper.md", ".hidden.md", "notes.txt", "z-last.md"):
         (lenses.folder(room) / name).write_text("x\n")
+    (lenses.folder(room) / "drafts.md").mkdir()  # a folder, not a lens
     assert lenses.names(room) == ["arbiter", "claims", "correctness", "falsifier", "security", "z-last"]
 
 
