@@ -190,21 +190,36 @@ def _cycles(room: Room, parsed: Parsed, items: list[Item], said: set[str]) -> li
 
 def apply(room: Room, settings: Settings, name: str, text: str) -> Outcome:
     """Import the plan: check it whole (``prepare``), then write, under the claim lock."""
-    with claims.claim_lock(room):
-        out = prepare(room, settings, name, text)
-        from control_room.knowledge import routes  # see _board
+    added: list[str] = []
+    updated: list[str] = []
+    try:
+        with claims.claim_lock(room):
+            out = prepare(room, settings, name, text)
+            from control_room.knowledge import routes  # see _board
 
-        for r, new in out.routes:
-            if new and any(i.route == r.name and i.action in WRITES for i in out.items):
-                routes.add(room, r.name, r.title or r.name, r.falsifier, note=f"from plan {name}")
-        for item in _deps_first([i for i in out.items if i.action == "add"]):
-            admission.add(room, settings, item.task, source=f"plan {name}")
-        for item in out.items:
-            if item.action == "update":
-                _rewrite(room, item)
+            for r, new in out.routes:
+                if new and any(i.route == r.name and i.action in WRITES for i in out.items):
+                    routes.add(room, r.name, r.title or r.name, r.falsifier, note=f"from plan {name}")
+            for item in _deps_first([i for i in out.items if i.action == "add"]):
+                admission.add(room, settings, item.task, source=f"plan {name}")
+                added.append(item.id)
+            for item in out.items:
+                if item.action == "update":
+                    _rewrite(room, item)
+                    updated.append(item.id)
+    except ConflictError as exc:  # a person edited a task meanwhile: say what was written before
+        if added or updated:
+            ledger.append(
+                room.ledger,
+                events.PLAN_IMPORT,
+                outcome="stopped",
+                detail=f"{name}: {len(added)} added, {len(updated)} updated"
+                + (f" ({', '.join(updated)})" if updated else "")
+                + f", then stopped: {exc}",
+            )
+        raise
     c = out.counts()
     kept = [f"{i.id} ({i.why})" for i in out.items if i.action == "kept"]
-    updated = [i.id for i in out.items if i.action == "update"]
     ledger.append(
         room.ledger,
         events.PLAN_IMPORT,

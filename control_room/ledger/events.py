@@ -281,10 +281,11 @@ FANOUT = _e(
 
 PLAN_IMPORT = _e(
     "plan-import",
-    ("imported",),
+    ("imported", "stopped"),
     "detail",
     "`plan import`: a markdown plan's routes and tasks written (`detail`: the plan's file name, how many "
-    "tasks were added, updated, unchanged, and those kept as they are, with why) ([plans.md](plans.md))",
+    "tasks were added, updated, unchanged, and those kept as they are, with why); `stopped`: a task "
+    "changed during the import, and `detail` says what was written before ([plans.md](plans.md))",
 )
 
 # Routes and knowledge

@@ -139,6 +139,30 @@ def test_an_edit_during_the_import_is_kept_and_the_import_stops(
     assert len(entries(room, "plan-import")) == 1  # the first import's only
 
 
+def test_an_import_stopped_by_an_edit_says_what_it_wrote_before(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    imported(room, tasks("up"))
+    real = plan.prepare
+    path = swarm.task_file(room, "queue", "up")
+
+    def then_a_person_edits(*args: object) -> plan.Outcome:
+        out = real(*args)  # type: ignore[arg-type]
+        path.write_text(json.dumps({**json.loads(path.read_text()), "objective": "mine"}))
+        return out
+
+    monkeypatch.setattr(plan, "prepare", then_a_person_edits)
+    with pytest.raises(ConflictError):
+        imported(room, tasks("up", "new").replace("do up", "do up, v2"))
+    assert where(room, "new") == ["queue"]  # added before the update met the edit
+    last = entries(room, "plan-import")[-1]
+    assert (last.outcome, last.detail) == (
+        "stopped",
+        "PLAN.md: 1 added, 0 updated, then stopped: task up changed or left swarm/queue/ during the "
+        "import: import again",
+    )
+
+
 def test_every_problem_of_the_plan_is_raised_at_once(room: Room) -> None:
     room.state_dir("queue").joinpath("x.json").write_text(
         swarm.dumps({**task_json_of(fields("x")), "id": "x", "deps": ["p1"]})
