@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-_DURATION = r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?"  # compiled on first use: few commands parse one
+_DURATION = r"(\d+(?:\.\d+)?)(?:\s*(ms|s|m|h|d))?"  # compiled on first use: few commands parse one
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
@@ -26,8 +26,8 @@ def today() -> str:
 
 
 def parse_duration(text: str, *, zero: bool = False) -> float:
-    """Seconds in ``text``: ``90``, ``90s``, ``30m``, ``1h``, ``1h30m``; ``0`` only where
-    ``zero`` allows it. Raises ValueError."""
+    """Seconds in ``text``: ``90``, ``90s``, ``30m``, ``1h``, ``1h30m``, ``1h 30m``; ``0`` only
+    where ``zero`` allows it. Raises ValueError."""
     s = text.strip().lower()
     pos, total = 0, 0.0
     while pos < len(s):
@@ -36,6 +36,9 @@ def parse_duration(text: str, *, zero: bool = False) -> float:
             raise ValueError(f"not a duration: {text!r} (try 90, 90s, 30m, 1h)")
         total += float(m.group(1)) * _UNIT[m.group(2)]
         pos = m.end()
+        if m.group(2):  # "1h 30m": a space may follow a unit (never a bare number: "1 20")
+            while pos < len(s) and s[pos] == " ":
+                pos += 1
     if not s or total < 0 or (total == 0 and not zero):
         raise ValueError(f"not a positive duration: {text!r} (try 90, 90s, 30m, 1h)")
     return total

@@ -48,13 +48,15 @@ def test_parse_iso_refuses_any_other_form(text: str) -> None:
         ("1m30", 90.0),  # a bare number is seconds, wherever it stands
         (" 1H ", 3600.0),
         ("1 h", 3600.0),
+        ("1h 30m", 5400.0),
+        ("1m 30", 90.0),
     ],
 )
 def test_parse_duration_reads_units_and_sums_them(text: str, seconds: float) -> None:
     assert timeutil.parse_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["abc", "10x", "-5", "h", "1h 30m", "1h,30m"])
+@pytest.mark.parametrize("text", ["abc", "10x", "-5", "h", "1 20", "1h,30m", "1h 30x"])
 def test_parse_duration_refuses_what_is_not_a_duration(text: str) -> None:
     with pytest.raises(ValueError) as err:
         timeutil.parse_duration(text)
