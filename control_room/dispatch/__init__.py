@@ -5,6 +5,8 @@
 - ``index``: listing task folders fast, the queue's run order
 - ``ready``: whether a queued task may run now, and why not (for the cycle, status, task list)
 - ``pick``: the next ready task; holds logged once a day
+- ``worktrees``: a git worktree per route; ``worktree_paths``: where one is, whether it is
+  mid-rebase (files only, for ``ready``); ``integrate``: the merge queue; ``review``: lenses
 - ``claims``: slots, claims, dead claims
 - ``cycle``: one cycle, steps 1-4; ``runner``: steps 4-8; ``rounds``: how a round ends
 - ``prompt``, ``report``, ``validator``: what the agent is told, what it said, the check

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from control_room import adapters, errors, proc
-from control_room.dispatch import admission, hello, worktrees
+from control_room.dispatch import admission, hello, worktree_paths, worktrees
 from control_room.dispatch.doctor_base import (
     FAIL,
     FIX,
@@ -187,7 +187,7 @@ def _worktrees(ctx: Context) -> tuple[list[Path], list[Path], int] | None:
         return None
     known = worktrees.under(ctx.room, s)
     dead = sorted(p for p in known if not p.exists())
-    top = worktrees.folder(ctx.room)
+    top = worktree_paths.folder(ctx.room)
     present = sorted(p.resolve() for p in top.iterdir() if p.is_dir()) if top.is_dir() else []
     stray = [p for p in present if p not in known]
     return dead, stray, len(known)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch import index, repo_remote, review, validator, worktrees
+from control_room.dispatch import index, repo_remote, review, validator, worktree_paths, worktrees
 from control_room.dispatch.admission import agent_env
 from control_room.dispatch.rounds import CycleResult, fail_round
 from control_room.errors import ConflictError, InvalidError, RoomInvalidError
@@ -111,14 +111,14 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     base = _main_tree_fit(room, settings, repo)
     if settings.repo_remote:
         repo_remote.catch_up(repo, settings, base)
-    wt = worktrees.path_of(room, task)
+    wt = worktree_paths.path_of(room, task)
     # before workdir: a rebase left half done detaches the branch, and workdir would make the
     # worktree again (a branch gone) instead of this round failing as unfit
     half = _half_done(wt) if (wt / ".git").exists() else None
     if half is not None:
         return _fail(room, settings, task, "unfit", f"its worktree {wt} was left in the middle of {half}")
     wt = worktrees.workdir(room, settings, task)  # made again (with its ledger line) if it vanished
-    branch = worktrees.branch_of(task)
+    branch = worktree_paths.branch_of(task)
     left = worktrees.dirty(wt)
     if left:
         return _fail(room, settings, task, "unfit", f"uncommitted changes in its worktree: {_names(left)}")
@@ -204,7 +204,7 @@ def _main_tree_fit(room: Room, settings: Settings, repo: Path) -> str:
 def _half_done(wt: Path) -> str | None:
     """What the worktree was left in the middle of (a resolver that did not finish its rebase),
     undone so that the next round starts clean; None if nothing."""
-    what = worktrees.half_done(wt)
+    what = worktree_paths.half_done(wt)
     if what is not None:
         worktrees.git(wt, what.split()[-1], "--abort")  # "a rebase" -> git rebase --abort
     return what
@@ -393,11 +393,11 @@ def tidy(room: Room, settings: Settings, task: dict[str, Any]) -> None:
     """Remove the worktree and branch of a route (or route-less task) that has nothing left
     to run: no task on its branch queued, running, passed or parked (a parked task's work is
     kept for the person who decides)."""
-    mine = worktrees.branch_of(task)
+    mine = worktree_paths.branch_of(task)
     for state in PENDING:
         for listed in index.scan(room, state, reject=False):
             s = listed.summary
-            if listed.id != task["id"] and worktrees.branch_of({**s, "id": listed.id}) == mine:
+            if listed.id != task["id"] and worktree_paths.branch_of({**s, "id": listed.id}) == mine:
                 return
     what = f"route {task['route']} has nothing left to run" if task.get("route") else "its task is merged"
     worktrees.remove(room, settings, task, what)

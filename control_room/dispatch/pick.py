@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch import index, worktrees
+from control_room.dispatch import index
 from control_room.dispatch.admission import Plan, Refused, Stage, admit, agent_env
 from control_room.dispatch.ready import Readiness, Wait, readiness
 from control_room.dispatch.rounds import CycleResult
@@ -53,8 +53,6 @@ def pick(
         wait = ready.why(item.id, item.summary)
         if wait is None and taken is not None and (elsewhere := taken(item.id)):
             wait = Wait("claimed", elsewhere)
-        if wait is None and settings.repo:
-            wait = _worktree_wait(room, item)
         if wait is None:
             chosen = _admit(room, settings, item, ready, holds)
             if isinstance(chosen, Pick):
@@ -86,18 +84,6 @@ def pick(
     if not seen and not scanned:
         return CycleResult(errors.OK, "nothing to do: the queue is empty")
     return CycleResult(errors.OK, "nothing to do: " + nothing_to_do(waiting, rejected + scanned))
-
-
-def _worktree_wait(room: Room, item: index.Listed) -> Wait | None:
-    """Its worktree left in the middle of a rebase (a merge, ...) by a person: it waits, unclaimed,
-    until they finish or abort it there (``worktrees.workdir`` refuses such a worktree too)."""
-    path = worktrees.path_of(room, {**item.summary, "id": item.id})
-    half = worktrees.half_done(path) if (path / ".git").exists() else None
-    if half is None:
-        return None
-    return Wait(
-        "worktree", f"waits for its worktree {path.name}: in the middle of {half}; finish or abort it there"
-    )
 
 
 NAMED = 3  # waiting tasks the nothing-to-do line names, in run order

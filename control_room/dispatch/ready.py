@@ -7,13 +7,16 @@ One answer for every asker: the cycle (``pick``), ``status`` and ``task list`` a
   dep is in ``rejected/`` or in no state folder (``deps.refusal``);
 - **waits** for its deps (every one in ``done/``, or merged in ``to-test/``), for a running
   task that owns an overlapping path, (with a repo) for the task of its route that runs or
-  waits for the merge queue, for a person (its route, or the task itself, in a death loop), for a gate's
-  approval, or for the daily budget (today's spend plus what running tasks may still spend).
+  waits for the merge queue, or for a person to finish the rebase (merge, cherry-pick, revert)
+  they left half done in its worktree, for a person (its route, or the task itself, in a death
+  loop), for a gate's approval, or for the daily budget (today's spend plus what running tasks
+  may still spend).
 
 Only what a listing can afford is read: one listing per state folder, taken on first need
 (``swarm.Folders``), the running tasks' files (``max_parallel`` of them), the cached CONTROL.md
 values, today's spend from the ledger summary and the death loops from the history (both
-cached and incremental), and one stat per route for a tombstone. No adapter is loaded: whether
+cached and incremental), one stat per route for a tombstone and, with a repo, a few per task
+for its worktree (``worktree_paths.half_done``: files, no git). No adapter is loaded: whether
 an agent's CLI is installed is the cycle's own last check (``pick``).
 """
 
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_room.dispatch import deps
+from control_room.dispatch import deps, worktree_paths
 from control_room.knowledge import graveyard, history
 from control_room.ledger import events
 from control_room.ledger.events import Event
@@ -31,7 +34,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.timeutil import today
 
-# claimed: by another machine; worktree: its worktree is mid-rebase (a cycle looks, status does not)
+# claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...)
 KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed", "worktree")
 
 
@@ -110,6 +113,12 @@ class Readiness:
                     f"waits for {merging} to be merged (`control-room integrate {merging}`): "
                     f"route {route} has one worktree",
                 )
+        if self.settings.repo:  # a person's rebase (merge, ...) there: never run over it
+            path = worktree_paths.path_of(self.room, {**s, "id": task_id})
+            half = worktree_paths.half_done(path)
+            if half is not None:
+                why = f"waits for its worktree {path.name}: in the middle of {half}; finish or abort it there"
+                return Wait("worktree", why)
         if self.held:
             held = self._held(route or f"task:{task_id}")
             if held is not None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import ledger
-from control_room.dispatch import review_materials, worktrees
+from control_room.dispatch import review_materials, worktree_paths, worktrees
 from control_room.dispatch.report import Report
 from control_room.dispatch.review_materials import serves as serves  # its callers say review.serves
 from control_room.dispatch.rounds import fail_round, park
@@ -137,7 +137,7 @@ def _save_state(room: Room, settings: Settings, task: dict[str, Any]) -> str | N
     is left as it is), so that what a reviewer changes can be undone without losing it."""
     if not settings.repo:
         return None
-    path = worktrees.path_of(room, task)
+    path = worktree_paths.path_of(room, task)
     worktrees.git(path, "add", "-A")  # new files too: `git stash create` takes only the index's
     code, out, _ = worktrees.git(path, *worktrees.IDENTITY, "stash", "create")
     worktrees.git(path, "reset", "-q")
@@ -147,7 +147,7 @@ def _save_state(room: Room, settings: Settings, task: dict[str, Any]) -> str | N
 def _head(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
     if not settings.repo:
         return None
-    code, out, _ = worktrees.git(worktrees.path_of(room, task), "rev-parse", "HEAD")
+    code, out, _ = worktrees.git(worktree_paths.path_of(room, task), "rev-parse", "HEAD")
     return out.strip() if code == 0 else None
 
 
@@ -314,7 +314,7 @@ def _accepted(room: Room, settings: Settings, target: dict[str, Any], why: str) 
         room.ledger, events.REVIEW, task=tid, route=target.get("route", ""), outcome="accepted", detail=why
     )
     accepted = {**target, "review_verdict": "accept"}
-    if settings.repo and worktrees.ahead(room, settings, worktrees.path_of(room, target)):
+    if settings.repo and worktrees.ahead(room, settings, worktree_paths.path_of(room, target)):
         atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(accepted))
         return f"{tid} accepted ({why}); it may integrate", tid
     swarm.move(room, tid, "passed", "done", task=accepted)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from control_room.dispatch import worktrees
+from control_room.dispatch import worktree_paths, worktrees
 from control_room.room import lenses, swarm
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
@@ -82,7 +82,7 @@ def _diff(room: Room, settings: Settings, target: dict[str, Any]) -> str:
         return "(no repository is set: there is no diff to show)"
     base = worktrees.base_of(repo, settings)
     upto = str(target.get("reviewed_state") or "HEAD")  # a failed round's work is uncommitted
-    code, out, err = worktrees.git(worktrees.path_of(room, target), "diff", f"{base}...{upto}")
+    code, out, err = worktrees.git(worktree_paths.path_of(room, target), "diff", f"{base}...{upto}")
     return (
         _cut(out.strip() or "(no change against the base)")
         if code == 0

@@ -23,6 +23,7 @@ from control_room.dispatch import (
     review,
     review_materials,
     validator,
+    worktree_paths,
     worktrees,
 )
 from control_room.dispatch.pick import Pick
@@ -204,9 +205,11 @@ def _finish(
         except errors.ControlRoomError as exc:
             failures.append(str(exc))
         if meta.get("commit") and settings.repo_remote:  # other machines see the route's work
-            unpushed = repo_remote.push_branch(Path(meta["workdir"]), settings, worktrees.branch_of(task))
+            unpushed = repo_remote.push_branch(
+                Path(meta["workdir"]), settings, worktree_paths.branch_of(task)
+            )
             if unpushed is not None:
-                why = f"{worktrees.branch_of(task)} not pushed to {settings.repo_remote}: {unpushed}"
+                why = f"{worktree_paths.branch_of(task)} not pushed to {settings.repo_remote}: {unpushed}"
                 ledger.append(room.ledger, events.WARNING, task=task["id"], detail=why)
     unsupported = rep.ok and not val_ok and claims_success(rep)
     meta.update(

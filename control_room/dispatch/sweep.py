@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from control_room import errors, ledger, proc
-from control_room.dispatch import index, worktrees
+from control_room.dispatch import index, worktree_paths, worktrees
 from control_room.ledger import events
 from control_room.room import retention, swarm
 from control_room.room import settings as settings_file
@@ -33,7 +33,7 @@ from control_room.room.settings import Settings
 from control_room.store.files import remove
 
 PENDING = ("queue", "running", "passed", "parked", "to-test")  # a task here keeps its worktree
-MINE = ("route-", "task-")  # the worktree folders control-room makes (worktrees.path_of)
+MINE = ("route-", "task-")  # the worktree folders control-room makes (worktree_paths.path_of)
 
 
 @dataclass
@@ -93,7 +93,7 @@ def _busy(room: Room) -> set[Path]:
     found = set()
     for state in PENDING:
         for listed in index.scan(room, state, reject=False):
-            found.add(worktrees.path_of(room, {**listed.summary, "id": listed.id}))
+            found.add(worktree_paths.path_of(room, {**listed.summary, "id": listed.id}))
     return found
 
 
@@ -101,11 +101,11 @@ def _folders(room: Room, settings: Settings) -> dict[Path, bool]:
     """Every worktree folder of the room: path -> whether git lists it as a worktree."""
     found = {p: True for p in worktrees.under(room, settings)}
     try:
-        names = sorted(os.listdir(worktrees.folder(room)))
+        names = sorted(os.listdir(worktree_paths.folder(room)))
     except FileNotFoundError:
         names = []
     for name in names:
-        path = (worktrees.folder(room) / name).resolve()
+        path = (worktree_paths.folder(room) / name).resolve()
         if name.startswith(MINE) and path not in found and path.is_dir() and not os.path.islink(path):
             found[path] = False
     return found
@@ -127,7 +127,7 @@ def _candidates(room: Room, settings: Settings) -> list[tuple[Item, str | None]]
 
 def _what(room: Room, name: str) -> tuple[str, str, str]:
     """(task, state, what it is) of the worktree folder ``name``: a route's has no one task."""
-    kind, _, rest = worktrees.branch_named(name).partition("/")
+    kind, _, rest = worktree_paths.branch_named(name).partition("/")
     if kind == "route":
         return "", "", f"route {rest} has no task left to run"
     state = swarm.state_of(room, rest) or ""
@@ -145,7 +145,7 @@ def _blocker(room: Room, settings: Settings, path: Path, known: bool) -> str | N
             )
         return None
     try:
-        half = worktrees.half_done(path)
+        half = worktree_paths.half_done(path)
         if half is not None:
             return f"it is in the middle of {half}"
         dirty = worktrees.dirty(path)
@@ -179,7 +179,7 @@ def _retire_now(room: Room, settings: Settings, item: Item) -> Item | None:
     else:
         remove(item.path)
         worktrees.git(repo, "worktree", "prune")
-    name = worktrees.branch_named(item.path.name)
+    name = worktree_paths.branch_named(item.path.name)
     try:
         branch = worktrees.drop_branch(repo, name, worktrees.base_of(repo, settings))
     except errors.ControlRoomError:  # no base_branch and a detached HEAD: nothing to compare with

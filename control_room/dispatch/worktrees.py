@@ -20,6 +20,7 @@ from typing import Any
 
 from control_room import errors, ledger, proc
 from control_room.dispatch import repo_remote
+from control_room.dispatch.worktree_paths import MID, branch_of, folder, half_done, path_of
 from control_room.ledger import events
 from control_room.room import scaffold
 from control_room.room import settings as settings_file
@@ -28,37 +29,11 @@ from control_room.room.settings import Settings
 from control_room.store import lock
 from control_room.store.files import atomic_write, update
 
-MID = {  # files in the git dir that mean an operation is half done
-    "rebase-merge": "a rebase",
-    "rebase-apply": "a rebase",
-    "MERGE_HEAD": "a merge",
-    "CHERRY_PICK_HEAD": "a cherry-pick",
-    "REVERT_HEAD": "a revert",
-}
 IGNORE = "# worktrees of the target repository, one per route: never state\n*\n"
 
 
 def repo_of(room: Room, settings: Settings) -> Path | None:
     return (room.root / settings.repo).resolve() if settings.repo else None
-
-
-def folder(room: Room) -> Path:
-    return room.cr / "worktrees"
-
-
-def branch_of(task: dict[str, Any]) -> str:
-    """``route/<route>``; a task with no route: ``task/<id>``, or for a task that serves another
-    (a resolver or decompose task: ``for_task``; a review: ``reviews``; an arbiter:
-    ``arbitrates``), the branch of the task it serves."""
-    if task.get("route"):
-        return f"route/{task['route']}"
-    served = task.get("for_task") or task.get("reviews") or task.get("arbitrates")
-    return f"task/{served or task['id']}"
-
-
-def path_of(room: Room, task: dict[str, Any]) -> Path:
-    """Where ``task``'s worktree is (or would be)."""
-    return (folder(room) / branch_of(task).replace("/", "-")).resolve()
 
 
 def git(repo: Path, *args: str) -> tuple[int, str, str]:
@@ -188,7 +163,7 @@ def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
         raise _invalid(why)
     branch = branch_of(task)
     path = path_of(room, task)
-    half = half_done(path) if (path / ".git").exists() else None
+    half = half_done(path)
     if half is not None:  # a person's rebase there detaches the branch: never run over it or remake it
         raise _invalid(
             f"the worktree {path} is in the middle of {half}; finish or abort it there "
@@ -300,22 +275,6 @@ def under(room: Room, settings: Settings) -> dict[Path, str]:
     assert repo is not None
     top = folder(room).resolve()
     return {p: b for p, b in _registered(repo).items() if p.parent == top}
-
-
-def branch_named(name: str) -> str:
-    """The branch of the worktree folder ``name``: ``route-r1`` -> ``route/r1``, ``task-t1`` ->
-    ``task/t1`` (``path_of``'s inverse)."""
-    kind, _, rest = name.partition("-")
-    return f"{kind}/{rest}"
-
-
-def half_done(path: Path) -> str | None:
-    """What the worktree at ``path`` is in the middle of (``a rebase``, ...), or None. Looks only."""
-    code, out, _ = git(path, "rev-parse", "--absolute-git-dir")
-    if code != 0:
-        return None
-    git_dir = Path(out.strip())
-    return next((what for name, what in MID.items() if (git_dir / name).exists()), None)
 
 
 def retire(repo: Path, path: Path) -> str | None:

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, data_lines, lineno, no_room_error, queue, set_gate
+from support import ADD_ARGS, data_lines, git, lineno, make_repo, no_room_error, queue, set_gate
 
 from control_room import errors
-from control_room.dispatch import claims
+from control_room.dispatch import claims, worktrees
 from control_room.ledger.line import HEADER, PREAMBLE
 from control_room.room import scaffold
+from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.views import status
 
@@ -203,6 +204,22 @@ def test_status_names_why_each_queued_task_waits(run: Run, inside: Room) -> None
     assert data["waiting"][5]["why"] == "waits for dep base (queue)"
     assert run("cycle").stdout.startswith("passed: free ")  # the one status did not name
     assert json.loads(run("status", "--json").stdout)["waiting"] == data["waiting"]
+
+
+def test_status_task_list_and_the_cycle_agree_on_a_worktree_left_mid_rebase(
+    run: Run, inside: Room, tmp_path: Path
+) -> None:
+    make_repo(tmp_path / "repo")
+    set_gate(inside, "repo", "../repo")
+    run("route", "add", "r1", "--title", "a route")
+    tree = worktrees.workdir(inside, settings_file.load(inside), {"id": "t0", "route": "r1"})
+    (Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge").mkdir()  # a person's rebase
+    queue(inside, "t1", route="r1")
+    why = "waits for its worktree route-r1: in the middle of a rebase; finish or abort it there"
+    assert run("status").stdout.split("\n")[3:5] == ["waiting   1 of 1 queued:", f"  t1  {why}"]
+    row = f"{'queue':<9} {'t1':<32} {0:>4}  {'r1':<16} {why}  objective of t1"
+    assert run("task", "list").stdout.split("\n")[1] == row
+    assert run("cycle").stdout == f"nothing to do: 1 queued task not ready: t1 {why}\n"
 
 
 def test_status_moves_nothing_and_names_what_the_next_cycle_rejects(run: Run, inside: Room) -> None:

@@ -10,7 +10,7 @@ import pytest
 from support import entries, git, make_repo, passed_on_branch, set_gate, snapshot, task_json, where
 
 from control_room import errors
-from control_room.dispatch import integrate, worktrees
+from control_room.dispatch import integrate, worktree_paths, worktrees
 from control_room.dispatch.rounds import CycleResult
 from control_room.knowledge import routes
 from control_room.room import settings as settings_file
@@ -204,7 +204,7 @@ def test_a_conflicting_rebase_is_undone_and_fails_the_round(room: Room, repo: Pa
         "main in the worktree and resolve them"
     )
     assert done == round_failed(why)
-    assert worktrees.half_done(wt) is None and git(wt, "status", "--porcelain") == ""
+    assert worktree_paths.half_done(wt) is None and git(wt, "status", "--porcelain") == ""
     assert git(repo, "rev-parse", "route/r1") == branch_head  # the task's work as it was
     assert git(repo, "rev-parse", "main") == main_head
     assert lines_of(room, "integrate") == [("t1", "r1", "conflict", why)]
@@ -231,17 +231,17 @@ def test_a_conflict_with_a_resolver_queues_it_and_uses_no_round(room: Room, repo
     )
     assert lines_of(room, "integrate") == [("t1", "r1", "conflict", f"waits for resolve-t1: {why}")]
     assert routes.find(room, "r1") is None  # waiting for a helper is no failed run
-    assert worktrees.half_done(wt) is None and git(repo, "rev-parse", "route/r1") == branch_head
+    assert worktree_paths.half_done(wt) is None and git(repo, "rev-parse", "route/r1") == branch_head
 
 
 def test_a_worktree_left_mid_rebase_is_unfit_and_the_rebase_is_aborted(room: Room, repo: Path) -> None:
     wt, branch_head = conflicting(room, repo)
     assert worktrees.git(wt, "rebase", "main")[0] != 0  # a resolver that stopped at the conflict
-    assert worktrees.half_done(wt) == "a rebase"
+    assert worktree_paths.half_done(wt) == "a rebase"
     [done] = integrate.integrate(room, settings(room), "t1")
     why = f"its worktree {wt} was left in the middle of a rebase"
     assert done == round_failed(why)
-    assert worktrees.half_done(wt) is None and git(wt, "rev-parse", "HEAD") == branch_head
+    assert worktree_paths.half_done(wt) is None and git(wt, "rev-parse", "HEAD") == branch_head
     assert git(wt, "rev-parse", "--abbrev-ref", "HEAD") == "route/r1"  # aborted, not made again
     assert lines_of(room, "integrate") == [("t1", "r1", "unfit", why)]
     assert entries(room, "worktree-rebuilt") == []

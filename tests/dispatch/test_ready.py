@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from support import set_gate, task
+from support import git, make_repo, set_gate, task
 
+from control_room.dispatch import worktrees
 from control_room.dispatch.ready import Readiness, readiness
 from control_room.ledger import events
 from control_room.room import settings
@@ -122,6 +124,21 @@ def test_the_budget_counts_what_running_tasks_may_still_spend(room: Room) -> Non
         "$9.50 spent or reserved by running tasks today; this task may cost $1.00 more, over the "
         "$10.00 daily budget"
     )
+
+
+def test_a_worktree_a_person_left_mid_rebase_makes_its_tasks_wait(room: Room, tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo")
+    set_gate(room, "repo", "../repo")
+    tree = worktrees.workdir(room, settings.load(room), {"id": "t0", "route": "r1"})
+    assert why(ready(room), route="r1") is None
+    rebase = Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge"
+    rebase.mkdir()
+    wait = ("worktree", "waits for its worktree route-r1: in the middle of a rebase; finish or abort it there")
+    assert why(ready(room), route="r1") == wait
+    assert why(ready(room), "review-x", reviews="t9", route="r1") == wait  # it serves the route's branch
+    assert why(ready(room), "t2") is None  # no route: task/t2, a worktree of its own, not made yet
+    set_gate(room, "repo", "")
+    assert why(ready(room), route="r1") is None  # without a repo no worktree is used
 
 
 def test_the_first_reason_in_order_is_given(room: Room) -> None:

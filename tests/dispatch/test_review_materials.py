@@ -10,7 +10,7 @@ import pytest
 from support import git, make_repo, task
 
 from control_room.dispatch import review_materials as rm
-from control_room.dispatch import worktrees
+from control_room.dispatch import worktree_paths
 from control_room.room import results, settings, swarm
 from control_room.room.layout import Room
 
@@ -95,7 +95,7 @@ def test_a_diff_lens_shows_the_routes_change_against_the_base(room: Room, tmp_pa
     repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
     s = settings.load(room).replace(repo="../repo")
     target = put(room, "passed", "t1", route="r1")
-    tree = worktrees.path_of(room, target)
+    tree = worktree_paths.path_of(room, target)
     git(repo, "worktree", "add", "-q", "-b", "route/r1", str(tree))
     (tree / "b.txt").write_text("b\n")
     git(tree, "add", "b.txt")

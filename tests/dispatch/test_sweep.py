@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import entries, git, make_repo, set_gate, task
 
-from control_room.dispatch import sweep, worktrees
+from control_room.dispatch import sweep, worktree_paths, worktrees
 from control_room.room import retention
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -55,7 +55,7 @@ def put(room: Room, state: str, tid: str, **fields: object) -> None:
 
 
 def test_without_a_repo_no_worktree_folder_is_looked_at(room: Room) -> None:
-    (worktrees.folder(room) / "route-r1").mkdir(parents=True)
+    (worktree_paths.folder(room) / "route-r1").mkdir(parents=True)
     assert sweep.plan(room, now=later(400)) == sweep.Plan([], [], None)
 
 
@@ -119,7 +119,7 @@ def test_a_worktree_in_the_middle_of_a_cherry_pick_is_kept(room: Room, repo: Pat
 def test_a_leftover_folder_goes_only_when_empty(room: Room, repo: Path) -> None:
     """Folders git does not list: an empty one goes, one with files is kept (they cannot be checked
     for uncommitted work), one control-room did not name is not looked at."""
-    top = worktrees.folder(room)
+    top = worktree_paths.folder(room)
     for name in ("route-gone", "task-lost", "task-t9", "mine"):
         (top / name).mkdir(parents=True)
     (top / "task-lost" / "notes.txt").write_text("a person's notes")
@@ -145,11 +145,11 @@ def test_a_leftover_folder_goes_only_when_empty(room: Room, repo: Path) -> None:
 
 def test_clean_checks_each_worktree_again_just_before(room: Room, repo: Path) -> None:
     tree = route_tree(room, repo)
-    (worktrees.folder(room) / "route-gone").mkdir()
+    (worktree_paths.folder(room) / "route-gone").mkdir()
     planned = sweep.plan(room, now=later())
     assert [i.path.name for i in planned.items] == ["route-gone", "route-r1"]
     put(room, "queue", "t2", route="r1")  # r1 has work again
-    (worktrees.folder(room) / "route-gone").rmdir()  # a person removed it meanwhile
+    (worktree_paths.folder(room) / "route-gone").rmdir()  # a person removed it meanwhile
     assert sweep.clean(room, planned.items) == []
     assert tree.is_dir() and "route/r1" in git(repo, "branch") and entries(room, "cleanup") == []
 

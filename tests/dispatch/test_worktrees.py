@@ -11,7 +11,7 @@ import pytest
 from support import entries, git, make_repo, set_gate
 
 from control_room import errors
-from control_room.dispatch import worktrees
+from control_room.dispatch import worktree_paths, worktrees
 from control_room.room import scaffold
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -44,23 +44,6 @@ def commit_file(tree: Path, name: str, text: str) -> str:
     return git(tree, "rev-parse", "HEAD")
 
 
-# names ------------------------------------------------------------------------------------------
-
-
-def test_a_task_works_on_its_routes_branch_or_on_the_one_of_the_task_it_serves(room: Room) -> None:
-    assert worktrees.branch_of(R1) == "route/r1"
-    assert worktrees.branch_of({"id": "t1"}) == "task/t1"
-    assert worktrees.branch_of({"id": "resolve-t9", "for_task": "t9"}) == "task/t9"
-    assert worktrees.branch_of({"id": "review-tests-t8", "reviews": "t8"}) == "task/t8"
-    assert worktrees.branch_of({"id": "arbitrate-t7", "arbitrates": "t7"}) == "task/t7"
-    assert worktrees.branch_of({"id": "resolve-t9", "for_task": "t9", "route": "r2"}) == "route/r2"
-    assert worktrees.path_of(room, R1) == (room.cr / "worktrees" / "route-r1").resolve()
-    assert worktrees.path_of(room, {"id": "t1"}) == (room.cr / "worktrees" / "task-t1").resolve()
-    assert worktrees.folder(room) == room.cr / "worktrees"
-    for task in (R1, {"id": "t1"}, {"id": "x", "route": "a-b.c"}):  # branch_named inverts path_of
-        assert worktrees.branch_named(worktrees.path_of(room, task).name) == worktrees.branch_of(task)
-
-
 def test_repo_of_is_the_repo_named_in_control_md_from_the_room(room: Room, tmp_path: Path) -> None:
     assert worktrees.repo_of(room, settings(room)) is None
     set_gate(room, "repo", "../repo")
@@ -85,7 +68,7 @@ def test_check_says_what_stops_worktrees_from_being_made(room: Room, tmp_path: P
     shutil.rmtree(repo)
     make_repo(repo)
     assert worktrees.check(room, settings(room)) is None
-    for name, what in worktrees.MID.items():
+    for name, what in worktree_paths.MID.items():
         mark = repo / ".git" / name
         mark.mkdir() if name.startswith("rebase") else mark.write_text("0" * 40)
         assert worktrees.check(room, settings(room)) == (
@@ -104,7 +87,7 @@ def test_no_worktree_is_made_while_the_repository_is_mid_merge(room: Room, repo:
         f"room invalid: {repo} is in the middle of a merge; finish or abort it there (no worktree is made "
         "or touched until then)"
     )
-    assert not worktrees.folder(room).exists() and room.ledger.read_bytes() == before
+    assert not worktree_paths.folder(room).exists() and room.ledger.read_bytes() == before
 
 
 # workdir: made, reused, made again ---------------------------------------------------------------
@@ -112,10 +95,10 @@ def test_no_worktree_is_made_while_the_repository_is_mid_merge(room: Room, repo:
 
 def test_a_routes_worktree_is_made_once_from_the_base_and_reused(room: Room, repo: Path) -> None:
     tree = worktrees.workdir(room, settings(room), R1)
-    assert tree == worktrees.path_of(room, R1) and (tree / "README").read_text() == "hello\n"
+    assert tree == worktree_paths.path_of(room, R1) and (tree / "README").read_text() == "hello\n"
     assert git(tree, "rev-parse", "--abbrev-ref", "HEAD") == "route/r1"
     assert git(tree, "rev-parse", "HEAD") == git(repo, "rev-parse", "main")
-    assert (worktrees.folder(room) / ".gitignore").read_text() == worktrees.IGNORE
+    assert (worktree_paths.folder(room) / ".gitignore").read_text() == worktrees.IGNORE
     assert lines_of(room, "worktree-add") == [
         ("t1", "r1", "route/r1 made at control-room/worktrees/route-r1 from main")
     ]
@@ -295,21 +278,14 @@ def test_remove_keeps_an_unmerged_branch_and_a_worktree_with_changes(room: Room,
 def test_under_lists_the_rooms_worktrees_only(room: Room, repo: Path, tmp_path: Path) -> None:
     tree = worktrees.workdir(room, settings(room), R1)
     git(repo, "worktree", "add", "-q", "-b", "mine", str(tmp_path / "elsewhere"))  # a person's own
-    git(repo, "worktree", "add", "-q", "--detach", str(worktrees.folder(room) / "task-x"))
+    git(repo, "worktree", "add", "-q", "--detach", str(worktree_paths.folder(room) / "task-x"))
     assert worktrees.under(room, settings(room)) == {
         tree: "route/r1",
-        (worktrees.folder(room) / "task-x").resolve(): "",
+        (worktree_paths.folder(room) / "task-x").resolve(): "",
     }
 
 
-def test_half_done_says_what_a_worktree_is_in_the_middle_of(room: Room, repo: Path, tmp_path: Path) -> None:
-    tree = worktrees.workdir(room, settings(room), R1)
-    assert worktrees.half_done(tree) is None
-    git_dir = Path(git(tree, "rev-parse", "--absolute-git-dir"))
-    (git_dir / "CHERRY_PICK_HEAD").write_text(git(tree, "rev-parse", "HEAD"))
-    assert worktrees.half_done(tree) == "a cherry-pick"
-    (tmp_path / "plain").mkdir()
-    assert worktrees.half_done(tmp_path / "plain") is None  # not a repository: nothing half done
+
 
 
 def test_retire_removes_a_clean_worktree_and_gives_gits_reason_for_one_it_refuses(

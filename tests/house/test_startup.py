@@ -71,7 +71,7 @@ def test_status_with_a_queue_loads_only_what_readiness_needs(warm_room: Path, tm
     engine = sorted(m for m in modules if m.startswith(("control_room.dispatch", "control_room.adapters")))
     assert engine == [
         "control_room.dispatch", "control_room.dispatch.deps", "control_room.dispatch.index",
-        "control_room.dispatch.ready",
+        "control_room.dispatch.ready", "control_room.dispatch.worktree_paths",
     ]  # fmt: skip
     assert heavy(modules) == []
     assert "control_room.ledger.write" not in modules
