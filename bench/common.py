@@ -50,10 +50,19 @@ def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) ->
         for i in range(ledger_lines):
             day = days - 1 - min(days - 1, i // per_day)
             t = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - day * 86400))
-            e = Entry(time=t, id=f"{i:016x}", writer="bench", event=events[i % 4], task=f"t-{i % 5000}",
-                      route=f"route-{i % 7}", adapter=("probe", "claude", "codex")[i % 3],
-                      outcome=("pass", "fail", "queued", "running")[i % 4], cost_usd="0.01" if i % 4 == 1 else "0",
-                      detail=f"round 1; agent exit 0 in 1.2s; event number {i}", prev=prev)
+            e = Entry(
+                time=t,
+                id=f"{i:016x}",
+                writer="bench",
+                event=events[i % 4],
+                task=f"t-{i % 5000}",
+                route=f"route-{i % 7}",
+                adapter=("probe", "claude", "codex")[i % 3],
+                outcome=("pass", "fail", "queued", "running")[i % 4],
+                cost_usd="0.01" if i % 4 == 1 else "0",
+                detail=f"round 1; agent exit 0 in 1.2s; event number {i}",
+                prev=prev,
+            )
             line, prev = render(e)
             buf.append(line + "\n")
             if len(buf) >= 10000:
@@ -62,10 +71,20 @@ def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) ->
         f.write("".join(buf))
     queue = path / "swarm" / "queue"
     for i in range(queued):
-        task = {"id": f"task-{i:05d}", "objective": f"bench task number {i}: try lever {i % 13}",
-                "falsifier": "no gain", "validator": "true", "max_cost_usd": 0.01, "wall_clock_s": 60,
-                "kill_condition": "two rounds without gain", "route": f"route-{i % 7}", "priority": i % 3,
-                "adapter": "probe", "command": "true", "created": "2026-01-01T00:00:00Z"}
+        task = {
+            "id": f"task-{i:05d}",
+            "objective": f"bench task number {i}: try lever {i % 13}",
+            "falsifier": "no gain",
+            "validator": "true",
+            "max_cost_usd": 0.01,
+            "wall_clock_s": 60,
+            "kill_condition": "two rounds without gain",
+            "route": f"route-{i % 7}",
+            "priority": i % 3,
+            "adapter": "probe",
+            "command": "true",
+            "created": "2026-01-01T00:00:00Z",
+        }
         (queue / f"task-{i:05d}.json").write_text(json.dumps(task, indent=2))
     return path
 
@@ -102,9 +121,11 @@ def append_results(ledger: Path, n: int, routes: int = 40) -> None:
         for i in range(n):
             outcome = "pass" if i % 3 == 0 else "fail"
             failed = "" if outcome == "pass" else f"; failed: validator exited 1: case {i % 50} wrong"
-            chunk.append(f"| 2026-01-{1 + i % 28:02d}T00:00:00Z | {i:016x} | bench | result | t-{i % 1000} | "
-                         f"route-{i % routes} | probe | {outcome} | 0.001 | round 1; decision: try variant "
-                         f"{i} of lever {i % 17}{failed} | - | 000000000000 |\n")
+            chunk.append(
+                f"| 2026-01-{1 + i % 28:02d}T00:00:00Z | {i:016x} | bench | result | t-{i % 1000} | "
+                f"route-{i % routes} | probe | {outcome} | 0.001 | round 1; decision: try variant "
+                f"{i} of lever {i % 17}{failed} | - | 000000000000 |\n"
+            )
             if len(chunk) == 50_000:
                 f.write("".join(chunk))
                 chunk.clear()

@@ -28,7 +28,10 @@ def main() -> None:
         build_room(room, a.lines, a.tasks)
         control = room / "control-room" / "CONTROL.md"  # the bench's ledger spends more than $10 a day
         control.write_text(control.read_text().replace("daily_budget_usd: 10.0", "daily_budget_usd: 1000000"))
-        print(f"room: {a.lines:,} ledger lines, {a.tasks:,} queued tasks (built in {time.perf_counter() - t0:.1f}s)")
+        print(
+            f"room: {a.lines:,} ledger lines, {a.tasks:,} queued tasks "
+            f"(built in {time.perf_counter() - t0:.1f}s)"
+        )
         env = bench_env(CONTROL_ROOM=str(room))
         cmd = [*control_room_cmd(), "cycle"]
         cold, _, code = run_once(cmd, env)
@@ -45,11 +48,17 @@ def main() -> None:
         assert done == a.runs + 4, f"{done} tasks done after {a.runs + 4} cycles"
         print(f"floor  python -c 'import click'  median {floor * 1000:7.1f} ms")
         print(f"cycle  first run (indexes the queue, summarises the ledger) {cold * 1000:7.1f} ms")
-        print(f"cycle  median of {a.runs} (agent and validator `true`) {warm * 1000:7.1f} ms   "
-              f"ratio {warm / floor:4.2f} (target <= 3: {verdict(warm / floor <= 3)}); peak RSS {rss / 1024:.1f} MB")
+        print(
+            f"cycle  median of {a.runs} (agent and validator `true`) {warm * 1000:7.1f} ms   "
+            f"ratio {warm / floor:4.2f} (target <= 3: {verdict(warm / floor <= 3)}); "
+            f"peak RSS {rss / 1024:.1f} MB"
+        )
         full_med = sorted(full)[1]
-        print(f"cycle  median of 3 fired > {RECHECK_S:g}s apart (every queued file stat()ed) {full_med * 1000:7.1f} ms   "
-              f"ratio {full_med / floor:4.2f}")
+        print(
+            f"cycle  median of 3 fired > {RECHECK_S:g}s apart (every queued file stat()ed) "
+            f"{full_med * 1000:7.1f} ms   "
+            f"ratio {full_med / floor:4.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,14 @@ def _ours(path: str, n: int, go: mp.Event) -> None:
 
     go.wait()
     for i in range(n):
-        append(Path(path), event, task=f"t-{i}", outcome="ok", cost_usd=0.01,
-               detail=f"round 1; agent exit 0 in 1.2s; event number {i}")
+        append(
+            Path(path),
+            event,
+            task=f"t-{i}",
+            outcome="ok",
+            cost_usd=0.01,
+            detail=f"round 1; agent exit 0 in 1.2s; event number {i}",
+        )
 
 
 def _raw(path: str, n: int, line: bytes, go: mp.Event) -> None:
@@ -77,8 +83,10 @@ def main() -> None:
     rate, floor = total / t_ours, total / t_raw
     lost = total - report.lines
     print(f"{a.procs} processes x {a.each:,} appends = {total:,} lines")
-    print(f"control-room append   {rate:9,.0f} appends/s   lost {lost}, bad lines {len(report.problems)} "
-          f"(target >= 5,000/s, 0 lost: {'ok' if rate >= 5000 and lost == 0 and report.ok else 'MISSED'})")
+    print(
+        f"control-room append   {rate:9,.0f} appends/s   lost {lost}, bad lines {len(report.problems)} "
+        f"(target >= 5,000/s, 0 lost: {'ok' if rate >= 5000 and lost == 0 and report.ok else 'MISSED'})"
+    )
     print(f"raw flock + os.write  {floor:9,.0f} appends/s   lines {raw_lines:,} (the physical floor)")
     print(f"ratio floor/ours      {floor / rate:9.2f}")
 

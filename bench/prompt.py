@@ -41,13 +41,29 @@ def main() -> None:
             for _ in range(5):
                 t = time.perf_counter()
                 digest.refresh(room, gate)
-                p = prompt.assemble(room, TASK, "engineer", gate, history=digest.route_history(room, "route-7"))
+                p = prompt.assemble(
+                    room, TASK, "engineer", gate, history=digest.route_history(room, "route-7")
+                )
                 times.append(time.perf_counter() - t)
-            rows.append((n, len(p.text.encode()), p.pressure(200_000)["prompt_tokens_est"], first, statistics.median(times)))
+            rows.append(
+                (
+                    n,
+                    len(p.text.encode()),
+                    p.pressure(200_000)["prompt_tokens_est"],
+                    first,
+                    statistics.median(times),
+                )
+            )
     base = rows[0][1]
-    print(f"{'ledger lines':>12} {'prompt bytes':>12} {'~tokens':>8} {'vs 10^2':>8} {'first digest':>13} {'refresh+assemble':>17}")
+    print(
+        f"{'ledger lines':>12} {'prompt bytes':>12} {'~tokens':>8} {'vs 10^2':>8} "
+        f"{'first digest':>13} {'refresh+assemble':>17}"
+    )
     for n, size, tokens, first, med in rows:
-        print(f"{n:>12,} {size:>12,} {tokens:>8,} {100 * (size - base) / base:>+7.1f}% {first * 1000:>10.1f} ms {med * 1000:>14.1f} ms")
+        print(
+            f"{n:>12,} {size:>12,} {tokens:>8,} {100 * (size - base) / base:>+7.1f}% "
+            f"{first * 1000:>10.1f} ms {med * 1000:>14.1f} ms"
+        )
     spread = max(abs(r[1] - base) / base for r in rows)
     print(f"size spread {100 * spread:.1f}% (target within 10%: {'ok' if spread <= 0.10 else 'MISSED'})")
 

@@ -26,8 +26,10 @@ def main() -> None:
         t0 = time.perf_counter()
         build_room(room, a.lines, a.tasks)
         size = (room / "control-room" / "LEDGER.md").stat().st_size
-        print(f"room: {a.lines:,} ledger lines ({size / 1e6:.0f} MB), {a.tasks:,} queued tasks "
-              f"(built in {time.perf_counter() - t0:.1f}s)")
+        print(
+            f"room: {a.lines:,} ledger lines ({size / 1e6:.0f} MB), {a.tasks:,} queued tasks "
+            f"(built in {time.perf_counter() - t0:.1f}s)"
+        )
         env = bench_env(CONTROL_ROOM=str(room))
         cr = control_room_cmd()
         cold, cold_rss, code = run_once([*cr, "status"], env)
@@ -35,10 +37,14 @@ def main() -> None:
         floor, _ = median_time(CLICK_FLOOR, a.runs)
         warm, rss = median_time([*cr, "status"], a.runs, env)
         print(f"floor  python -c 'import click'   median {floor * 1000:7.1f} ms")
-        print(f"status first run (builds the ledger summary checkpoint) {cold * 1000:7.1f} ms, "
-              f"peak RSS {cold_rss / 1024:.1f} MB")
-        print(f"status median of {a.runs}               {warm * 1000:7.1f} ms   ratio {warm / floor:4.2f} "
-              f"(target <= 1.5: {verdict(warm / floor <= 1.5)})")
+        print(
+            f"status first run (builds the ledger summary checkpoint) {cold * 1000:7.1f} ms, "
+            f"peak RSS {cold_rss / 1024:.1f} MB"
+        )
+        print(
+            f"status median of {a.runs}               {warm * 1000:7.1f} ms   ratio {warm / floor:4.2f} "
+            f"(target <= 1.5: {verdict(warm / floor <= 1.5)})"
+        )
         peak = max(rss, cold_rss) / 1024
         print(f"status peak RSS                 {peak:7.1f} MB   (target <= 64 MB: {verdict(peak <= 64)})")
         # What a status pays after a working day: 1,000 new lines, each read once by the summary,
@@ -60,10 +66,14 @@ def main() -> None:
         lcold, _, code = run_once([*cr, "task", "list"], env)
         assert code == 0, f"task list exited {code}"
         lwarm, lrss = median_time([*cr, "task", "list"], max(3, a.runs // 3), env)
-        print(f"task list first run (reads all {a.tasks:,} files)  {lcold * 1000:7.1f} ms   "
-              f"ratio {lcold / floor:5.2f}")
-        print(f"task list median                {lwarm * 1000:7.1f} ms   ratio {lwarm / floor:5.2f} "
-              f"(target <= 10: {verdict(lwarm / floor <= 10)}); peak RSS {lrss / 1024:.1f} MB")
+        print(
+            f"task list first run (reads all {a.tasks:,} files)  {lcold * 1000:7.1f} ms   "
+            f"ratio {lcold / floor:5.2f}"
+        )
+        print(
+            f"task list median                {lwarm * 1000:7.1f} ms   ratio {lwarm / floor:5.2f} "
+            f"(target <= 10: {verdict(lwarm / floor <= 10)}); peak RSS {lrss / 1024:.1f} MB"
+        )
 
 
 if __name__ == "__main__":

@@ -46,7 +46,8 @@ def one(tmp: Path, n: int, *, timeout: bool) -> tuple[float, float]:
     pidfile, ready = tmp / f"pid{tag}", tmp / f"ready{tag}"
     task = {"id": "t", "objective": "o", "falsifier": "f", "validator": "true", "max_cost_usd": 0,
             "wall_clock_s": 1 if timeout else 600, "kill_condition": "k", "adapter": "probe",
-            "command": [sys.executable, str(SLEEPER), "--pidfile", str(pidfile), "--ready", str(ready)]}  # fmt: skip
+            "command": [sys.executable, str(SLEEPER), "--pidfile", str(pidfile),
+                        "--ready", str(ready)]}  # fmt: skip
     (room / "swarm" / "queue" / "t.json").write_text(json.dumps(task))
     proc = subprocess.Popen([*control_room_cmd(), "cycle"], env=bench_env(CONTROL_ROOM=str(room)),
                             stdout=subprocess.DEVNULL)  # fmt: skip
@@ -75,9 +76,11 @@ def main() -> None:
             runs = [one(Path(tmp), n, timeout=timeout) for n in range(a.runs)]
             dead = [r[0] for r in runs]
             done = [r[1] for r in runs]
-            print(f"{label:<9} group dead after median {statistics.median(dead):.2f}s, max {max(dead):.2f}s; "
-                  f"cycle exited after median {statistics.median(done):.2f}s "
-                  f"(target dead within 2 s: {'ok' if max(dead) <= 2 else 'MISSED'})")
+            print(
+                f"{label:<9} group dead after median {statistics.median(dead):.2f}s, max {max(dead):.2f}s; "
+                f"cycle exited after median {statistics.median(done):.2f}s "
+                f"(target dead within 2 s: {'ok' if max(dead) <= 2 else 'MISSED'})"
+            )
 
 
 if __name__ == "__main__":

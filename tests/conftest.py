@@ -79,9 +79,7 @@ def run() -> Callable[..., Result]:
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None) -> Result:
-        return runner.invoke(
-            cli, list(args), input=input, prog_name="control-room", catch_exceptions=False
-        )
+        return runner.invoke(cli, list(args), input=input, prog_name="control-room", catch_exceptions=False)
 
     return invoke
 

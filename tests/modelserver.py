@@ -79,7 +79,9 @@ class ModelServer:
         self._server = server
         self.port = server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
 
     def __enter__(self) -> ModelServer:
@@ -192,7 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if mode == "auth":
             self._json(401, {"type": "error", "error": {"type": "authentication_error",
-                                                        "message": "invalid api key", "code": 401}})  # fmt: skip
+                                                        "message": "invalid api key",
+                                                        "code": 401}})  # fmt: skip
             return True
         return False
 
@@ -252,8 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             block, stop, out = {"type": "text", "text": text}, "end_turn", _tokens(text)
         if not body.get("stream"):
-            self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [block],
-                             "stop_reason": stop, "stop_sequence": None,
+            self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
+                             "content": [block], "stop_reason": stop, "stop_sequence": None,
                              "usage": {"input_tokens": usage_in, "output_tokens": out}})  # fmt: skip
             return
         start = {**block, "input": {}} if tool else {"type": "text", "text": ""}
@@ -278,12 +281,17 @@ class _Handler(BaseHTTPRequestHandler):
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         done = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
         tool = self._call_tool(done)
-        cid, model, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", str(body.get("model") or self.ms.model), int(time.time())
+        cid, model, created = (
+            f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            str(body.get("model") or self.ms.model),
+            int(time.time()),
+        )
         text = self.ms.reply_for(_model_of(req))
         usage = {"prompt_tokens": _tokens(req.text), "completion_tokens": _tokens(text),
                  "total_tokens": _tokens(req.text) + _tokens(text)}  # fmt: skip
-        calls = [{"index": 0, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                  "function": {"name": tool.name, "arguments": json.dumps(tool.args)}}] if tool else None  # fmt: skip
+        calls = ([{"index": 0, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
+                   "function": {"name": tool.name, "arguments": json.dumps(tool.args)}}]
+                 if tool else None)  # fmt: skip
         finish = "tool_calls" if tool else "stop"
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": None if tool else text}
@@ -296,15 +304,16 @@ class _Handler(BaseHTTPRequestHandler):
 
         def chunk(delta: dict[str, Any], reason: str | None, **extra: Any) -> tuple[None, Any]:
             return None, {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                          "choices": [{"index": 0, "delta": delta, "finish_reason": reason}], **extra}  # fmt: skip
+                          "choices": [{"index": 0, "delta": delta, "finish_reason": reason}],
+                          **extra}  # fmt: skip
 
         events = [chunk({"role": "assistant", "content": ""}, None)]
         events.append(chunk({"tool_calls": calls}, None) if calls else chunk({"content": text}, None))
         events.append(chunk({}, finish))
         options = body.get("stream_options")
         if isinstance(options, dict) and options.get("include_usage"):
-            events.append((None, {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                                  "choices": [], "usage": usage}))  # fmt: skip
+            events.append((None, {"id": cid, "object": "chat.completion.chunk", "created": created,
+                                  "model": model, "choices": [], "usage": usage}))  # fmt: skip
         else:  # usage on the last chunk, as several servers do
             events[-1][1]["usage"] = usage
         events.append((None, "[DONE]"))
@@ -326,10 +335,12 @@ class _Handler(BaseHTTPRequestHandler):
                                     "arguments": json.dumps(tool.args), "status": "completed"}  # fmt: skip
         else:
             item = {"type": "message", "id": f"msg_{uuid.uuid4().hex[:12]}", "role": "assistant",
-                    "status": "completed", "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}  # fmt: skip
         base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": model}
         events: list[tuple[str | None, Any]] = [
-            ("response.created", {"type": "response.created", "response": {**base, "status": "in_progress", "output": []}}),
+            ("response.created", {"type": "response.created",
+                                  "response": {**base, "status": "in_progress", "output": []}}),
             ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
                                             "item": {**item, "status": "in_progress"}}),
         ]  # fmt: skip
@@ -347,7 +358,8 @@ class _Handler(BaseHTTPRequestHandler):
                                                 "part": {**part, "text": text}}),
             ]  # fmt: skip
         events += [
-            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0,
+                                           "item": item}),
             ("response.completed", {"type": "response.completed", "response": {
                 **base, "status": "completed", "output": [item], "usage": usage}}),
         ]  # fmt: skip
@@ -362,9 +374,12 @@ class _Handler(BaseHTTPRequestHandler):
         done = '"functionResponse"' in req.text
         tool = self._call_tool(done)
         text = self.ms.reply_for(_model_of(req))
-        part: dict[str, Any] = {"functionCall": {"name": tool.name, "args": tool.args}} if tool else {"text": text}
+        part: dict[str, Any] = (
+            {"functionCall": {"name": tool.name, "args": tool.args}} if tool else {"text": text}
+        )
         payload = {
-            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+            "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
+                            "index": 0}],
             "usageMetadata": {"promptTokenCount": _tokens(req.text), "candidatesTokenCount": _tokens(text),
                               "totalTokenCount": _tokens(req.text) + _tokens(text)},
             "modelVersion": self.ms.model,

@@ -352,4 +352,8 @@ def recount_agrees(cr: Callable[..., Any]) -> None:
     """`route recount` (through the installed command) finds ROUTES.md as the cycles left it:
     it computes from the ledger exactly what ``record_run`` wrote, run by run."""
     done = cr("route", "recount")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "ROUTES.md already agrees with the ledger\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        "ROUTES.md already agrees with the ledger\n",
+        "",
+    )

@@ -56,7 +56,10 @@ def test_anthropic_tool_call_then_reply_once_the_result_comes_back() -> None:
         assert first["stop_reason"] == "tool_use"
         (use,) = first["content"]
         assert (use["type"], use["name"], use["input"]) == ("tool_use", "write_file", TOOL.args)
-        result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "ok"}]}
+        result = {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "ok"}],
+        }
         second = json.loads(post(f"{s.url}/v1/messages", {"messages": [result]})[1])
         assert second["content"] == [{"type": "text", "text": REPORT}]
 
@@ -68,7 +71,10 @@ def test_chat_completions_stream_with_usage_and_a_tool_call() -> None:
         chunks = sse(post(f"{s.url}/v1/chat/completions", body)[1])
         assert chunks[-1] == "[DONE]" and chunks[-2]["usage"]["completion_tokens"] > 0
         call = chunks[1]["choices"][0]["delta"]["tool_calls"][0]
-        assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == ("write_file", TOOL.args)
+        assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == (
+            "write_file",
+            TOOL.args,
+        )
         assert chunks[2]["choices"][0]["finish_reason"] == "tool_calls"
         body["messages"].append({"role": "tool", "tool_call_id": call["id"], "content": "ok"})
         chunks = sse(post(f"{s.url}/v1/chat/completions", body)[1])
@@ -89,8 +95,15 @@ def test_responses_tool_call_is_a_function_call_item() -> None:
     with ModelServer(tool=TOOL) as s:
         events = sse(post(f"{s.url}/v1/responses", {"input": "go", "stream": True})[1])
         item = events[-1]["response"]["output"][0]
-        assert (item["type"], item["name"], json.loads(item["arguments"])) == ("function_call", "write_file", TOOL.args)
-        back = {"input": [{"type": "function_call_output", "call_id": item["call_id"], "output": "ok"}], "stream": True}
+        assert (item["type"], item["name"], json.loads(item["arguments"])) == (
+            "function_call",
+            "write_file",
+            TOOL.args,
+        )
+        back = {
+            "input": [{"type": "function_call_output", "call_id": item["call_id"], "output": "ok"}],
+            "stream": True,
+        }
         events = sse(post(f"{s.url}/v1/responses", back)[1])
         assert events[-1]["response"]["output"][0]["type"] == "message"
 
@@ -101,7 +114,9 @@ def test_gemini_generate_and_stream_and_count_tokens() -> None:
         assert body["candidates"][0]["content"]["parts"] == [{"text": REPORT}]
         (chunk,) = sse(post(f"{s.url}/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": []})[1])
         assert chunk["usageMetadata"]["candidatesTokenCount"] > 0
-        assert json.loads(post(f"{s.url}/v1beta/models/m:countTokens", {"contents": []})[1])["totalTokens"] > 0
+        assert (
+            json.loads(post(f"{s.url}/v1beta/models/m:countTokens", {"contents": []})[1])["totalTokens"] > 0
+        )
 
 
 def test_models_lists_the_model_in_both_shapes() -> None:

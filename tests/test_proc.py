@@ -23,14 +23,16 @@ def run(tmp_path: Path, argv: list[str], **kw) -> proc.Result:  # type: ignore[n
 
 
 def test_argv_is_never_a_shell_and_stdin_arrives(tmp_path: Path) -> None:
-    res = run(tmp_path, [PY, "-c", "import sys; print(sys.argv[1:]); print(sys.stdin.read())", "a; rm -rf /", "$HOME"],
+    res = run(tmp_path, [PY, "-c", "import sys; print(sys.argv[1:]); print(sys.stdin.read())",
+                         "a; rm -rf /", "$HOME"],
               stdin=b"the prompt\nline two")  # fmt: skip
     assert res.ok and res.exit_code == 0
     assert (tmp_path / "out").read_text() == "['a; rm -rf /', '$HOME']\nthe prompt\nline two\n"
 
 
 def test_capture_is_capped_and_the_cut_noted_without_blocking_the_child(tmp_path: Path) -> None:
-    res = run(tmp_path, [PY, "-c", "import sys; sys.stdout.write('x' * 5_000_000); print('done', file=sys.stderr)"],
+    res = run(tmp_path, [PY, "-c",
+                         "import sys; sys.stdout.write('x' * 5_000_000); print('done', file=sys.stderr)"],
               cap_bytes=1000)  # fmt: skip
     assert res.exit_code == 0
     assert (tmp_path / "out").read_bytes() == b"x" * 1000
@@ -62,7 +64,8 @@ def test_output_streams_to_disk_while_the_child_runs(tmp_path: Path) -> None:
 
 def test_a_time_out_kills_the_whole_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
-    code = ("import subprocess, sys, time; c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); "
+    code = ("import subprocess, sys, time; "
+            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); "
             f"open({str(pidfile)!r}, 'w').write(str(c.pid)); time.sleep(300)")  # fmt: skip
     pgids: list[int] = []
     res = run(tmp_path, [PY, "-c", code], timeout_s=1.5, on_start=pgids.append)

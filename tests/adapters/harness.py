@@ -46,7 +46,7 @@ def long_prompt() -> str:
         f"{n:03d}. Step with 'single' and \"double\" quotes, $HOME, `ticks`, a \\ and ; | & > <"
         for n in range(1, 301)
     )
-    return f"# Brief\n\nid: {TASK_ID}\nobjective: make it \"faster\"\n{MARKER}\n\n{body}\n\nEnd of brief.\n"
+    return f'# Brief\n\nid: {TASK_ID}\nobjective: make it "faster"\n{MARKER}\n\n{body}\n\nEnd of brief.\n'
 
 
 @dataclass
@@ -106,13 +106,16 @@ def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: f
     env = spec.adapter.env(inv, env)
     argv = spec.adapter.command(inv)
     result = proc.run(argv, cwd=inv.workdir, env=env, stdin=spec.adapter.stdin(inv), timeout_s=timeout_s,
-                      stdout_path=tmp_path / f"{mode}.stdout", stderr_path=tmp_path / f"{mode}.stderr")  # fmt: skip
+                      stdout_path=tmp_path / f"{mode}.stdout",
+                      stderr_path=tmp_path / f"{mode}.stderr")  # fmt: skip
     stdout = result.stdout.path.read_text(encoding="utf-8", errors="replace")
     stderr = result.stderr.path.read_text(encoding="utf-8", errors="replace")
     named = spec.adapter.outputs(inv)
     if named:
         assert inv.results is not None
-        files = {n: (inv.results / n).read_text(encoding="utf-8") for n in named if (inv.results / n).exists()}
+        files = {
+            n: (inv.results / n).read_text(encoding="utf-8") for n in named if (inv.results / n).exists()
+        }
         outcome = spec.adapter.read(result, stdout, stderr, files)
     else:
         outcome = spec.adapter.read(result, stdout, stderr)
@@ -164,7 +167,7 @@ def check_argv(spec: Spec, inv: Invocation, logged: dict[str, Any]) -> None:
         assert inv.prompt not in arg and MARKER not in arg and f"id: {TASK_ID}" not in arg, arg
     assert not bypass_in(argv[: len(argv) - len(spec.extra_args)]), argv
     if spec.extra_args:
-        assert argv[-len(spec.extra_args):] == spec.extra_args
+        assert argv[-len(spec.extra_args) :] == spec.extra_args
     if spec.adapter.prompt_via == "stdin":
         assert logged["stdin"] == inv.prompt
     else:

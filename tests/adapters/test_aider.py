@@ -9,11 +9,18 @@ from harness import SCENARIOS, Spec, check, invocation
 from control_room.adapters.aider import Aider, unwrap
 from control_room.adapters.base import Setup
 
-SPEC = Spec(Aider(), extra_args=["--map-tokens", "0"], input_tokens=4200, output_tokens=512, cost_usd=0.0042,
-            error_exit=0)
+SPEC = Spec(
+    Aider(),
+    extra_args=["--map-tokens", "0"],
+    input_tokens=4200,
+    output_tokens=512,
+    cost_usd=0.0042,
+    error_exit=0,
+)
 URL = "http://127.0.0.1:9/v1"
 LOCAL = Spec(Aider(), model="openai/qwen", setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY"),
-             env={"GATEWAY_KEY": "k-4"}, input_tokens=4200, output_tokens=512, cost_usd=0.0042, error_exit=0)  # fmt: skip
+             env={"GATEWAY_KEY": "k-4"}, input_tokens=4200, output_tokens=512, cost_usd=0.0042,
+             error_exit=0)  # fmt: skip
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -29,9 +36,24 @@ def test_contract_with_a_local_model(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "aider", "--message-file", str(inv.brief), "--yes-always", "--no-auto-commits", "--no-check-update",
-        "--analytics-disable", "--no-show-model-warnings", "--no-show-release-notes", "--no-gitignore",
-        "--no-pretty", "--no-fancy-input", "--no-git", "--model", "test-model", "--map-tokens", "0"]
+        "aider",
+        "--message-file",
+        str(inv.brief),
+        "--yes-always",
+        "--no-auto-commits",
+        "--no-check-update",
+        "--analytics-disable",
+        "--no-show-model-warnings",
+        "--no-show-release-notes",
+        "--no-gitignore",
+        "--no-pretty",
+        "--no-fancy-input",
+        "--no-git",
+        "--model",
+        "test-model",
+        "--map-tokens",
+        "0",
+    ]
 
 
 def test_outside_a_git_repository_it_creates_none(tmp_path):

@@ -11,7 +11,8 @@ from control_room.proc import Result, Stream
 
 SPEC = Spec(Claude(), extra_args=["--max-turns", "3"], input_tokens=1200, output_tokens=345, cost_usd=0.0123)
 GATEWAY = Spec(Claude(), setup=Setup(base_url="http://127.0.0.1:9", api_key_env="GATEWAY_KEY", isolated=True),
-               env={"GATEWAY_KEY": "sk-from-the-env"}, input_tokens=1200, output_tokens=345, cost_usd=0.0123)  # fmt: skip
+               env={"GATEWAY_KEY": "sk-from-the-env"}, input_tokens=1200, output_tokens=345,
+               cost_usd=0.0123)  # fmt: skip
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -27,7 +28,15 @@ def test_contract_through_a_gateway(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "claude", "-p", "--output-format", "json", "--model", "test-model", "--max-turns", "3"]
+        "claude",
+        "-p",
+        "--output-format",
+        "json",
+        "--model",
+        "test-model",
+        "--max-turns",
+        "3",
+    ]
 
 
 def test_by_default_the_environment_is_the_users_own(tmp_path):
@@ -44,8 +53,8 @@ def test_a_gateway_setup_sets_the_endpoint_the_key_the_home_and_no_retries(tmp_p
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
     assert env["ANTHROPIC_API_KEY"] == "sk-from-the-env"
     assert env["CLAUDE_CODE_MAX_RETRIES"] == "0"
-    assert (env["DISABLE_TELEMETRY"], env["DISABLE_AUTOUPDATER"], env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]) == (
-        "1", "1", "1")  # fmt: skip
+    assert (env["DISABLE_TELEMETRY"], env["DISABLE_AUTOUPDATER"],
+            env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"]) == ("1", "1", "1")  # fmt: skip
     assert run.files == {}  # nothing in the state folder but what claude writes there itself
 
 
@@ -59,7 +68,9 @@ def test_an_isolated_local_model_without_a_key_gets_the_placeholder(tmp_path):
 def test_an_endpoint_down_is_quoted_as_the_cause(tmp_path):
     run = execute(GATEWAY, invocation(tmp_path, GATEWAY), tmp_path, "down")
     assert run.result.exit_code == 1
-    assert run.outcome.error == "claude exited 1 (API error or max turns reached): API Error: Connection refused"
+    assert (
+        run.outcome.error == "claude exited 1 (API error or max turns reached): API Error: Connection refused"
+    )
 
 
 @pytest.mark.slow  # waits out a 1 s wall clock
@@ -84,7 +95,8 @@ def test_a_failure_without_json_quotes_the_text(stdout, stderr, cause):
 
 def test_a_json_array_of_events_is_read():
     stdout = ('[{"type":"system","subtype":"init"},{"type":"result","subtype":"success","is_error":false,'
-              '"result":"DECISION: x","usage":{"input_tokens":5,"output_tokens":2},"total_cost_usd":0.5}]')  # fmt: skip
+              '"result":"DECISION: x","usage":{"input_tokens":5,"output_tokens":2},'
+              '"total_cost_usd":0.5}]')  # fmt: skip
     out = Claude().read(Result(["claude"], 0, 0.1, NULL, NULL), stdout, "")
     assert (out.ok, out.final_message, out.input_tokens, out.output_tokens, out.cost_usd) == (
         True, "DECISION: x", 5, 2, 0.5)  # fmt: skip

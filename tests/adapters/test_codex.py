@@ -9,8 +9,13 @@ from control_room.adapters.base import Setup
 from control_room.adapters.codex import Codex
 from control_room.proc import Result, Stream
 
-SPEC = Spec(Codex(), extra_args=["-s", "workspace-write"], input_tokens=2400, output_tokens=410,
-            extra={"cached_input_tokens": 1000, "reasoning_output_tokens": 64})
+SPEC = Spec(
+    Codex(),
+    extra_args=["-s", "workspace-write"],
+    input_tokens=2400,
+    output_tokens=410,
+    extra={"cached_input_tokens": 1000, "reasoning_output_tokens": 64},
+)
 URL = "http://127.0.0.1:9/v1"
 ISOLATED = Spec(Codex(), setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
                 env={"GATEWAY_KEY": "sk-x"}, input_tokens=2400, output_tokens=410)  # fmt: skip
@@ -32,8 +37,18 @@ def test_contract_through_a_gateway(spec, scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "codex", "exec", "--skip-git-repo-check", "--json", "-C", str(inv.workdir), "-m", "test-model",
-        "-", "-s", "workspace-write"]
+        "codex",
+        "exec",
+        "--skip-git-repo-check",
+        "--json",
+        "-C",
+        str(inv.workdir),
+        "-m",
+        "test-model",
+        "-",
+        "-s",
+        "workspace-write",
+    ]
 
 
 def test_isolated_the_provider_is_in_its_own_config_toml(tmp_path):

@@ -28,7 +28,8 @@ def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
         "copilot", "-C", str(inv.workdir), "--output-format", "json",
-        "--usage-output-file", str(tmp_path / "results" / "copilot-usage.json"), "-p", SPEC.adapter.pointer(inv),
+        "--usage-output-file", str(tmp_path / "results" / "copilot-usage.json"),
+        "-p", SPEC.adapter.pointer(inv),
         "--model", "test-model", "--add-dir", "/tmp"]  # fmt: skip
     assert SPEC.adapter.outputs(inv) == ("copilot-usage.json",)
 

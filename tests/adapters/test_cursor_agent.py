@@ -16,5 +16,16 @@ def test_contract(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "cursor-agent", "--print", "--output-format", "json", "--trust", "--workspace", str(inv.workdir),
-        "--model", "test-model", SPEC.adapter.pointer(inv), "--mode", "ask"]
+        "cursor-agent",
+        "--print",
+        "--output-format",
+        "json",
+        "--trust",
+        "--workspace",
+        str(inv.workdir),
+        "--model",
+        "test-model",
+        SPEC.adapter.pointer(inv),
+        "--mode",
+        "ask",
+    ]

@@ -10,8 +10,14 @@ from control_room.adapters.base import Setup
 from control_room.adapters.gemini import Gemini
 from control_room.proc import Result, Stream
 
-SPEC = Spec(Gemini(), extra_args=["--approval-mode", "auto_edit"], input_tokens=3100, output_tokens=425,
-            extra={"models": ["gemini-2.5-flash-lite", "gemini-2.5-pro"]}, error_exit=41)
+SPEC = Spec(
+    Gemini(),
+    extra_args=["--approval-mode", "auto_edit"],
+    input_tokens=3100,
+    output_tokens=425,
+    extra={"models": ["gemini-2.5-flash-lite", "gemini-2.5-pro"]},
+    error_exit=41,
+)
 URL = "http://127.0.0.1:9"
 ISOLATED = Spec(Gemini(), setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
                 env={"GATEWAY_KEY": "k-1"}, input_tokens=3100, output_tokens=425, error_exit=41)  # fmt: skip
@@ -31,7 +37,15 @@ def test_contract_through_a_gateway(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "gemini", "-o", "json", "--skip-trust", "-m", "test-model", "--approval-mode", "auto_edit"]
+        "gemini",
+        "-o",
+        "json",
+        "--skip-trust",
+        "-m",
+        "test-model",
+        "--approval-mode",
+        "auto_edit",
+    ]
 
 
 def test_isolated_its_settings_select_the_key_and_one_attempt(tmp_path):
@@ -44,7 +58,11 @@ def test_isolated_its_settings_select_the_key_and_one_attempt(tmp_path):
         "security": {"auth": {"selectedType": "gemini-api-key"}},
     }
     env = run.log[0]["env"]
-    assert (env["HOME"], env["GOOGLE_GEMINI_BASE_URL"], env["GEMINI_API_KEY"]) == (str(tmp_path / "state"), URL, "k-1")
+    assert (env["HOME"], env["GOOGLE_GEMINI_BASE_URL"], env["GEMINI_API_KEY"]) == (
+        str(tmp_path / "state"),
+        URL,
+        "k-1",
+    )
 
 
 def test_a_base_url_without_isolation_meets_the_users_settings(tmp_path):
@@ -57,8 +75,8 @@ def test_a_base_url_without_isolation_meets_the_users_settings(tmp_path):
     run = execute(spec, invocation(tmp_path, spec), tmp_path, "success")
     assert run.outcome.error == (
         "gemini exited 41 (authentication): Invalid auth method selected.; set security.auth.selectedType: "
-        '"gemini-api-key" in its settings.json (~/.gemini/), or isolated: true in CONTROL.md adapters.gemini, '
-        "which writes it"
+        '"gemini-api-key" in its settings.json (~/.gemini/), or isolated: true in CONTROL.md '
+        "adapters.gemini, which writes it"
     )
 
 
@@ -72,8 +90,10 @@ def test_an_endpoint_down_exits_after_one_attempt_quoting_it(tmp_path):
 def test_without_isolation_an_endpoint_down_retries_until_the_wall_clock(tmp_path):
     run = execute(SPEC, invocation(tmp_path, SPEC), tmp_path, "down", timeout_s=1)
     assert run.result.timed_out
-    assert run.outcome.error == "the agent was killed at its 1s time limit; its last line: " + ATTEMPT.replace(
-        "Attempt 1", "Attempt 3")  # fmt: skip
+    assert run.outcome.error == (
+        "the agent was killed at its 1s time limit; its last line: "
+        + ATTEMPT.replace("Attempt 1", "Attempt 3")
+    )
 
 
 def test_the_node_warning_is_never_the_cause():

@@ -25,7 +25,15 @@ def test_contract_through_a_gateway(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "kimi", "--quiet", "-w", str(inv.workdir), "-m", "test-model", "--max-steps-per-turn", "20"]
+        "kimi",
+        "--quiet",
+        "-w",
+        str(inv.workdir),
+        "-m",
+        "test-model",
+        "--max-steps-per-turn",
+        "20",
+    ]
 
 
 def test_a_connection_error_quotes_stdout_not_the_resume_line(tmp_path):
@@ -36,7 +44,13 @@ def test_a_connection_error_quotes_stdout_not_the_resume_line(tmp_path):
 def test_a_gateway_is_a_config_file_of_its_own_and_the_key_stays_in_the_environment(tmp_path):
     run = check(GATEWAY, "success", tmp_path)
     state = tmp_path / "state"
-    assert run.log[0]["argv"] == ["--quiet", "-w", str(tmp_path / "work dir"), "--config-file", str(state / "config.toml")]
+    assert run.log[0]["argv"] == [
+        "--quiet",
+        "-w",
+        str(tmp_path / "work dir"),
+        "--config-file",
+        str(state / "config.toml"),
+    ]
     assert run.files == {"config.toml": (
         "# written by control-room before each run, from CONTROL.md adapters.kimi\n"
         'default_model = "control-room"\n'

@@ -8,10 +8,17 @@ from harness import SCENARIOS, Spec, check, invocation
 from control_room.adapters.base import Setup
 from control_room.adapters.opencode import Opencode
 
-SPEC = Spec(Opencode(), extra_args=["--agent", "build"], input_tokens=2500, output_tokens=350, cost_usd=0.375,
-            extra={"cache_read_tokens": 30})
+SPEC = Spec(
+    Opencode(),
+    extra_args=["--agent", "build"],
+    input_tokens=2500,
+    output_tokens=350,
+    cost_usd=0.375,
+    extra={"cache_read_tokens": 30},
+)
 URL = "http://127.0.0.1:9/v1"
-LOCAL = Spec(Opencode(), model="qwen2.5-coder:7b", setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
+LOCAL = Spec(Opencode(), model="qwen2.5-coder:7b",
+             setup=Setup(base_url=URL, api_key_env="GATEWAY_KEY", isolated=True),
              env={"GATEWAY_KEY": "k-5"}, input_tokens=2500, output_tokens=350, cost_usd=0.375)  # fmt: skip
 
 
@@ -28,8 +35,17 @@ def test_contract_with_a_local_model(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "opencode", "run", "--dir", str(inv.workdir), "--format", "json", "-m", "test-model",
-        "--agent", "build"]
+        "opencode",
+        "run",
+        "--dir",
+        str(inv.workdir),
+        "--format",
+        "json",
+        "-m",
+        "test-model",
+        "--agent",
+        "build",
+    ]
 
 
 def test_a_local_model_is_a_provider_of_its_own_config(tmp_path):

@@ -60,7 +60,9 @@ OUTPUT = st.lists(LINES, max_size=6).map("\n".join) | VALUES.map(lambda v: json.
        code=st.sampled_from([None, 0, 1, 2, 41, 75, 130]))  # fmt: skip
 def test_read_is_total(name, stdout, stderr, code):
     null = Stream(Path("/dev/null"))
-    result = Result(argv=[name], exit_code=code, duration_s=0.1, stdout=null, stderr=null, timed_out=code is None)
+    result = Result(
+        argv=[name], exit_code=code, duration_s=0.1, stdout=null, stderr=null, timed_out=code is None
+    )
     outcome = adapters.get(name).read(result, stdout, stderr)
     assert isinstance(outcome, Outcome)
     assert isinstance(outcome.final_message, str)
@@ -100,8 +102,8 @@ OUTPUT_ONLY = {"kimi": {"COLUMNS": "100000"}}
 def test_without_a_setup_no_adapter_touches_the_environment_or_writes_a_file(name, tmp_path):
     from control_room.adapters.base import Invocation
 
-    inv = Invocation(task={"id": "t", "command": ["true"]}, prompt="p", brief=tmp_path / "b", workdir=tmp_path,
-                     settings={"command_argv": ["x"]})  # fmt: skip
+    inv = Invocation(task={"id": "t", "command": ["true"]}, prompt="p", brief=tmp_path / "b",
+                     workdir=tmp_path, settings={"command_argv": ["x"]})  # fmt: skip
     adapter = adapters.get(name)
     env = {"HOME": "/home/me", "PATH": "/bin", "OPENAI_API_KEY": "mine"}
     assert adapter.env(inv, dict(env)) == {**env, **OUTPUT_ONLY.get(name, {})}

@@ -46,7 +46,11 @@ def test_json_lists_every_adapter(run: Run, empty_path: None) -> None:
         assert by_name[name]["binary"] == adapter_class(name).binary
         assert by_name[name]["note"] == adapter_class(name).install
     for name in BUILT_IN:
-        assert (by_name[name]["binary"], by_name[name]["installed"], by_name[name]["path"]) == (None, True, None)
+        assert (by_name[name]["binary"], by_name[name]["installed"], by_name[name]["path"]) == (
+            None,
+            True,
+            None,
+        )
     for name in set(ADAPTERS) - BUILT_IN:
         assert (by_name[name]["installed"], by_name[name]["path"]) == (False, None), name
 
@@ -101,39 +105,50 @@ def with_fakes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
 
 
-def test_check_says_ok_through_the_fake_and_logs_it(run: Run, inside, with_fakes: None,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_check_says_ok_through_the_fake_and_logs_it(
+    run: Run, inside, with_fakes: None, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("GATEWAY_KEY", "a-key")
     set_adapters(inside.root, {"claude": {"base_url": "http://127.0.0.1:9/", "api_key_env": "GATEWAY_KEY",
                                           "model": "m1", "isolated": True}})  # fmt: skip
     result = run("adapters", "--check", "claude")
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout.startswith("claude        OK    answered (m1) in ")
-    assert result.stdout.endswith(", tokens 1200/345: Done; here is my report. DECISION: fake claude finished task\n")
+    assert result.stdout.endswith(
+        ", tokens 1200/345: Done; here is my report. DECISION: fake claude finished task\n"
+    )
     tail = (inside.ledger.read_text().splitlines())[-1]
     assert "| adapter-check |" in tail and "| claude | ok | 0.0123 |" in tail
     assert (inside.cr / ".adapters" / "claude").is_dir()  # its isolated home, as in a cycle
 
 
-def test_check_names_what_is_wrong_and_exits_14(run: Run, inside, with_fakes: None,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_check_names_what_is_wrong_and_exits_14(
+    run: Run, inside, with_fakes: None, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("FAKE_AGENT_MODE", "down")
     set_adapters(inside.root, {"claude": {"base_url": "http://127.0.0.1:9", "isolated": True},
-                               "codex": {"base_url": "http://127.0.0.1:9/v1", "api_key_env": "UNSET_KEY_X"}})  # fmt: skip
+                               "codex": {"base_url": "http://127.0.0.1:9/v1",
+                                         "api_key_env": "UNSET_KEY_X"}})  # fmt: skip
     monkeypatch.delenv("UNSET_KEY_X", raising=False)
     claude = run("adapters", "--check", "claude")
     assert claude.exit_code == 14
-    assert claude.stdout == "claude        FAIL  claude exited 1 (API error or max turns reached): API Error: Connection refused\n"
+    assert claude.stdout == (
+        "claude        FAIL  claude exited 1 (API error or max turns reached): "
+        "API Error: Connection refused\n"
+    )
     codex = run("adapters", "--check", "codex")
     assert (codex.exit_code, codex.stdout) == (14, (
-        "codex         FAIL  CONTROL.md: adapters.codex.api_key_env names UNSET_KEY_X, which is not set in this "
-        "environment\n"))  # fmt: skip
+        "codex         FAIL  CONTROL.md: adapters.codex.api_key_env names UNSET_KEY_X, "
+        "which is not set in this environment\n"))  # fmt: skip
     assert [e for e in events(inside.ledger) if e == "adapter-check"] == ["adapter-check"] * 2
 
 
 def test_check_without_a_name_checks_what_is_installed_or_set_up(run: Run, inside, empty_path: None) -> None:  # type: ignore[no-untyped-def]
     result = run("adapters", "--check")
-    assert (result.exit_code, result.stdout) == (14, "no agent CLI is installed here (control-room adapters lists them)\n")
+    assert (result.exit_code, result.stdout) == (
+        14,
+        "no agent CLI is installed here (control-room adapters lists them)\n",
+    )
 
 
 def test_check_of_an_unknown_adapter_and_name_without_check(run: Run, inside) -> None:  # type: ignore[no-untyped-def]

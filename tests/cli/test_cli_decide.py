@@ -75,7 +75,10 @@ def test_done_on_a_queued_task_names_its_folder(run: Run, inside: Room) -> None:
     before = snapshot(inside.root)
     result = run("done", "q")
     assert (result.exit_code, result.stdout) == (errors.CONFLICT, "")
-    assert result.stderr == "Error: cannot mark Done q: it is in swarm/queue/, not in swarm/done/ or swarm/to-test/\n"
+    assert (
+        result.stderr
+        == "Error: cannot mark Done q: it is in swarm/queue/, not in swarm/done/ or swarm/to-test/\n"
+    )
     assert snapshot(inside.root) == before
 
 
@@ -112,7 +115,8 @@ def test_a_gated_task_waits_for_approval_then_runs(run: Run, inside: Room) -> No
     for _ in range(3):
         held = run("cycle")
         assert (held.exit_code, held.stdout) == (
-            errors.OK, "nothing to do: 1 queued task not ready: g waits for gate gpu: `control-room approve g`\n",
+            errors.OK,
+            "nothing to do: 1 queued task not ready: g waits for gate gpu: `control-room approve g`\n",
         )  # fmt: skip
     assert where(inside, "g") == ["queue"]
     assert events(inside.ledger).count("gpu-approval-needed") == 1  # logged once, not per cycle
@@ -132,7 +136,12 @@ def test_a_gated_task_waits_for_approval_then_runs(run: Run, inside: Room) -> No
     assert {k: approvals[0][k] for k in ("task", "gate", "by")} == {"task": "g", "gate": "gpu", "by": "alice"}
     assert re.fullmatch(TIME, approvals[0]["at"])
     line = last_line(inside)
-    assert (line.event, line.task, line.outcome, line.detail) == ("approve", "g", "approved", "gate gpu by alice")
+    assert (line.event, line.task, line.outcome, line.detail) == (
+        "approve",
+        "g",
+        "approved",
+        "gate gpu by alice",
+    )
 
     again = run("approve", "g")
     assert (again.exit_code, again.stdout) == (0, "nothing to approve: g's gates are approved already\n")

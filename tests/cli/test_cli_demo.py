@@ -16,21 +16,31 @@ from control_room import errors
 from control_room.room.layout import Room
 
 CYCLE_LINES = [
-    (r"cycle 1: passed: sieve-1 \(round 1; agent exit 0 in [\d.]+s; report ok; validator passed; "
-     r"prompt \d+ B [^;]*\)"),
-    (r"cycle 2: passed: confirm-after-sieve \(round 1; agent exit 0 in [\d.]+s; report ok; validator passed; "
-     r"prompt \d+ B [^;]*\)"),
-    (r"cycle 3: failed: memo-1 \(validator exited 1: count_primes\(10000\) = 1229 in [\d.]+ ms "
-     r"\(budget 50 ms\)\); back in the queue for round 2 of 2"),
-    (r"cycle 4: failed: memo-1 \(validator exited 1: count_primes\(10000\) = 1229 in [\d.]+ ms "
-     r"\(budget 50 ms\)\); parked for a person \(swarm/parked/\)"),
+    (
+        r"cycle 1: passed: sieve-1 \(round 1; agent exit 0 in [\d.]+s; report ok; validator passed; "
+        r"prompt \d+ B [^;]*\)"
+    ),
+    (
+        r"cycle 2: passed: confirm-after-sieve \(round 1; agent exit 0 in [\d.]+s; report ok; "
+        r"validator passed; prompt \d+ B [^;]*\)"
+    ),
+    (
+        r"cycle 3: failed: memo-1 \(validator exited 1: count_primes\(10000\) = 1229 in [\d.]+ ms "
+        r"\(budget 50 ms\)\); back in the queue for round 2 of 2"
+    ),
+    (
+        r"cycle 4: failed: memo-1 \(validator exited 1: count_primes\(10000\) = 1229 in [\d.]+ ms "
+        r"\(budget 50 ms\)\); parked for a person \(swarm/parked/\)"
+    ),
     r"cycle 5: nothing to do: 1 rejected \(see swarm/rejected/\)",  # c-ext-1, on the killed route
 ]
 
 
 def cr(exe: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
-    done = subprocess.run([exe, *args], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [exe, *args], check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -55,10 +65,15 @@ def test_the_demo_runs_to_the_end(demo: tuple[Path, subprocess.CompletedProcess[
     assert lines[1:6] == cycles  # the cycle lines come right after the first line, in order
 
 
-def test_the_demo_leaves_every_task_where_it_belongs(demo: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+def test_the_demo_leaves_every_task_where_it_belongs(
+    demo: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     root, _ = demo
     swarm = root / "swarm"
-    listing = {s: sorted(os.listdir(swarm / s)) for s in ("queue", "running", "done", "parked", "rejected", "cancelled")}
+    listing = {
+        s: sorted(os.listdir(swarm / s))
+        for s in ("queue", "running", "done", "parked", "rejected", "cancelled")
+    }
     assert listing == {
         "queue": [],
         "running": [],
@@ -113,7 +128,10 @@ def test_the_demo_in_an_empty_folder_with_a_relative_path(exe: str, tmp_path: Pa
     done = cr(exe, "demo", "empty", cwd=tmp_path)
     assert done.returncode == errors.OK, done.stderr
     assert done.stdout.startswith(f"demo room: {tmp_path / 'empty'}\n")
-    assert sorted(os.listdir(tmp_path / "empty" / "swarm" / "done")) == ["confirm-after-sieve.json", "sieve-1.json"]
+    assert sorted(os.listdir(tmp_path / "empty" / "swarm" / "done")) == [
+        "confirm-after-sieve.json",
+        "sieve-1.json",
+    ]
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly(exe: str, tmp_path: Path) -> None:
@@ -133,7 +151,7 @@ def test_after_the_demo_the_views_say_what_status_says(
 ) -> None:
     root, _ = demo
     status = json.loads(cr(exe, "--room", str(root), "status", "--json", cwd=root.parent).stdout)
-    assert status["tasks"] == {"queue": 0, "running": 0, "passed": 0, "to-test": 0, "done": 2, "parked": 1, "rejected": 2,
-                               "cancelled": 0}  # fmt: skip
+    assert status["tasks"] == {"queue": 0, "running": 0, "passed": 0, "to-test": 0, "done": 2, "parked": 1,
+                               "rejected": 2, "cancelled": 0}  # fmt: skip
     assert status["ledger_lines"] == len(events(root / "control-room" / "LEDGER.md"))
     assert_views_agree(Room(root), status)

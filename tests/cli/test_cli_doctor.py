@@ -269,7 +269,9 @@ def test_a_dead_claim_warns_and_fix_recovers_it_as_a_cycle_would(run: Run, insid
 def test_a_live_claim_is_left_alone(run: Run, inside: Room) -> None:
     queue(inside, "t1")
     swarm.move(inside, "t1", "queue", "running")
-    claims.write_claim(inside, "t1", {"pid": os.getpid(), "host": claims.host(inside), "slot": 0, "deadline": 2e9})
+    claims.write_claim(
+        inside, "t1", {"pid": os.getpid(), "host": claims.host(inside), "slot": 0, "deadline": 2e9}
+    )
     fd = claims.take_slot(inside, 1)
     assert fd is not None
     try:
@@ -516,8 +518,10 @@ def test_a_schedule_that_stopped_firing_is_a_warning(
     monkeypatch.setattr("control_room.dispatch.doctor_tools.time.time", lambda: later)
     (warn,) = lines(run("doctor"))["schedule"]
     assert warn.startswith("WARN schedule  launchd every 1h installed, but a cycle last ran at 20")
-    assert warn.endswith("more than three periods ago; check that the scheduler runs (`systemctl status cron`, "
-                         "`launchctl list`, `systemctl --user list-timers`) and read control-room/cycle.log")
+    assert warn.endswith(
+        "more than three periods ago; check that the scheduler runs (`systemctl status cron`, "
+        "`launchctl list`, `systemctl --user list-timers`) and read control-room/cycle.log"
+    )
 
 
 def test_a_clone_without_the_merge_drivers_is_a_warning(cr, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -527,14 +531,18 @@ def test_a_clone_without_the_merge_drivers_is_a_warning(cr, tmp_path: Path) -> N
     env = {**cr.env, "CONTROL_ROOM": str(root)}
 
     def merge_line() -> str:
-        done = subprocess.run([cr.exe, "doctor"], env=env, cwd=root, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [cr.exe, "doctor"], env=env, cwd=root, capture_output=True, text=True, timeout=120
+        )
         return next(ln for ln in done.stdout.splitlines() if " merge-drivers " in ln)
 
     assert merge_line() == (
         "WARN merge-drivers  this clone's git config lacks control-room-ledger, control-room-routes, "
         "control-room-view: a pull where both sides changed those files conflicts; `control-room init` "
         "registers them (once per clone: git does not copy its config)")  # fmt: skip
-    assert subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
+    assert (
+        subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
+    )
     assert merge_line() == (
         "OK   merge-drivers  LEDGER.md, ROUTES.md and the views merge with control-room-ledger, "
         "control-room-routes, control-room-view")  # fmt: skip
@@ -544,9 +552,11 @@ def test_a_clone_without_the_merge_drivers_is_a_warning(cr, tmp_path: Path) -> N
     (room.cr / ".gitattributes").write_text("LEDGER.md merge=control-room-ledger\n")
     assert merge_line() == (
         "WARN merge-drivers  control-room/.gitattributes lacks `ROUTES.md merge=control-room-routes`, "
-        "`CURRENT_CONTEXT.md merge=control-room-view`, `DIGEST.md merge=control-room-view` (a room made before "
-        "the drivers: git's text merge conflicts, or `merge=union` duplicates lines); delete "
-        "control-room/.gitattributes and run `control-room init` again")  # fmt: skip
+        "`CURRENT_CONTEXT.md merge=control-room-view`, `DIGEST.md merge=control-room-view` "
+        "(a room made before the drivers: git's text merge conflicts, or `merge=union` duplicates lines); "
+        "delete control-room/.gitattributes and run `control-room init` again")  # fmt: skip
     (room.cr / ".gitattributes").unlink()  # the fix it names
-    assert subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
+    assert (
+        subprocess.run([cr.exe, "init", str(root)], env=env, capture_output=True, timeout=120).returncode == 0
+    )
     assert merge_line().startswith("OK   merge-drivers  ")

@@ -271,7 +271,16 @@ def test_a_session_in_which_the_views_agree_with_status_after_each_command(run: 
     drop(inside, "junk.json", "{oops")  # a hand-dropped file, rejected by the next listing
     assert run("task", "list").exit_code == 0
     data = agree(run, inside)
-    assert data["tasks"] == {"queue": 0, "running": 0, "passed": 0, "to-test": 0, "done": 0, "parked": 1, "rejected": 2, "cancelled": 1}
+    assert data["tasks"] == {
+        "queue": 0,
+        "running": 0,
+        "passed": 0,
+        "to-test": 0,
+        "done": 0,
+        "parked": 1,
+        "rejected": 2,
+        "cancelled": 1,
+    }
     assert events(inside.ledger).count("reject") == 2 and events(inside.ledger).count("park") == 2
 
 

@@ -31,7 +31,8 @@ def test_a_hold_logged_today_under_its_old_name_is_not_logged_again(run: Run, in
     cache.save(inside.cache / "holds", {"g": f"GPU_APPROVAL_NEEDED {today()}", "b": f"BUDGET_HOLD {today()}"})
     result = run("cycle")
     assert (result.exit_code, result.stdout) == (
-        errors.OK, "nothing to do: 2 queued tasks not ready: b waits for the daily budget: $0.00 used or reserved "
+        errors.OK,
+        "nothing to do: 2 queued tasks not ready: b waits for the daily budget: $0.00 used or reserved "
         "+ $50.00 > $10.00; g waits for gate gpu: `control-room approve g`\n",
     )  # fmt: skip
     assert events(inside.ledger) == ["init"]  # both were logged today already, by their old names

@@ -42,7 +42,8 @@ def parent(run: Run, inside: Room) -> Room:
 
 def test_fanout_writes_a_child_per_slice_and_the_parent_waits_as_gather_step(run: Run, parent: Room) -> None:
     result = run("task", "fanout", "fmt", *THREE,
-                 "--owns-of", "parser=src/parse.py, tests/test_parse.py", "--owns-of", "Docs page=docs/format.md",
+                 "--owns-of", "parser=src/parse.py, tests/test_parse.py",
+                 "--owns-of", "Docs page=docs/format.md",
                  "--validator-of", "docs page=test -f docs/format.md")  # fmt: skip
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
@@ -65,7 +66,8 @@ def test_fanout_writes_a_child_per_slice_and_the_parent_waits_as_gather_step(run
     assert all(c.pop("created") for c in children.values())
     assert children == {
         "fmt-parser": {"id": "fmt-parser", "objective": "write the parser",
-                       "brief": "Parser: write the parser", "owns": ["src/parse.py", "tests/test_parse.py"], **inherited},
+                       "brief": "Parser: write the parser", "owns": ["src/parse.py", "tests/test_parse.py"],
+                       **inherited},
         "fmt-printer": {"id": "fmt-printer", "objective": "write the printer",
                         "brief": "Printer: write the printer", **inherited},
         "fmt-docs-page": {"id": "fmt-docs-page", "objective": "document the format",

@@ -72,8 +72,18 @@ def test_no_findings_in_a_fresh_room(run: Run, inside: Room) -> None:
     ok(run("findings"), "no findings\n")
     result = run("findings", "--json")
     assert (result.exit_code, result.stderr) == (0, "")
-    assert json.loads(result.stdout) == {"death_loops": [], "unsupported_claims": [], "unsupported_total": 0, "escalated": []}
-    assert list(json.loads(result.stdout)) == ["death_loops", "unsupported_claims", "unsupported_total", "escalated"]
+    assert json.loads(result.stdout) == {
+        "death_loops": [],
+        "unsupported_claims": [],
+        "unsupported_total": 0,
+        "escalated": [],
+    }
+    assert list(json.loads(result.stdout)) == [
+        "death_loops",
+        "unsupported_claims",
+        "unsupported_total",
+        "escalated",
+    ]
 
 
 def test_a_death_loop_is_listed_with_its_ledger_lines_until_resumed(run: Run, inside: Room) -> None:

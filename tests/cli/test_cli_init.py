@@ -136,7 +136,9 @@ def test_init_puts_back_a_lost_ledger_header_and_logs_it(run: Run, tmp_path: Pat
     room.ledger.write_text(whole.replace(HEADER + "\n", ""))
     dry = run("init", "--dry-run", "r")
     assert dry.exit_code == 0
-    assert dry.stdout.startswith("would restore  control-room/LEDGER.md (its header)\nfile AGENTS.md exists already (")
+    assert dry.stdout.startswith(
+        "would restore  control-room/LEDGER.md (its header)\nfile AGENTS.md exists already ("
+    )
     assert room.ledger.read_text() == whole.replace(HEADER + "\n", "")  # a dry run writes nothing
     result = run("init", "r")
     assert (result.exit_code, result.stderr) == (0, "")

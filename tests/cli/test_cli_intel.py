@@ -64,7 +64,9 @@ def test_list_state_and_json(run: Run, inside: Room) -> None:
 def test_list_refuses_an_unknown_state_filter(run: Run, inside: Room) -> None:
     result = run("lever", "list", "--state", "maybe")
     assert (result.exit_code, result.stdout) == (2, "")
-    assert "Invalid value for '--state': 'maybe' is not one of 'untested', 'pending', 'killed'." in result.stderr
+    assert (
+        "Invalid value for '--state': 'maybe' is not one of 'untested', 'pending', 'killed'." in result.stderr
+    )
 
 
 def test_list_an_empty_page(run: Run, inside: Room) -> None:
@@ -79,7 +81,10 @@ def test_add_appends_a_row_and_logs_it(run: Run, inside: Room) -> None:
     levers(inside).write_text(PAGE)
     ok(run("lever", "add", "mmap", "--title", "Memory-map the input", "--because", "saves a copy"),
        "added lever mmap (untested)  intelligence/levers.md:9\n")  # fmt: skip
-    assert levers(inside).read_text() == HEAD + CACHE + SIMD + "| mmap | untested | Memory-map the input | saves a copy |\n" + NOTE
+    assert (
+        levers(inside).read_text()
+        == HEAD + CACHE + SIMD + "| mmap | untested | Memory-map the input | saves a copy |\n" + NOTE
+    )
     assert events(inside.ledger) == ["init", "lever-add"]
 
 
@@ -106,14 +111,21 @@ def test_set_rewrites_one_row_and_keeps_the_rest_of_the_page(run: Run, inside: R
        "lever simd: pending -> killed  intelligence/levers.md:8\n")  # fmt: skip
     ok(run("lever", "set", "cache-input", "pending"),
        "lever cache-input: untested -> pending  intelligence/levers.md:7\n")  # fmt: skip
-    ok(run("lever", "set", "cache-input", "pending"), "lever cache-input: still pending  intelligence/levers.md:7\n")
+    ok(
+        run("lever", "set", "cache-input", "pending"),
+        "lever cache-input: still pending  intelligence/levers.md:7\n",
+    )
     assert levers(inside).read_text() == (
-        HEAD + CACHE.replace("untested", "pending")
-        + "| simd | killed | Port the hot loop to SIMD | no gain over 5 runs (task simd-1) |\n" + NOTE
+        HEAD
+        + CACHE.replace("untested", "pending")
+        + "| simd | killed | Port the hot loop to SIMD | no gain over 5 runs (task simd-1) |\n"
+        + NOTE
     )
     assert events(inside.ledger) == ["init", "lever-set", "lever-set", "lever-set"]
-    ok(run("lever", "list", "--state", "killed"),
-       "killed    simd  Port the hot loop to SIMD  (because: no gain over 5 runs (task simd-1))\n")  # fmt: skip
+    ok(
+        run("lever", "list", "--state", "killed"),
+        "killed    simd  Port the hot loop to SIMD  (because: no gain over 5 runs (task simd-1))\n",
+    )
 
 
 def test_a_kill_needs_a_reason(run: Run, inside: Room) -> None:
@@ -146,8 +158,12 @@ def test_a_broken_row_is_named_while_other_rows_stay_editable(run: Run, inside: 
     ok(run("lever", "add", "mmap", "--title", "Memory-map the input"),
        "added lever mmap (untested)  intelligence/levers.md:10\n")  # fmt: skip
     assert levers(inside).read_text() == (
-        HEAD + CACHE + SIMD.replace("pending", "untested") + "| typo | maybe | Typed by hand | b |\n"
-        + "| mmap | untested | Memory-map the input |  |\n" + NOTE
+        HEAD
+        + CACHE
+        + SIMD.replace("pending", "untested")
+        + "| typo | maybe | Typed by hand | b |\n"
+        + "| mmap | untested | Memory-map the input |  |\n"
+        + NOTE
     )
     error(run("lever", "list"), 4, message)
     ok(run("lever", "set", "typo", "pending"), "lever typo: maybe -> pending  intelligence/levers.md:9\n")
@@ -167,8 +183,10 @@ def test_branch_works_like_lever_on_its_own_page(run: Run, room: Room) -> None:
        "branch beam-8: untested -> killed  intelligence/branches.md:15\n")  # fmt: skip
     ok(run("--room", str(room.root), "branch", "list", "--state", "killed"),
        "killed    beam-8  Beam search of width 8  (because: worse than greedy (task beam-1))\n")  # fmt: skip
-    assert (room.root / "intelligence" / "branches.md").read_text().endswith(
-        "| beam-8 | killed | Beam search of width 8 | worse than greedy (task beam-1) |\n"
+    assert (
+        (room.root / "intelligence" / "branches.md")
+        .read_text()
+        .endswith("| beam-8 | killed | Beam search of width 8 | worse than greedy (task beam-1) |\n")
     )
     assert events(room.ledger) == ["init", "branch-add", "branch-set"]
     listed = json.loads(run("lever", "list", "--json", *where).stdout)
@@ -189,7 +207,7 @@ def test_add_and_set_refresh_the_current_context_at_the_edge(room: Room, run: Ca
 
 def test_outside_a_room(run: Run, tmp_path: Path) -> None:
     for args in (("lever",), ("branch", "add", "x", "--title", "t"), ("lever", "set", "x", "pending")):
-        error(run(*args), 3, no_room_error(tmp_path)[len("Error: "):-1])
+        error(run(*args), 3, no_room_error(tmp_path)[len("Error: ") : -1])
 
 
 def test_the_two_groups_are_identical_but_for_their_names() -> None:

@@ -26,6 +26,8 @@ def demo_room(tmp_path_factory: pytest.TempPathFactory, exe: str) -> Path:
 
 @pytest.mark.parametrize("argv", LISTINGS, ids=lambda a: " ".join(a))
 def test_json_is_one_document(exe: str, demo_room: Path, argv: list[str]) -> None:
-    done = subprocess.run([exe, "--room", str(demo_room), *argv, "--json"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [exe, "--room", str(demo_room), *argv, "--json"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert isinstance(json.loads(done.stdout), (dict, list))

@@ -76,7 +76,8 @@ def test_a_failing_notifier_is_logged_and_changes_nothing_else(cr, room: Room, t
     assert len(told(out)) == 1
     (line,) = entries(room, "notify")
     assert line.outcome == "failed" and line.detail.endswith(
-        "(park): the notifier exited 3: the webhook answered 500")
+        "(park): the notifier exited 3: the webhook answered 500"
+    )
     assert cr("cycle").returncode == 0 and len(told(out)) == 1  # tried once, never again
 
 

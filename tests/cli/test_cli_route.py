@@ -200,7 +200,10 @@ def test_show_a_route_known_only_by_its_tombstone(run: Run, inside: Room) -> Non
 
 def test_show_says_when_the_tombstone_cannot_be_read(run: Run, inside: Room) -> None:
     tomb(inside, "broke").write_text(BROKEN_TOMB)
-    ok(run("route", "show", "broke"), f"tasks: none\ntombstone: unreadable: {tomb(inside, 'broke')}: {YAML_ERROR}\n")
+    ok(
+        run("route", "show", "broke"),
+        f"tasks: none\ntombstone: unreadable: {tomb(inside, 'broke')}: {YAML_ERROR}\n",
+    )
     result = run("route", "show", "broke", "--json")
     assert json.loads(result.stdout)["tombstone_problem"] == f"{tomb(inside, 'broke')}: {YAML_ERROR}"
 
@@ -424,7 +427,9 @@ def test_recount_puts_back_the_cycles_cells_from_the_ledger_and_writes_no_ledger
     right = inside.routes.read_text()
     ok(run("route", "recount"), "ROUTES.md already agrees with the ledger\n")
     assert inside.routes.read_text() == right
-    inside.routes.write_text(right.replace("| r1 | alive | first | 2 | 0 | fail t2 ", "| r1 | alive | first | 5 | 3 | pass t9 "))
+    inside.routes.write_text(
+        right.replace("| r1 | alive | first | 2 | 0 | fail t2 ", "| r1 | alive | first | 5 | 3 | pass t9 ")
+    )
     lines = data_lines(inside.ledger)
     ok(run("route", "recount"), "recounted from the ledger: r1\n")
     assert inside.routes.read_text() == right

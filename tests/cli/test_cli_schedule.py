@@ -64,7 +64,8 @@ def test_the_cron_entry_is_a_marked_block(run: Run, inside: Room) -> None:
     fields, command = split_cron(lines[2])
     assert fields == ["*/30", "*", "*", "*", "*"]
     q = shlex.quote
-    expected = [f"cd {q(root)} && PATH={q(once(os.environ['PATH']))} {shlex.join([*argv, *cycle_words(inside)])}"
+    expected = [f"cd {q(root)} && PATH={q(once(os.environ['PATH']))} "
+                f"{shlex.join([*argv, *cycle_words(inside)])}"
                 for argv in starters()]  # fmt: skip
     assert command in expected
 
@@ -172,7 +173,9 @@ def test_launchd_plist(run: Run, inside: Room, _home: Path) -> None:
     assert plist["StartInterval"] == 900
     args = plist["ProgramArguments"]
     assert args[-5:] == cycle_words(inside) and args[:-5] in starters()
-    assert plist["StandardErrorPath"] == str(inside.cr / "cycle.stderr.log") and "StandardOutPath" not in plist
+    assert (
+        plist["StandardErrorPath"] == str(inside.cr / "cycle.stderr.log") and "StandardOutPath" not in plist
+    )
     assert plist["WorkingDirectory"] == str(inside.root)
     assert plist["EnvironmentVariables"]["PATH"] == once(os.environ["PATH"])
     assert plist["Label"].startswith("dev.control-room.room.")
@@ -327,7 +330,8 @@ def test_launchd_install_without_launchctl(run: Run, inside: Room, _home: Path) 
     assert again.stdout.startswith(f"replaced launchd: {path}, every 2h, 1 cycle per firing\n")
     assert list(path.parent.iterdir()) == [path]
     assert ledger_details(inside, "schedule-install") == [
-        f"launchd: {path}, every 1h, 1 cycle per firing", f"launchd: {path}, every 2h, 1 cycle per firing"]  # fmt: skip
+        f"launchd: {path}, every 1h, 1 cycle per firing",
+        f"launchd: {path}, every 2h, 1 cycle per firing"]  # fmt: skip
     removed = run("schedule", "--launchd", "--uninstall")
     assert (removed.exit_code, removed.stdout) == (0, f"removed launchd: {path}\n")
     assert not path.exists() and path.parent.exists()
@@ -423,7 +427,8 @@ def test_status_of_one_kind(run: Run, inside: Room, _home: Path, monkeypatch: py
     first = run("schedule", "--status", "--systemd")
     assert (first.exit_code, first.stderr) == (0, "")
     assert first.stdout == (
-        f"schedule of {inside.root}\nsystemd  not installed\nlast cycle: none in the ledger\nlast log line: none\n"
+        f"schedule of {inside.root}\nsystemd  not installed\n"
+        "last cycle: none in the ledger\nlast log line: none\n"
     )
     run("schedule", "--systemd", "--every", "2h", "--install")
     _, timer = install.unit_paths(inside)
@@ -476,7 +481,8 @@ def test_schedule_needs_a_scheduler(run: Run, inside: Room) -> None:
      (["--status", "--parallel", "2"],
       "--every and --parallel describe an entry to print or install: --status takes neither"),
      (["--cron", "--parallel", "0"], "Invalid value for '--parallel': 0 is not in the range x>=1."),
-     (["--cron", "--every", "soon"], "Invalid value for --every: not a duration: 'soon' (try 90, 90s, 30m, 1h)")],
+     (["--cron", "--every", "soon"],
+      "Invalid value for --every: not a duration: 'soon' (try 90, 90s, 30m, 1h)")],
 )  # fmt: skip
 def test_usage_refusals(run: Run, inside: Room, args: list[str], message: str) -> None:
     result = run("schedule", *args)

@@ -58,11 +58,9 @@ def test_status_json(run: Run, inside: Room) -> None:
                           "control_error", "spend_today_usd", "ledger_lines", "findings", "held",
                           "waiting", "running", "merging", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
-    assert data["stop"].startswith("STOP created ") and data["stop"].endswith(
-        " by tester reason: checking"
-    )
-    assert data["tasks"] == {"queue": 1, "running": 0, "passed": 0, "to-test": 0, "done": 0, "parked": 0, "rejected": 0,
-                             "cancelled": 0}  # fmt: skip
+    assert data["stop"].startswith("STOP created ") and data["stop"].endswith(" by tester reason: checking")
+    assert data["tasks"] == {"queue": 1, "running": 0, "passed": 0, "to-test": 0, "done": 0, "parked": 0,
+                             "rejected": 0, "cancelled": 0}  # fmt: skip
     assert (data["routes"], data["daily_budget_usd"], data["control_error"]) == ({}, 10.0, None)
     assert (data["spend_today_usd"], data["ledger_lines"], data["findings"]) == (0.0, 3, 0)
     assert data["waiting"] == []  # t1 is ready

@@ -89,7 +89,10 @@ def test_a_bad_host_is_a_usage_error_and_nothing_is_written(run: Run, inside: Ro
 
 def test_a_host_is_kept_even_when_the_room_has_no_remote(run: Run, inside: Room) -> None:
     done = run("sync", "--host", "m7")  # the tests' CONTROL_ROOM_WRITER is "tester"
-    said = "host id: m7 (control-room/.host)\n  but CONTROL_ROOM_WRITER is set here: while it is, this shell writes as tester\n"
+    said = (
+        "host id: m7 (control-room/.host)\n"
+        "  but CONTROL_ROOM_WRITER is set here: while it is, this shell writes as tester\n"
+    )
     assert (done.exit_code, done.stdout) == (errors.INVALID, said)
     assert done.stderr.startswith(f"Error: {inside.control} sets no remote: ")
     assert (inside.cr / ".host").read_text() == "m7\n"

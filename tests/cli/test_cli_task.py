@@ -77,7 +77,11 @@ def test_add_refuses_a_bad_id(run: Run, inside: Room) -> None:
 def test_add_refuses_an_existing_id(run: Run, inside: Room) -> None:
     run("task", "add", "--id", "t1", *ADD_ARGS)
     result = run("task", "add", "--id", "t1", *ADD_ARGS)
-    assert (result.exit_code, result.stderr) == (4, "Error: task refused: task t1 exists already (swarm/queue/t1.json); ids are unique: give this one a new id\n")
+    assert (result.exit_code, result.stderr) == (
+        4,
+        "Error: task refused: task t1 exists already (swarm/queue/t1.json); "
+        "ids are unique: give this one a new id\n",
+    )
 
 
 def test_add_a_bad_duration_is_a_usage_error(run: Run, inside: Room) -> None:
@@ -121,8 +125,7 @@ def test_add_over_max_queued_writes_nothing(run: Run, inside: Room) -> None:
     result = run("task", "add", "--id", "t3", *ADD_ARGS)
     assert (result.exit_code, result.stdout) == (8, "")
     assert result.stderr == (
-        "Error: task refused: the queue is full (2 tasks, CONTROL.md max_queued 2); "
-        "nothing was written\n"
+        "Error: task refused: the queue is full (2 tasks, CONTROL.md max_queued 2); nothing was written\n"
     )
     assert queued(inside) == ["t1.json", "t2.json"]
     assert inside.ledger.read_bytes() == ledger_before
@@ -264,8 +267,10 @@ def test_show_a_rejected_task_shows_its_reason(run: Run, inside: Room) -> None:
         '{"id": "vibe", "objective": "make it better"}\n'
         f"\nwhy (vibe.json.reason):\n{reason.rstrip()}\n"
     )
-    assert "- missing required fields: falsifier, validator, max_cost_usd, wall_clock_s, " \
+    assert (
+        "- missing required fields: falsifier, validator, max_cost_usd, wall_clock_s, "
         "kill_condition\n" in reason
+    )
     as_json = json.loads(run("task", "show", "vibe", "--json").stdout)
     assert (as_json["state"], as_json["reason"], as_json["task"]) == (
         "rejected", reason, {"id": "vibe", "objective": "make it better"},

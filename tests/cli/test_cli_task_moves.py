@@ -103,7 +103,12 @@ def test_park_from_the_queue_writes_the_reason(run: Run, inside: Room) -> None:
     assert re.fullmatch(rf"Parked by a person at {TIME}\.\n\nwaiting for the new benchmark\n", reason)
     assert events(inside.ledger) == ["init", "park"]
     line = last_line(inside)
-    assert (line.task, line.route, line.outcome, line.detail) == ("q", "r1", "parked", "waiting for the new benchmark")
+    assert (line.task, line.route, line.outcome, line.detail) == (
+        "q",
+        "r1",
+        "parked",
+        "waiting for the new benchmark",
+    )
     assert run("cycle").stdout == "nothing to do: the queue is empty\n"  # parked never runs
 
 
@@ -155,7 +160,11 @@ def test_cancel_from_parked_takes_the_reason_along(run: Run, parked: Room) -> No
 def test_cancel_from_rejected(run: Run, rejected: Room) -> None:
     n = len(data_lines(rejected.ledger))
     result = run("task", "cancel", "t", "--reason", "a vibe")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "cancelled t (was in swarm/rejected/)\n", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (
+        0,
+        "cancelled t (was in swarm/rejected/)\n",
+        "",
+    )
     assert files(rejected, "rejected") == []  # the task and its reason both left
     assert files(rejected, "cancelled") == ["t.json", "t.reason"]
     reason = (rejected.state_dir("cancelled") / "t.reason").read_text()
@@ -170,8 +179,10 @@ def test_cancel_twice_is_a_conflict(run: Run, inside: Room) -> None:
     again = run("task", "cancel", "q")
     assert (again.exit_code, again.stderr) == (
         errors.CONFLICT,
-        ("Error: cannot cancel q: it is in swarm/cancelled/, not in swarm/queue/ or swarm/parked/ "
-         "or swarm/rejected/\n"),
+        (
+            "Error: cannot cancel q: it is in swarm/cancelled/, not in swarm/queue/ or swarm/parked/ "
+            "or swarm/rejected/\n"
+        ),
     )
     assert events(inside.ledger).count("cancel") == 1
 
@@ -212,5 +223,8 @@ def test_cancel_of_a_running_task_points_at_stop(run: Run, exe: str, inside: Roo
 def test_moves_of_an_unknown_task(run: Run, inside: Room) -> None:
     for verb in ("retry", "park", "cancel"):
         result = run("task", verb, "nope")
-        assert (result.exit_code, result.stderr) == (errors.NOT_FOUND, f"Error: no task nope in {inside.swarm}\n")
+        assert (result.exit_code, result.stderr) == (
+            errors.NOT_FOUND,
+            f"Error: no task nope in {inside.swarm}\n",
+        )
     assert events(inside.ledger) == ["init"]

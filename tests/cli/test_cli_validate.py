@@ -46,10 +46,7 @@ def test_invalid_file(tmp_path: Path) -> None:
     result = validate_cli(str(path))
     assert result.exit_code == 4
     assert result.stdout == ""
-    assert result.stderr == (
-        f"{path}:3: header 'why:' is not uppercase (write WHY:)\n"
-        f"{path}:5: {NO_LABEL}\n"
-    )
+    assert result.stderr == (f"{path}:3: header 'why:' is not uppercase (write WHY:)\n{path}:5: {NO_LABEL}\n")
 
 
 def test_no_report(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from control_room.cli import cli
 Run = Callable[..., Result]
 
 
-def walk(cmd: click.Command, path: tuple[str, ...], ctx: click.Context) -> Iterator[
-    tuple[tuple[str, ...], click.Command]
-]:
+def walk(
+    cmd: click.Command, path: tuple[str, ...], ctx: click.Context
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
     yield path, cmd
     if isinstance(cmd, click.Group):
         for name in cmd.list_commands(ctx):

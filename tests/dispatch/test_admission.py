@@ -38,15 +38,16 @@ def test_add_refuses_an_existing_id_in_any_state(room: Room) -> None:
     (room.state_dir("done") / "t1.json").write_text(json.dumps(task("t1")))
     with pytest.raises(InvalidError) as err:
         admission.add(room, settings.load(room), task("t1"))
-    assert str(err.value) == "task refused: task t1 exists already (swarm/done/t1.json); ids are unique: give this one a new id"
+    assert (
+        str(err.value)
+        == "task refused: task t1 exists already (swarm/done/t1.json); ids are unique: give this one a new id"
+    )
 
 
 def test_add_refuses_a_cost_above_the_gate(room: Room) -> None:
     with pytest.raises(InvalidError) as err:
         admission.add(room, settings.load(room), task("t1", max_cost_usd=2.5))
-    assert str(err.value) == (
-        "task refused: max_cost_usd 2.5 is above CONTROL.md max_task_cost_usd 2.0"
-    )
+    assert str(err.value) == ("task refused: max_cost_usd 2.5 is above CONTROL.md max_task_cost_usd 2.0")
 
 
 def test_add_refuses_when_the_queue_is_full(room: Room) -> None:
@@ -69,7 +70,10 @@ def test_add_refuses_when_the_queue_is_full(room: Room) -> None:
         ({"adapter": "nope"}, "task refused: unknown adapter 'nope' (valid: "),
         ({"role": "wizard"}, "task refused: role 'wizard' has no prompt: "),
         ({"command": None}, "task refused: task t: `command` (the probe runs it) is missing"),
-        ({"extra_args": ["--yolo"]}, "task refused: extra_args given but CONTROL.md allow_extra_args is false"),
+        (
+            {"extra_args": ["--yolo"]},
+            "task refused: extra_args given but CONTROL.md allow_extra_args is false",
+        ),
     ],
 )
 def test_task_add_refuses_what_a_cycle_would_refuse(room: Room, fields: dict[str, Any], message: str) -> None:
@@ -91,7 +95,10 @@ def test_a_queued_file_with_an_id_that_exists_elsewhere_is_rejected(room: Room) 
     assert cycle.cycle(room).code == errors.OK  # nothing ran
     assert swarm.locate(room, "twice")[0] == "done"
     reason = (room.state_dir("rejected") / "twice.json.reason").read_text()
-    assert "- task twice exists already (swarm/done/twice.json); ids are unique: give this one a new id\n" in reason
+    assert (
+        "- task twice exists already (swarm/done/twice.json); ids are unique: give this one a new id\n"
+        in reason
+    )
 
 
 def test_env_allow_limits_what_the_agent_sees(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,11 +112,15 @@ def test_env_allow_limits_what_the_agent_sees(room: Room, monkeypatch: pytest.Mo
     assert out == "['CONTROL_ROOM', 'CONTROL_ROOM_TASK', 'PATH']\n"
 
 
-def test_allowed_extra_args_reach_the_agent_last(room: Room, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_allowed_extra_args_reach_the_agent_last(
+    room: Room, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    room.control.write_text(room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true"))
+    room.control.write_text(
+        room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true")
+    )
     queue(room, "bypass", adapter="claude", command=None, extra_args=["--permission-mode", "acceptEdits"])
     cycle.cycle(room)
     (call,) = [json.loads(line) for line in log.read_text().splitlines()]
@@ -158,12 +169,17 @@ def test_a_task_in_the_queue_is_not_taken_by_itself_but_a_new_one_is(room: Room)
     assert admission.admit(room, t, admission.Stage.QUEUED) is None  # its own file is no clash
     with pytest.raises(admission.Refused) as err:
         admission.admit(room, t, admission.Stage.NEW, settings.load(room))
-    assert str(err.value) == "task t1 exists already (swarm/queue/t1.json); ids are unique: give this one a new id"
+    assert (
+        str(err.value)
+        == "task t1 exists already (swarm/queue/t1.json); ids are unique: give this one a new id"
+    )
 
 
 def test_the_plan_takes_the_tasks_choice_then_the_roles_then_the_settings(room: Room) -> None:
     role = room.root / "agents" / "engineer.md"
-    role.write_text("---\nadapter: command\nmodel: role-model\ncommand_argv: [my-agent, '{brief}']\n---\nbody\n")
+    role.write_text(
+        "---\nadapter: command\nmodel: role-model\ncommand_argv: [my-agent, '{brief}']\n---\nbody\n"
+    )
     s = settings.load(room).replace(default_model="room-model")
     t = {k: v for k, v in task("t1").items() if k != "command"}
     plan = admission.admit(room, t, admission.Stage.RUN, s)
@@ -176,7 +192,9 @@ def test_the_plan_takes_the_tasks_choice_then_the_roles_then_the_settings(room: 
     assert admission.resolve(room, s, t).model == "room-model"
 
 
-def test_env_allow_still_passes_the_variable_a_setup_names(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_allow_still_passes_the_variable_a_setup_names(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GATEWAY_KEY", "k")
     monkeypatch.setenv("OTHER", "o")
     s = settings.load(room).replace(env_allow=["PATH"])
@@ -192,18 +210,29 @@ URL = "http://127.0.0.1:9/v1"
 def test_a_setup_is_control_mds_overridden_key_by_key_by_the_role(room: Room) -> None:
     s = settings.load(room).replace(
         default_model="room-model",
-        adapters={"codex": {"base_url": URL, "api_key_env": "GATEWAY_KEY", "model": "qwen", "isolated": True}},
+        adapters={
+            "codex": {"base_url": URL, "api_key_env": "GATEWAY_KEY", "model": "qwen", "isolated": True}
+        },
     )
     t = {k: v for k, v in task("t1", adapter="codex").items() if k != "command"}
     plan = admission.resolve(room, s, t)
     assert (plan.setup.base_url, plan.setup.api_key_env, plan.setup.model, plan.setup.isolated) == (
         URL, "GATEWAY_KEY", "qwen", True)  # fmt: skip
-    assert (plan.model, plan.setup_where, plan.state) == ("qwen", "CONTROL.md", room.cr / ".adapters" / "codex")
+    assert (plan.model, plan.setup_where, plan.state) == (
+        "qwen",
+        "CONTROL.md",
+        room.cr / ".adapters" / "codex",
+    )
     assert admission.resolve(room, s, {**t, "model": "task-model"}).model == "task-model"  # the task's wins
     (room.root / "agents" / "reviewer.md").write_text(
-        "---\nadapters: {codex: {base_url: 'http://10.0.0.2/v1', isolated: false}}\n---\nReview.\n")
+        "---\nadapters: {codex: {base_url: 'http://10.0.0.2/v1', isolated: false}}\n---\nReview.\n"
+    )
     plan = admission.resolve(room, s, {**t, "role": "reviewer"})
-    assert (plan.setup.base_url, plan.setup.api_key_env, plan.setup.isolated) == ("http://10.0.0.2/v1", "GATEWAY_KEY", False)
+    assert (plan.setup.base_url, plan.setup.api_key_env, plan.setup.isolated) == (
+        "http://10.0.0.2/v1",
+        "GATEWAY_KEY",
+        False,
+    )
     assert (plan.setup_where, plan.state) == ("agents/reviewer.md", room.cr / ".adapters" / "codex@reviewer")
     plan = admission.resolve(room, s, {**t, "adapter": "claude"})  # no setup: the user's own login
     assert (plan.setup.given(), plan.state, plan.model) == ([], None, "room-model")
@@ -213,14 +242,14 @@ def test_a_setup_is_control_mds_overridden_key_by_key_by_the_role(room: Room) ->
     ("front", "message"),
     [
         ("adapters: {codex: {base_ur: x}}",
-         "agents/engineer.md: adapters: codex: unknown setting 'base_ur' (known: base_url, api_key_env, model, "
-         "isolated); fix agents/engineer.md"),
+         "agents/engineer.md: adapters: codex: unknown setting 'base_ur' "
+         "(known: base_url, api_key_env, model, isolated); fix agents/engineer.md"),
         ("adapters: {codex: {api_key_env: GATEWAY_KEY}}",
-         "agents/engineer.md: adapters.codex: api_key_env needs a base_url: codex takes it as the key of that "
-         "endpoint; fix agents/engineer.md"),
+         "agents/engineer.md: adapters.codex: api_key_env needs a base_url: codex takes it as the key "
+         "of that endpoint; fix agents/engineer.md"),
         ("adapters: {probe: {isolated: true}}",
-         "agents/engineer.md: adapters.probe: the probe adapter does not act on isolated (it takes: none); fix "
-         "agents/engineer.md"),
+         "agents/engineer.md: adapters.probe: the probe adapter does not act on isolated (it takes: none); "
+         "fix agents/engineer.md"),
     ],
 )  # fmt: skip
 def test_a_roles_setup_that_cannot_work_is_the_rooms_fault(room: Room, front: str, message: str) -> None:
@@ -235,4 +264,6 @@ def test_a_roles_setup_for_no_adapter_is_named(room: Room) -> None:
     (room.root / "agents" / "engineer.md").write_text("---\nadapters: {claud: {isolated: true}}\n---\nbody\n")
     with pytest.raises(errors.RoomInvalidError) as err:
         admission.resolve(room, settings.load(room), task("t1"))
-    assert str(err.value).startswith("room invalid: agents/engineer.md: adapters: 'claud' is not an adapter (known: aider, ")
+    assert str(err.value).startswith(
+        "room invalid: agents/engineer.md: adapters: 'claud' is not an adapter (known: aider, "
+    )

@@ -55,13 +55,18 @@ def test_slots_are_taken_one_each_until_none_is_free(room: Room) -> None:
 
 def test_why_a_claim_is_dead(room: Room) -> None:
     here = claims.host(room)
-    assert claims.why_dead(room, None, 60, mine=None) == "it has no claim file (its cycle died while claiming)"
+    assert (
+        claims.why_dead(room, None, 60, mine=None) == "it has no claim file (its cycle died while claiming)"
+    )
     alive = {"host": here, "pid": os.getpid(), "slot": 3, "deadline": time.time() + 600}
     held = lock.take(room.cr / ".slot-3.lock")  # its cycle (this process) holds slot 3
     assert held is not None
     try:
         assert claims.why_dead(room, alive, 60, mine=None) is None
-        assert claims.why_dead(room, alive, 60, mine=3) == "its slot 3 is ours now, so the cycle that held it is gone"
+        assert (
+            claims.why_dead(room, alive, 60, mine=3)
+            == "its slot 3 is ours now, so the cycle that held it is gone"
+        )
     finally:
         os.close(held)
     gone = {**alive, "pid": 2**22 + 12345}
@@ -73,7 +78,9 @@ def test_why_a_claim_is_dead(room: Room) -> None:
 
 def test_a_claim_whose_slot_is_free_is_dead(room: Room) -> None:
     claim = {"host": claims.host(room), "pid": os.getpid(), "slot": 4, "deadline": time.time() + 600}
-    assert claims.why_dead(room, claim, 60, mine=None) == "its slot 4 is free, so the cycle that held it is gone"
+    assert (
+        claims.why_dead(room, claim, 60, mine=None) == "its slot 4 is free, so the cycle that held it is gone"
+    )
 
 
 def test_sweep_removes_only_claims_whose_task_left(room: Room) -> None:

@@ -189,4 +189,6 @@ def test_a_check_raising_a_room_error_is_a_fail_naming_it(room: Room) -> None:
 
     check = Check("broken", broken)
     [(_, findings)] = doctor.examine(doctor.context(room), (check,))
-    assert [f.line() for f in findings] == ["FAIL broken  could not check: x.md: line 2: front matter is not valid YAML"]
+    assert [f.line() for f in findings] == [
+        "FAIL broken  could not check: x.md: line 2: front matter is not valid YAML"
+    ]

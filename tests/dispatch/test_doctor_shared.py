@@ -16,7 +16,9 @@ def shared_lines(m: Machine) -> list[str]:
 
 def test_a_shared_clone_says_its_remote_and_host(exe: str, tmp_path: Path) -> None:
     _, (m1,) = shared_room(tmp_path, exe, ["m1"], [])
-    assert shared_lines(m1) == ["OK   shared  shared through origin (main) as host m1 (from CONTROL_ROOM_WRITER)"]
+    assert shared_lines(m1) == [
+        "OK   shared  shared through origin (main) as host m1 (from CONTROL_ROOM_WRITER)"
+    ]
 
 
 def test_two_clones_with_one_host_id_are_found_out(exe: str, tmp_path: Path) -> None:
@@ -34,11 +36,13 @@ def test_two_clones_with_one_host_id_are_found_out(exe: str, tmp_path: Path) -> 
         lines = shared_lines(twin)
         assert lines[0] == "OK   shared  shared through origin (main) as host m1 (from CONTROL_ROOM_WRITER)"
         assert lines[1] == (
-            "WARN shared  the remote shows live claims of host m1 that this clone did not make (t001): another "
-            "clone uses the same host id, and each takes the other's claims for its own; give each clone its own: "
-            "`control-room sync --host NAME`"
+            "WARN shared  the remote shows live claims of host m1 that this clone did not make (t001): "
+            "another clone uses the same host id, and each takes the other's claims for its own; "
+            "give each clone its own: `control-room sync --host NAME`"
         )
-        assert shared_lines(m1) == ["OK   shared  shared through origin (main) as host m1 (from CONTROL_ROOM_WRITER)"]
+        assert shared_lines(m1) == [
+            "OK   shared  shared through origin (main) as host m1 (from CONTROL_ROOM_WRITER)"
+        ]
     finally:
         cycle.terminate()
         cycle.wait(timeout=60)

@@ -45,16 +45,15 @@ def test_scan_rejects_each_bad_file_and_keeps_the_valid_one(room: Room) -> None:
     assert [t.id for t in listed] == ["good"]
     assert sorted(os.listdir(room.state_dir("queue"))) == ["good.json"]
     rejected = room.state_dir("rejected")
-    assert sorted(os.listdir(rejected)) == sorted(
-        [*BAD_FILES, *(f"{n}.reason" for n in BAD_FILES)]
-    )
+    assert sorted(os.listdir(rejected)) == sorted([*BAD_FILES, *(f"{n}.reason" for n in BAD_FILES)])
     for name, (content, why) in BAD_FILES.items():
         expected = content if isinstance(content, str) else json.dumps(content)
         assert (rejected / name).read_text() == expected  # moved untouched
         reason = (rejected / f"{name}.reason").read_text().split("\n")
         assert reason[0].startswith(f"Rejected from swarm/queue/{name} at ")
         assert reason[1:] == ["", f"- {why}", "",
-                              "Fix the file and move it back into swarm/queue/, or delete it.", ""]  # fmt: skip
+                              "Fix the file and move it back into swarm/queue/, or delete it.",
+                              ""]  # fmt: skip
     new = [parse(line) for line in data_lines(room.ledger)[before:]]
     assert sorted(e.detail for e in new) == sorted(  # type: ignore[union-attr]
         f"swarm/queue/{n} -> swarm/rejected/{n}: {why}" for n, (_, why) in BAD_FILES.items()
@@ -80,9 +79,7 @@ def test_a_huge_number_is_rejected_not_a_crash(room: Room) -> None:
     assert "- wall_clock_s must be a number of seconds > 0\n" in reason
 
 
-def test_scan_uses_its_index_and_rereads_a_changed_file(
-    room: Room, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_scan_uses_its_index_and_rereads_a_changed_file(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
     for k in range(3):
         drop(room, f"t{k}.json", task(f"t{k}"))
     reads: list[str] = []
@@ -124,8 +121,7 @@ def test_other_states_list_problems_without_moving_anything(room: Room) -> None:
     listed = {t.name: t.summary for t in index.scan(room, "done")}
     assert listed["ok.json"]["id"] == "ok"
     assert listed["odd.json"] == {
-        "problem": "not valid JSON: Expecting property name enclosed in double quotes "
-        "(line 1 column 2)"
+        "problem": "not valid JSON: Expecting property name enclosed in double quotes (line 1 column 2)"
     }
     assert sorted(os.listdir(done)) == ["odd.json", "ok.json"]
 
@@ -147,7 +143,9 @@ def test_queue_order_is_priority_then_age_then_id(room: Room) -> None:
                        "negative"]  # fmt: skip
 
 
-def test_run_order_trusts_its_index_briefly_then_checks_every_file(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_order_trusts_its_index_briefly_then_checks_every_file(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     queue(room, "a", priority=1)
     queue(room, "b", priority=0)
     assert order(room) == ["a", "b"]  # a full check: every file read

@@ -36,9 +36,14 @@ def test_installed_lists_each_kind_with_where_and_every(room: Room, _home: Path)
     assert str(install.plist_path(room)).startswith(str(_home / "Library" / "LaunchAgents"))
 
 
-def test_the_systemd_units_follow_xdg_config_home(room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_systemd_units_follow_xdg_config_home(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    assert install.unit_paths(room)[0] == tmp_path / "cfg" / "systemd" / "user" / f"{schedule.unit_name(room)}.service"
+    assert (
+        install.unit_paths(room)[0]
+        == tmp_path / "cfg" / "systemd" / "user" / f"{schedule.unit_name(room)}.service"
+    )
 
 
 def test_last_fired_is_the_last_cycle_line(room: Room) -> None:

@@ -26,7 +26,9 @@ def proposals_command(tmp_path: Path, proposals: list[dict[str, Any]]) -> list[s
     return [PY, str(script)]
 
 
-def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_validated(room: Room, tmp_path: Path) -> None:
+def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_validated(
+    room: Room, tmp_path: Path
+) -> None:
     graveyard.kill(room, "dead", "it was tried", "never", [])
     routes.add(room, "new", "a route a person added")
     proposals = [task("p-1", route="new"), task("p-2", route="dead"), {"objective": "a vibe"},
@@ -47,7 +49,7 @@ def test_an_empty_queue_runs_one_bounded_orchestrator_whose_proposals_are_valida
 
 def test_a_parked_orchestrator_stops_orchestration_until_a_person_acts(room: Room, tmp_path: Path) -> None:
     bad = tmp_path / "plan.py"
-    bad.write_text("print('```json\\n{\"objective\": \"a vibe\"}\\n```')\n")
+    bad.write_text('print(\'```json\\n{"objective": "a vibe"}\\n```\')\n')
     set_gate(room, "on_empty_queue", "orchestrate")
     set_gate(room, "orchestrator_command", json.dumps([PY, str(bad)]))
     assert cycle.cycle(room).code == errors.FAILED  # only an invalid proposal: round 1
@@ -110,7 +112,11 @@ def test_a_proposal_may_fan_out_into_slices(room: Room) -> None:
     parent = json.loads((room.state_dir("queue") / "ship.json").read_text())
     assert parent["deps"] == ["ship-docs", "ship-code"]
     child = json.loads((room.state_dir("queue") / "ship-docs.json").read_text())
-    assert (child["owns"], child["fanout_of"], child["brief"]) == (["README.md"], "ship", "docs: write the README")
+    assert (child["owns"], child["fanout_of"], child["brief"]) == (
+        ["README.md"],
+        "ship",
+        "docs: write the README",
+    )
 
 
 def test_a_proposed_fan_out_with_the_same_brief_twice_is_refused_and_nothing_is_queued(room: Room) -> None:

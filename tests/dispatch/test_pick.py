@@ -36,7 +36,9 @@ def test_a_stale_index_never_runs_a_task_its_file_no_longer_allows(room: Room) -
     assert (result.code, result.task_id) == (errors.PASSED, "dep")
 
 
-def test_a_missing_adapter_holds_its_task_and_the_next_one_runs(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_adapter_holds_its_task_and_the_next_one_runs(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", str(Path(PY).parent))  # python, but no claude
     queue(room, "needs-claude", adapter="claude", priority=5, command=None)
     queue(room, "plain")
@@ -49,7 +51,9 @@ def test_a_missing_adapter_holds_its_task_and_the_next_one_runs(room: Room, monk
 
 
 def test_running_tasks_reserve_their_cost_against_the_budget(room: Room) -> None:
-    room.control.write_text(room.control.read_text().replace("daily_budget_usd: 10.0", "daily_budget_usd: 1.0"))
+    room.control.write_text(
+        room.control.read_text().replace("daily_budget_usd: 10.0", "daily_budget_usd: 1.0")
+    )
     queue(room, "other", max_cost_usd=0.6)
     running = queue(room, "busy", max_cost_usd=0.6)
     os.rename(running, room.state_dir("running") / "busy.json")

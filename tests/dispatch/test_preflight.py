@@ -38,7 +38,8 @@ def test_a_ledger_that_is_a_folder_is_named(room: Room) -> None:
     with pytest.raises(RoomInvalidError) as err:
         preflight.check(room, settings.load(room))
     assert str(err.value) == (
-        f"room invalid: {room.ledger} cannot be read (Is a directory); fix its permissions; nothing was claimed"
+        f"room invalid: {room.ledger} cannot be read (Is a directory); "
+        "fix its permissions; nothing was claimed"
     )
 
 
@@ -47,12 +48,14 @@ def test_a_missing_ledger_is_named_with_its_fix(room: Room) -> None:
     with pytest.raises(RoomInvalidError) as err:
         cycle.cycle(room)
     assert str(err.value) == (
-        f"room invalid: {room.ledger} is missing; restore it (git checkout) or `control-room init` starts a new "
-        "one; nothing was claimed"
+        f"room invalid: {room.ledger} is missing; restore it (git checkout) "
+        "or `control-room init` starts a new one; nothing was claimed"
     )
 
 
-def test_a_full_disk_after_the_claim_unclaims_without_a_round(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_after_the_claim_unclaims_without_a_round(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     queue(room, "t")
     real = runner.atomic_write
 
@@ -72,12 +75,17 @@ def test_a_full_disk_after_the_claim_unclaims_without_a_round(room: Room, monkey
     assert where(room, "t") == ["queue"]
     assert "rounds" not in json.loads((room.state_dir("queue") / "t.json").read_text())
     assert events(room.ledger)[-2:] == ["claim", "requeue"]
-    assert room.ledger.read_text().splitlines()[-1].count(
-        f"room fault after the claim: {report}: No space left on device"
-    ) == 1
+    assert (
+        room.ledger.read_text()
+        .splitlines()[-1]
+        .count(f"room fault after the claim: {report}: No space left on device")
+        == 1
+    )
 
 
-def test_when_even_the_ledger_line_fails_the_message_says_so(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_when_even_the_ledger_line_fails_the_message_says_so(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     queue(room, "t")
     from control_room.dispatch import rounds
 
@@ -92,8 +100,8 @@ def test_when_even_the_ledger_line_fails_the_message_says_so(room: Room, monkeyp
     with pytest.raises(ControlRoomError) as err:
         cycle.cycle(room)
     assert str(err.value).endswith(
-        f"; t is in swarm/queue/, no round used; its ledger line could not be written ({room.ledger}: No space "
-        "left on device)"
+        "; t is in swarm/queue/, no round used; its ledger line could not be written "
+        f"({room.ledger}: No space left on device)"
     )
     assert where(room, "t") == ["queue"]
 
@@ -106,7 +114,9 @@ def test_when_even_the_ledger_line_fails_the_message_says_so(room: Room, monkeyp
                                   "api_key_env); fix it in CONTROL.md"),
     ],
 )  # fmt: skip
-def test_a_setup_for_no_adapter_or_that_it_cannot_use_is_named(room: Room, adapters: dict, message: str) -> None:
+def test_a_setup_for_no_adapter_or_that_it_cannot_use_is_named(
+    room: Room, adapters: dict, message: str
+) -> None:
     with pytest.raises(RoomInvalidError) as err:
         preflight.check(room, settings.load(room).replace(adapters=adapters))
     assert str(err.value).startswith(f"room invalid: {room.control}: {message}")

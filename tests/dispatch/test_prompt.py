@@ -25,7 +25,9 @@ HEADINGS = [
 def test_the_parts_come_in_a_fixed_order(room: Room) -> None:
     task = probe_task("t1", route="r1", last_failure="validator exited 1", rounds=1)
     p = prompt.assemble(room, task, "engineer", settings.load(room), history="2 attempts so far")
-    found = [line for line in p.text.splitlines() if line.startswith("#") and line.lstrip("#").startswith(" ")]
+    found = [
+        line for line in p.text.splitlines() if line.startswith("#") and line.lstrip("#").startswith(" ")
+    ]
     assert [h for h in found if h in HEADINGS] == HEADINGS
     tail = p.text[p.text.index("## Your task") :]
     assert "id: t1\nobjective: objective of t1\n" in tail

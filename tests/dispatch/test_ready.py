@@ -133,7 +133,10 @@ def test_a_worktree_a_person_left_mid_rebase_makes_its_tasks_wait(room: Room, tm
     assert why(ready(room), route="r1") is None
     rebase = Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge"
     rebase.mkdir()
-    wait = ("worktree", "waits for its worktree route-r1: in the middle of a rebase; finish or abort it there")
+    wait = (
+        "worktree",
+        "waits for its worktree route-r1: in the middle of a rebase; finish or abort it there",
+    )
     assert why(ready(room), route="r1") == wait
     assert why(ready(room), "review-x", reviews="t9", route="r1") == wait  # it serves the route's branch
     assert why(ready(room), "t2") is None  # no route: task/t2, a worktree of its own, not made yet

@@ -32,4 +32,5 @@ def test_one_machine_at_a_time_holds_the_merge_queue(
     monkeypatch.setenv("CONTROL_ROOM_WRITER", "m2")
     with repo_remote.merge_queue(m2.room, s2):  # m2's turn; its stale copy of m1's lock is dropped
         assert git(remote, "log", "-1", "--format=%s", repo_remote.MERGE_QUEUE).startswith(
-            "control-room claim: merge-queue by m2 until ")
+            "control-room claim: merge-queue by m2 until "
+        )

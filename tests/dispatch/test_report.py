@@ -121,9 +121,32 @@ def check_invariants(report: Report, text: str) -> None:
 
 # Fragments that reach the validator's corners far more often than uniform text does.
 FRAGMENTS = st.sampled_from(
-    [*(f"{h}:" for h in HEADERS), *(f"{h.lower()}:" for h in HEADERS), *(f"{x}:" for x in LABELS),
-     "\n", "\r\n", "- ", "* ", "  ", "**", "__", "*", "_", "> ", "## ", "```", "~~~", ":", "/",
-     "x", "VERIFIED:", "\ufeff", "\x00", "é", "\u2028"]
+    [
+        *(f"{h}:" for h in HEADERS),
+        *(f"{h.lower()}:" for h in HEADERS),
+        *(f"{x}:" for x in LABELS),
+        "\n",
+        "\r\n",
+        "- ",
+        "* ",
+        "  ",
+        "**",
+        "__",
+        "*",
+        "_",
+        "> ",
+        "## ",
+        "```",
+        "~~~",
+        ":",
+        "/",
+        "x",
+        "VERIFIED:",
+        "\ufeff",
+        "\x00",
+        "é",
+        "\u2028",
+    ]
 )
 
 
@@ -139,8 +162,9 @@ def test_never_raises_on_bytes(data: bytes) -> None:
     check_invariants(validate(data), data.decode("utf-8", errors="replace"))
 
 
-ONE_LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"),
-                   min_size=1, max_size=40).filter(lambda s: s.strip() != "")
+ONE_LINE = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), min_size=1, max_size=40
+).filter(lambda s: s.strip() != "")
 NOT_A_LABEL = re.compile(r"[\s*_]*(CONFIRMED|INFERRED|UNKNOWN)[\s*_]*:")
 
 
@@ -166,9 +190,14 @@ def test_generated_valid_report_is_ok_and_round_trips(
         Evidence(label, text.strip(), first_item + i) for i, (label, text) in enumerate(items)
     ]
     assert (report.decision, report.why, report.missing) == (
-        fields["DECISION"].strip(), fields["WHY"].strip(), fields["MISSING"].strip())
+        fields["DECISION"].strip(),
+        fields["WHY"].strip(),
+        fields["MISSING"].strip(),
+    )
     assert (report.next_command, report.stop_rule) == (
-        fields["NEXT COMMAND"].strip(), fields["STOP RULE"].strip())
+        fields["NEXT COMMAND"].strip(),
+        fields["STOP RULE"].strip(),
+    )
 
 
 # claims_success: what counts as a CONFIRMED success claim (the runner logs an unsupported claim

@@ -31,7 +31,9 @@ def test_cron_spec_refuses_what_cron_cannot_fire_evenly(seconds: float) -> None:
 def test_the_launchd_label_is_stable_and_names_the_room(room: Room, tmp_path: Path) -> None:
     label = schedule.launchd_label(room)
     assert label == schedule.launchd_label(Room(room.root))
-    assert label.startswith("dev.control-room.room.") and label != schedule.launchd_label(Room(tmp_path / "other"))
+    assert label.startswith("dev.control-room.room.") and label != schedule.launchd_label(
+        Room(tmp_path / "other")
+    )
     plist = plistlib.loads(schedule.launchd_plist(room, 1800))
     assert (plist["Label"], plist["StartInterval"], plist["ProgramArguments"][-5:]) == (
         label, 1800, ["--room", str(room.root), "cycle", "--log", str(room.cr / "cycle.log")],
@@ -46,7 +48,9 @@ def test_the_scheduler_starts_this_installation(room: Room) -> None:
 
 def test_the_systemd_unit_name_is_stable_and_names_the_room(room: Room, tmp_path: Path) -> None:
     name = schedule.unit_name(room)
-    assert name == schedule.unit_name(Room(room.root)) and name != schedule.unit_name(Room(tmp_path / "other"))
+    assert name == schedule.unit_name(Room(room.root)) and name != schedule.unit_name(
+        Room(tmp_path / "other")
+    )
     assert name == "control-room-room-" + schedule.launchd_label(room).rsplit(".", 1)[1]
     assert schedule.unit_name(Room(tmp_path / "My Room!")).startswith("control-room-my-room-")
 
@@ -60,7 +64,9 @@ def test_an_exec_start_word_reaches_systemd_literally(word: str, written: str) -
     assert schedule._exec_word(word) == written
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(20, "20s"), (90, "90s"), (300, "5m"), (5400, "90m"), (7200, "2h")])
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(20, "20s"), (90, "90s"), (300, "5m"), (5400, "90m"), (7200, "2h")]
+)
 def test_every_text(seconds: float, text: str) -> None:
     assert schedule.every_text(seconds) == text
 

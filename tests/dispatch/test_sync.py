@@ -52,23 +52,30 @@ def test_a_push_finishing_a_claim_another_machine_took_is_refused_whole(
     assert s1.push({"t001": mine}) is False  # the lease is stale: neither ref moves
     assert git(remote, "rev-parse", "main") == before
     assert git(remote, "log", "-1", "--format=%s", f"{claimrefs.PREFIX}t001").startswith(
-        "control-room claim: t001 by m2 until ")
+        "control-room claim: t001 by m2 until "
+    )
 
 
 def test_moves_on_both_sides_merge_without_renames_and_a_conflict_keeps_the_remote(
     exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(2))
-    (m1.room.state_dir("passed") / "t001.json").write_text((m1.room.state_dir("queue") / "t001.json").read_text())
+    (m1.room.state_dir("passed") / "t001.json").write_text(
+        (m1.room.state_dir("queue") / "t001.json").read_text()
+    )
     (m1.room.state_dir("queue") / "t001.json").unlink()
     (m1.path / "shared.md").write_text("one\n")
     assert m1.cr("sync").returncode == 0
     assert m2.cr("sync").returncode == 0
     # m1 moves the only file out of passed/; m2 moves t002 into passed/ and edits shared.md too
-    (m1.room.state_dir("to-test") / "t001.json").write_text((m1.room.state_dir("passed") / "t001.json").read_text())
+    (m1.room.state_dir("to-test") / "t001.json").write_text(
+        (m1.room.state_dir("passed") / "t001.json").read_text()
+    )
     (m1.room.state_dir("passed") / "t001.json").unlink()
     (m1.path / "shared.md").write_text("m1\n")
-    (m2.room.state_dir("passed") / "t002.json").write_text((m2.room.state_dir("queue") / "t002.json").read_text())
+    (m2.room.state_dir("passed") / "t002.json").write_text(
+        (m2.room.state_dir("queue") / "t002.json").read_text()
+    )
     (m2.room.state_dir("queue") / "t002.json").unlink()
     (m2.path / "shared.md").write_text("m2\n")
     assert m1.cr("sync").returncode == 0
@@ -76,8 +83,12 @@ def test_moves_on_both_sides_merge_without_renames_and_a_conflict_keeps_the_remo
     assert done.returncode == 0, done.stderr
     assert "merge: both machines changed shared.md; kept the remote's version" in done.stdout
     assert (m2.path / "shared.md").read_text() == "m1\n"
-    assert sorted(p.name for p in m2.room.state_dir("passed").iterdir() if p.suffix == ".json") == ["t002.json"]
-    assert sorted(p.name for p in m2.room.state_dir("to-test").iterdir() if p.suffix == ".json") == ["t001.json"]
+    assert sorted(p.name for p in m2.room.state_dir("passed").iterdir() if p.suffix == ".json") == [
+        "t002.json"
+    ]
+    assert sorted(p.name for p in m2.room.state_dir("to-test").iterdir() if p.suffix == ".json") == [
+        "t001.json"
+    ]
     conflict = [e for e in m2.ledger() if e.event == "sync-conflict"]
     assert [e.detail for e in conflict] == [
         "both machines changed shared.md; the remote's version was kept (ours stays in history)"]  # fmt: skip

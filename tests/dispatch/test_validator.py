@@ -44,8 +44,12 @@ def test_a_validator_that_cannot_start_is_a_failure_with_its_reason(room: Room, 
     val, results = run(room, tmp_path, "no-such-validator-here --check")
     assert val is None
     assert validator.word(None) == "could not start"
-    assert validator.failure(None, settings.load(room)) == "validator could not start (see validator.stderr.txt)"
-    assert (results / "validator.stderr.txt").read_text() == "no-such-validator-here: command not found on PATH\n"
+    assert (
+        validator.failure(None, settings.load(room)) == "validator could not start (see validator.stderr.txt)"
+    )
+    assert (
+        results / "validator.stderr.txt"
+    ).read_text() == "no-such-validator-here: command not found on PATH\n"
     unsplittable, _ = run(room, tmp_path, "python 'unclosed")
     assert unsplittable is None
     assert (results / "validator.stderr.txt").read_text() == (
@@ -61,8 +65,10 @@ def test_a_validator_past_its_time_limit_is_killed(room: Room, tmp_path: Path) -
 
 
 def test_metric_lines_are_the_objectives_numbers(room: Room, tmp_path: Path) -> None:
-    out = "METRIC speedup=1.25\\nnot a METRIC x=1\\nMETRIC p95_ms=-3e2\\nMETRIC speedup=1.5\\nMETRIC bad=fast\\n"
+    out = (
+        "METRIC speedup=1.25\\nnot a METRIC x=1\\nMETRIC p95_ms=-3e2\\n"
+        "METRIC speedup=1.5\\nMETRIC bad=fast\\n"
+    )
     val, _ = run(room, tmp_path, [PY, "-c", f"print('{out}', end='')"])
     assert validator.metrics(val) == {"speedup": 1.5, "p95_ms": -300.0}
     assert validator.metrics(None) == {}
-

@@ -285,9 +285,6 @@ def test_under_lists_the_rooms_worktrees_only(room: Room, repo: Path, tmp_path: 
     }
 
 
-
-
-
 def test_retire_removes_a_clean_worktree_and_gives_gits_reason_for_one_it_refuses(
     room: Room, repo: Path
 ) -> None:

@@ -18,7 +18,8 @@ URL = "http://127.0.0.1:9/v1"
 
 
 def env(tmp_path: Path, **more: str) -> dict[str, str]:
-    return {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "FAKE_AGENT_LOG": str(tmp_path / "calls.jsonl"),
+    return {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+            "FAKE_AGENT_LOG": str(tmp_path / "calls.jsonl"),
             "GATEWAY_KEY": "sk-secret-value", **more}  # fmt: skip
 
 
@@ -33,14 +34,22 @@ def meta(room: Room, tid: str) -> dict[str, Any]:
 def test_an_isolated_gateway_setup_fills_its_state_folder_and_keeps_the_key_out_of_the_room(
     cr, room: Room, tmp_path: Path
 ) -> None:
-    set_gate(room, "adapters", f'{{codex: {{base_url: "{URL}", api_key_env: GATEWAY_KEY, model: qwen, isolated: true}}}}')
+    set_gate(
+        room,
+        "adapters",
+        f'{{codex: {{base_url: "{URL}", api_key_env: GATEWAY_KEY, model: qwen, isolated: true}}}}',
+    )
     queue(room, "t-gw", adapter="codex", command=None)
     done = cr("cycle", extra_env=env(tmp_path))
     assert done.returncode == errors.PASSED, done.stdout + done.stderr
     state = room.cr / ".adapters" / "codex"
     assert (room.cr / ".adapters" / ".gitignore").read_text().splitlines()[1:] == ["*"]
     config = (state / "config.toml").read_text()
-    assert 'model = "qwen"\n' in config and f'base_url = "{URL}"\n' in config and 'env_key = "GATEWAY_KEY"\n' in config
+    assert (
+        'model = "qwen"\n' in config
+        and f'base_url = "{URL}"\n' in config
+        and 'env_key = "GATEWAY_KEY"\n' in config
+    )
     (call,) = calls(tmp_path)
     assert call["env"]["CODEX_HOME"] == str(state)
     assert call["env"]["GATEWAY_KEY"] == "sk-secret-value"  # the CLI reads it from its environment
@@ -74,7 +83,9 @@ def test_copilot_tokens_and_cost_come_from_its_usage_file(cr, room: Room, tmp_pa
     assert float(result.cost_usd) == 0.05
 
 
-def test_a_missing_key_variable_is_the_rooms_fault_and_nothing_is_claimed(cr, room: Room, tmp_path: Path) -> None:
+def test_a_missing_key_variable_is_the_rooms_fault_and_nothing_is_claimed(
+    cr, room: Room, tmp_path: Path
+) -> None:
     set_gate(room, "adapters", f'{{claude: {{base_url: "{URL}", api_key_env: NO_SUCH_KEY}}}}')
     queue(room, "t-nokey", adapter="claude", command=None)
     done = cr("cycle", extra_env=env(tmp_path))
@@ -87,14 +98,16 @@ def test_a_missing_key_variable_is_the_rooms_fault_and_nothing_is_claimed(cr, ro
     assert "rounds" not in task_json(room, "queue", "t-nokey")
 
 
-def test_a_setting_the_adapter_does_not_act_on_is_refused_before_anything_runs(cr, room: Room, tmp_path: Path) -> None:
+def test_a_setting_the_adapter_does_not_act_on_is_refused_before_anything_runs(
+    cr, room: Room, tmp_path: Path
+) -> None:
     set_gate(room, "adapters", "{amp: {model: smart}}")
     queue(room, "t-amp", adapter="amp", command=None)
     done = cr("cycle", extra_env=env(tmp_path))
     assert done.returncode == errors.ROOM_INVALID
     assert done.stderr == (
-        f"Error: room invalid: {room.control}: adapters.amp: the amp adapter does not act on model (it takes: "
-        "base_url, api_key_env); fix it in CONTROL.md; nothing was claimed\n")  # fmt: skip
+        f"Error: room invalid: {room.control}: adapters.amp: the amp adapter does not act on model "
+        "(it takes: base_url, api_key_env); fix it in CONTROL.md; nothing was claimed\n")  # fmt: skip
 
 
 # Each failure names its cause, in the cycle's line, meta.json and the ledger's result line.
@@ -109,14 +122,17 @@ FAILURES = [
      "copilot exited 1: BYOK providers require an explicit model: set `model` in CONTROL.md adapters.copilot "
      "(or the role's or the task's model)"),
     ("codex", f'{{base_url: "{URL}", api_key_env: GATEWAY_KEY, isolated: true}}', "down", 1,
-     "the agent was killed at its 1s time limit while reconnecting to the model endpoint: Reconnecting... 2/5 "
+     "the agent was killed at its 1s time limit while reconnecting to the model endpoint: "
+     "Reconnecting... 2/5 "
      f"(stream disconnected before completion: error sending request for url ({URL}/responses))"),
     ("claude", f'{{base_url: "{URL}", api_key_env: GATEWAY_KEY, isolated: true}}', "down", 30,
      "claude exited 1 (API error or max turns reached): API Error: Connection refused"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("adapter", "setup", "mode", "wall", "cause"), FAILURES, ids=[f[0] for f in FAILURES])
+@pytest.mark.parametrize(
+    ("adapter", "setup", "mode", "wall", "cause"), FAILURES, ids=[f[0] for f in FAILURES]
+)
 def test_a_failure_names_its_cause_everywhere(
     cr, room: Room, tmp_path: Path, adapter: str, setup: str, mode: str, wall: int, cause: str
 ) -> None:

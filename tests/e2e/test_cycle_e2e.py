@@ -68,7 +68,9 @@ def test_a_malformed_task_is_rejected_and_never_blocks_the_next(cr, room: Room) 
     assert events(room.ledger).count("reject") == 1
 
 
-def test_stop_while_the_agent_runs_kills_its_group_and_requeues(cr, exe: str, room: Room, tmp_path: Path) -> None:
+def test_stop_while_the_agent_runs_kills_its_group_and_requeues(
+    cr, exe: str, room: Room, tmp_path: Path
+) -> None:
     pidfile, ready = tmp_path / "grandchild.pid", tmp_path / "ready"
     queue(room, "t-stop", command=[PY, str(FAKES / "sleeper.py"), "--pidfile", str(pidfile),
                                    "--ready", str(ready)])  # fmt: skip
@@ -104,6 +106,7 @@ def test_a_second_cycle_is_busy_and_changes_nothing(cr, room: Room) -> None:
     queue(room, "t-wait")
     fd = os.open(room.cr / ".slot-0.lock", os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # a running cycle holds the only slot
+
     def state() -> dict[Path, bytes]:  # every file but the disposable caches
         return {p: p.read_bytes() for p in room.root.rglob("*") if p.is_file() and ".cache" not in p.parts}
 
@@ -147,13 +150,17 @@ def test_a_missing_adapter_cli_leaves_the_task_queued(cr, room: Room) -> None:
     queue(room, "t-claude", adapter="claude")
     done = cr("cycle", extra_env={"PATH": "/nonexistent"})
     assert done.returncode == errors.ADAPTER_MISSING
-    assert done.stdout == ("adapter unavailable for 1 ready task, which stays queued: "
-                           "t-claude (claude: claude not found on PATH)\n")
+    assert done.stdout == (
+        "adapter unavailable for 1 ready task, which stays queued: "
+        "t-claude (claude: claude not found on PATH)\n"
+    )
     assert where(room, "t-claude") == ["queue"]
     assert events(room.ledger)[-1] == "adapter-missing"
 
 
-def test_a_confirmed_success_the_validator_denies_is_an_unsupported_claim(cr, room: Room, tmp_path: Path) -> None:
+def test_a_confirmed_success_the_validator_denies_is_an_unsupported_claim(
+    cr, room: Room, tmp_path: Path
+) -> None:
     report = ("DECISION: done\nWHY: it works\nEVIDENCE:\n- CONFIRMED: all tests pass (pytest -q)\n"
               "MISSING: none\nNEXT COMMAND: pytest -q\nSTOP RULE: stop when green\n")  # fmt: skip
     agent = tmp_path / "agent.py"
@@ -178,14 +185,18 @@ def test_output_cut_at_the_capture_cap_is_said_in_the_answer(cr, room: Room) -> 
     queue(room, "t-loud", command=[PY, "-c", "print('x' * 5000)"])
     assert cr("cycle").returncode == errors.PASSED
     answer = (room.swarm / "results" / "t-loud" / "answer.md").read_text()
-    assert answer.endswith("x\n\n[control-room: the agent's stdout cut at 1000 bytes of 5001; the rest was dropped "
-                           "(CONTROL.md capture_max_bytes)]")  # fmt: skip
+    assert answer.endswith("x\n\n[control-room: the agent's stdout cut at 1000 bytes of 5001; "
+                           "the rest was dropped (CONTROL.md capture_max_bytes)]")  # fmt: skip
     meta = json.loads((room.swarm / "results" / "t-loud" / "meta.json").read_text())
     assert meta["notes"] == ["stdout cut at 1000 bytes of 5001"]
 
 
 def test_output_that_is_not_utf8_is_read_as_latin1_and_said(cr, room: Room) -> None:
-    queue(room, "t-latin", command=[PY, "-c", "import sys; sys.stdout.buffer.write('café\\n'.encode('latin-1'))"])
+    queue(
+        room,
+        "t-latin",
+        command=[PY, "-c", "import sys; sys.stdout.buffer.write('café\\n'.encode('latin-1'))"],
+    )
     assert cr("cycle").returncode == errors.PASSED
     results = room.swarm / "results" / "t-latin"
     assert (results / "stdout.txt").read_bytes() == b"caf\xe9\n"  # the bytes as the agent wrote them

@@ -48,8 +48,9 @@ def test_three_slices_run_side_by_side_merge_and_the_gather_step_checks_them(  #
 ) -> None:
     queue(room, "ship", command=AGENT, validator=present(*FILES))
     split = cr("task", "fanout", "ship", "--slice", "api: write the API file",
-               "--slice", "ui: write the UI file", "--slice", "docs: write the docs file", *[a for s in ("api", "ui", "docs") for a in
-               ("--validator-of", f"{s}={present_cmd(f'ship-{s}.txt')}")])  # fmt: skip
+               "--slice", "ui: write the UI file", "--slice", "docs: write the docs file",
+               *[a for s in ("api", "ui", "docs") for a in
+                 ("--validator-of", f"{s}={present_cmd(f'ship-{s}.txt')}")])  # fmt: skip
     assert split.returncode == errors.OK, split.stderr
     assert task_json(room, "queue", "ship")["deps"] == ["ship-api", "ship-ui", "ship-docs"]
 

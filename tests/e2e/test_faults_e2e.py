@@ -58,7 +58,9 @@ def test_a_signal_during_a_cycle_ends_the_agent_group_and_requeues_without_a_rou
     verify_ok(cr)
 
 
-def test_ctrl_c_during_run_every_requeues_and_the_next_run_uses_round_one(cr, room: Room, tmp_path: Path) -> None:
+def test_ctrl_c_during_run_every_requeues_and_the_next_run_uses_round_one(
+    cr, room: Room, tmp_path: Path
+) -> None:
     pidfile, ready = sleeper(room, tmp_path, "t-run", "--skip-if", str(tmp_path / "quick"))
     proc = start(cr, "run", "--every", "1s")
     wait_for(ready)
@@ -88,7 +90,9 @@ def test_ctrl_c_between_cycles_exits_at_once_and_changes_nothing(cr, room: Room)
     assert room.ledger.read_bytes() == before
 
 
-def test_a_task_that_kills_its_dispatcher_again_and_again_is_parked_as_poison(cr, room: Room, tmp_path: Path) -> None:
+def test_a_task_that_kills_its_dispatcher_again_and_again_is_parked_as_poison(
+    cr, room: Room, tmp_path: Path
+) -> None:
     pidfile, ready = sleeper(room, tmp_path, "t-poison")
     deaths = []
     for n in range(1, 4):
@@ -105,25 +109,30 @@ def test_a_task_that_kills_its_dispatcher_again_and_again_is_parked_as_poison(cr
     # The first kill left nothing to recover; the second and third cycles each recovered the last.
     assert deaths[0] == ""
     for n, out in enumerate(deaths[1:], start=1):
-        assert out == (f"recovered t-poison: its slot 0 is ours now, so the cycle that held it is gone; back in "
-                       f"the queue, no round used (dispatcher death {n} of 3)\n")  # fmt: skip
+        assert out == ("recovered t-poison: its slot 0 is ours now, so the cycle that held it is gone; "
+                       f"back in the queue, no round used (dispatcher death {n} of 3)\n")  # fmt: skip
     last = cr("cycle")
     assert dead(grandchild)
     assert (last.returncode, last.stdout) == (errors.OK, (
-        "recovered t-poison: its slot 0 is ours now, so the cycle that held it is gone; parked as a poison task "
-        "(the cycle running it died 3 times)\nnothing to do: the queue is empty\n"))  # fmt: skip
+        "recovered t-poison: its slot 0 is ours now, so the cycle that held it is gone; "
+        "parked as a poison task (the cycle running it died 3 times)\n"
+        "nothing to do: the queue is empty\n"))  # fmt: skip
     assert where(room, "t-poison") == ["parked"]
     parked = task_json(room, "parked", "t-poison")
     assert ("rounds" in parked, parked["dispatcher_deaths"]) == (False, 3)
     reason = (room.state_dir("parked") / "t-poison.reason").read_text()
-    assert "as a poison task: the cycle running it died 3 times (CONTROL.md max_dispatcher_deaths 3)" in reason
+    assert (
+        "as a poison task: the cycle running it died 3 times (CONTROL.md max_dispatcher_deaths 3)" in reason
+    )
     assert "These deaths are not failed rounds (rounds used: 0)" in reason
     assert events(room.ledger)[-2:] == ["recover", "park"]
     assert events(room.ledger).count("recover") == 3
     verify_ok(cr)
 
 
-def test_run_parallel_runs_cycles_side_by_side_and_ctrl_c_reaches_each(cr, room: Room, tmp_path: Path) -> None:
+def test_run_parallel_runs_cycles_side_by_side_and_ctrl_c_reaches_each(
+    cr, room: Room, tmp_path: Path
+) -> None:
     from support import set_gate
 
     set_gate(room, "max_parallel", "2")

@@ -20,7 +20,8 @@ LINES = "".join(f"line {k}\n" for k in range(1, 21))  # shared.txt: two edits fa
 
 def write(name: str, text: str) -> list[str]:
     """An agent (the probe's command) that writes ``text`` to ``name`` in its work dir."""
-    return [PY, "-c", f"import pathlib; p = pathlib.Path({name!r}); p.parent.mkdir(parents=True, exist_ok=True); "
+    return [PY, "-c", f"import pathlib; p = pathlib.Path({name!r}); "
+                      "p.parent.mkdir(parents=True, exist_ok=True); "
                       f"p.write_text({text!r})"]  # fmt: skip
 
 
@@ -243,8 +244,8 @@ def test_a_post_rebase_validator_failure_is_a_failed_round_with_its_tail(cr, roo
     failed = cr("integrate", "t2")
     assert failed.returncode == errors.FAILED
     assert failed.stdout == (
-        "not merged: t2 (after the rebase onto main, validator exited 1: flag.txt is here); back in the queue "
-        "for round 2 of 2\n")  # fmt: skip
+        "not merged: t2 (after the rebase onto main, validator exited 1: flag.txt is here); "
+        "back in the queue for round 2 of 2\n")  # fmt: skip
     assert "flag.txt is here" in (room.swarm / "results" / "t2" / "post-rebase.stdout.txt").read_text()
     assert task_json(room, "queue", "t2")["last_failure"].startswith(
         "integration: after the rebase onto main"
@@ -264,8 +265,9 @@ def test_a_conflicting_rebase_is_a_failed_round_and_is_undone(cr, room: Room, re
     out = cr("integrate")
     assert out.returncode == errors.FAILED
     assert out.stdout.splitlines()[1] == (
-        "not merged: t2 (rebasing route/r2 onto main conflicted in shared.txt; the rebase was undone. Rebase "
-        "route/r2 onto main in the worktree and resolve them); back in the queue for round 2 of 2")  # fmt: skip
+        "not merged: t2 (rebasing route/r2 onto main conflicted in shared.txt; the rebase was undone. "
+        "Rebase route/r2 onto main in the worktree and resolve them); "
+        "back in the queue for round 2 of 2")  # fmt: skip
     tree = room.cr / "worktrees" / "route-r2"
     assert (
         git(tree, "status", "--porcelain") == ""
@@ -279,7 +281,8 @@ RESOLVE = [PY, "-c", """
 import pathlib, subprocess
 subprocess.run(["git", "rebase", "main"], capture_output=True)  # stops at the conflict
 p = pathlib.Path("shared.txt")
-p.write_text("".join(l + "\\n" for l in p.read_text().splitlines() if not l.startswith(("<<<<<<<", "=======", ">>>>>>>"))))
+p.write_text("".join(l + "\\n" for l in p.read_text().splitlines() \
+if not l.startswith(("<<<<<<<", "=======", ">>>>>>>"))))
 subprocess.run(["git", "add", "shared.txt"], check=True)
 subprocess.run(["git", "-c", "core.editor=true", "rebase", "--continue"], check=True)
 """]  # fmt: skip
@@ -294,8 +297,8 @@ def test_a_conflict_with_a_resolver_queues_it_and_its_result_is_checked_again(
     waits = cr("integrate")
     assert waits.returncode == errors.FAILED
     assert waits.stdout.endswith(
-        "not merged: t2 (rebasing route/r2 onto main conflicted in shared.txt); queued resolve-t2, and t2 waits "
-        "for it\n")  # fmt: skip
+        "not merged: t2 (rebasing route/r2 onto main conflicted in shared.txt); "
+        "queued resolve-t2, and t2 waits for it\n")  # fmt: skip
     r = task_json(room, "queue", "resolve-t2")
     assert (r["role"], r["route"], r["for_task"], r["validator"]) == (
         "engineer",
@@ -337,7 +340,9 @@ def claimed_intervals(room: Room) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(cr, room: Room, repo: Path) -> None:
+def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(
+    cr, room: Room, repo: Path
+) -> None:
     """deps, two tasks owning overlapping paths, a shared file edited by two routes, max_parallel 3,
     and one task whose validator fails only after the rebase (another route changed the base under
     it), retried then parked. Every other task is merged and in to-test; the base is linear; the main
@@ -371,7 +376,8 @@ def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(cr, 
     said = sorted(ln.split(" (", 1)[0] for ln in rest.stdout.splitlines())
     assert said == ["merged: a1", "merged: b1", "merged: c1", "not merged: p1"]
     assert task_json(room, "queue", "p1")["last_failure"].startswith(
-        "integration: after the rebase onto main, validator exited 1: flag.txt is here")
+        "integration: after the rebase onto main, validator exited 1: flag.txt is here"
+    )
 
     # a2 (its dep merged now) and p1's second round, which fails before any rebase now: parked
     again = cr("run", "--every", "0", "--parallel", "3", "--cycles", "1")
@@ -414,7 +420,9 @@ def test_six_tasks_on_five_routes_three_at_a_time_every_merge_checked_again(cr, 
 def test_a_routes_next_task_starts_from_what_other_routes_merged(cr, room: Room, repo: Path) -> None:
     queue(room, "a1", route="r1", command=write("a.txt", "a"), priority=3)
     queue(room, "b1", route="r2", command=write("b.txt", "b"), priority=2)
-    queue(room, "a2", route="r1", command=write("c.txt", "c"), deps=["b1"], validator=present("a.txt", "b.txt"))
+    queue(
+        room, "a2", route="r1", command=write("c.txt", "c"), deps=["b1"], validator=present("a.txt", "b.txt")
+    )
     set_gate(room, "auto_integrate", "true")
     assert cr("cycle").returncode == errors.PASSED  # a1 merged; r1's worktree stays for a2
     assert cr("cycle").returncode == errors.PASSED  # b1 merged from r2

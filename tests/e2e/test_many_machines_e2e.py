@@ -125,7 +125,11 @@ def _wait_for(check, what: str, limit_s: float = 60) -> None:  # type: ignore[no
 
 def test_a_killed_machines_task_is_taken_over_after_its_lease(exe: str, tmp_path: Path) -> None:
     # the task's agent hangs on m1 and finishes at once on m2
-    hang = [sys.executable, "-c", "import os, time; os.environ['CONTROL_ROOM_WRITER'] == 'm2' or time.sleep(60)"]
+    hang = [
+        sys.executable,
+        "-c",
+        "import os, time; os.environ['CONTROL_ROOM_WRITER'] == 'm2' or time.sleep(60)",
+    ]
     task = probe_tasks(1, command=hang, wall_clock_s=4)
     remote, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], task, grace_s="1", validator_timeout_s="1")
     cycle = m1.start("cycle")
@@ -163,7 +167,11 @@ def test_a_killed_machines_task_is_taken_over_after_its_lease(exe: str, tmp_path
 def test_a_late_result_is_set_aside_and_never_published(exe: str, tmp_path: Path) -> None:
     # m1's agent cuts m1 off its remote (the link m1 pushes through) and then passes: m1's
     # result cannot be published; m2 takes the task over after the lease and publishes its own
-    cut = [sys.executable, "-c", "import os, sys; os.environ['CONTROL_ROOM_WRITER'] == 'm2' or os.unlink(sys.argv[1])"]
+    cut = [
+        sys.executable,
+        "-c",
+        "import os, sys; os.environ['CONTROL_ROOM_WRITER'] == 'm2' or os.unlink(sys.argv[1])",
+    ]
     remote, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], [], grace_s="1", validator_timeout_s="1")
     link = tmp_path / "m1-remote.git"
     link.symlink_to(remote)
@@ -196,14 +204,19 @@ def test_a_late_result_is_set_aside_and_never_published(exe: str, tmp_path: Path
 
 def test_status_says_which_machine_runs_what(exe: str, tmp_path: Path) -> None:
     ready = tmp_path / "ready"
-    wait = [sys.executable, "-c", f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(60)"]
+    wait = [
+        sys.executable,
+        "-c",
+        f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(60)",
+    ]
     _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(1, command=wait))
     cycle = m1.start("cycle")
     try:
         _wait_for(ready.exists, "m1's agent")
         here = m1.cr("status").stdout.splitlines()
         assert [ln for ln in here if ln.startswith("running")] == [
-            f"running   t001  on m1, since {json.loads((m1.room.state_dir('running') / 't001.claim').read_text())['started']}"
+            "running   t001  on m1, since "
+            f"{json.loads((m1.room.state_dir('running') / 't001.claim').read_text())['started']}"
         ]
         assert m2.cr("sync").returncode == 0
         there = m2.cr("status", "--json")
@@ -229,7 +242,9 @@ def test_a_persons_edit_of_the_board_survives_another_machines_cycles(exe: str, 
     runs = m1.start("run", "--cycles", "3", "--every", "0")
     # meanwhile, a person on m2 edits the board by hand and writes in CURRENT_CONTEXT.md
     board = m2.room.routes.read_text()
-    m2.room.routes.write_text(board.replace("| r1 | untested | the first route |", "| r1 | promising | first! |"))
+    m2.room.routes.write_text(
+        board.replace("| r1 | untested | the first route |", "| r1 | promising | first! |")
+    )
     m2.room.context.write_text(m2.room.context.read_text() + "\nNote from a person: look at r1 first.\n")
     assert m2.cr("sync").returncode == 0
     out = runs.communicate(timeout=300)[0]
@@ -258,7 +273,12 @@ def test_two_machines_merge_two_routes_into_one_base_fast_forward_only(exe: str,
                    command=[py, "-c", f"open('{name}.txt', 'w').write('{name}\\n')"])
         for name, route in (("a", "r1"), ("b", "r2"))
     ]  # fmt: skip
-    settings = {"repo": "../project", "repo_remote": "origin", "auto_integrate": "true", "base_branch": "main"}
+    settings = {
+        "repo": "../project",
+        "repo_remote": "origin",
+        "auto_integrate": "true",
+        "base_branch": "main",
+    }
     _, machines = shared_room(tmp_path, exe, ["m1", "m2"], [], nested=True, **settings)
     m1, m2 = machines
     for m in machines:
@@ -280,13 +300,20 @@ def test_two_machines_merge_two_routes_into_one_base_fast_forward_only(exe: str,
         assert m.cr("sync").returncode == 0
         for tid in [t for t in ("a", "b") if where(m.room, t) == ["passed"]]:
             done = m.cr("integrate", tid)
-            assert done.returncode == OK and done.stdout.startswith(f"merged: {tid} "), done.stdout + done.stderr
+            assert done.returncode == OK and done.stdout.startswith(f"merged: {tid} "), (
+                done.stdout + done.stderr
+            )
             bases.append(git(project, "rev-parse", "main"))
     finish(machines)
     converged(machines)
     # the base only ever fast-forwarded, and holds both routes' work, one commit each, no merge commit
     for older, newer in pairwise(bases):
-        assert subprocess.run(["git", "-C", str(project), "merge-base", "--is-ancestor", older, newer]).returncode == 0
+        assert (
+            subprocess.run(
+                ["git", "-C", str(project), "merge-base", "--is-ancestor", older, newer]
+            ).returncode
+            == 0
+        )
     assert git(project, "log", "--merges", "--format=%H", "main") == ""
     assert sorted(git(project, "ls-tree", "--name-only", "main").split()) == ["README", "a.txt", "b.txt"]
     assert len(git(project, "log", "--format=%H", "main").split()) == 3

@@ -12,8 +12,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_contains_the_default_room_content(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
+                           str(REPO)], capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr
     (wheel,) = tmp_path.glob("control_room-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())

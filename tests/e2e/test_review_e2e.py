@@ -71,15 +71,24 @@ def passed_with_reviews(cr, room: Room) -> None:
 def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_path: Path) -> None:
     reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "accept"}})
     passed_with_reviews(cr, room)
-    assert "passed    t1  waits for its reviews: review-style-t1 (queue), review-safety-t1 (queue)\n" in cr("status").stdout
+    assert (
+        "passed    t1  waits for its reviews: review-style-t1 (queue), review-safety-t1 (queue)\n"
+        in cr("status").stdout
+    )
     refused = cr("integrate", "t1")
     assert (refused.returncode, refused.stderr) == (errors.CONFLICT, (
-        "Error: cannot integrate t1: it waits for its reviews (review-style-t1, review-safety-t1)\n"))  # fmt: skip
+        "Error: cannot integrate t1: it waits for its reviews "
+        "(review-style-t1, review-safety-t1)\n"))  # fmt: skip
     first = cr("cycle")
-    assert first.returncode == errors.PASSED and first.stdout.endswith("; t1 waits for review-style-t1 (queue)\n")
+    assert first.returncode == errors.PASSED and first.stdout.endswith(
+        "; t1 waits for review-style-t1 (queue)\n"
+    )
     second = cr("cycle")
     assert second.returncode == errors.PASSED, second.stdout + second.stderr
-    assert "; t1 accepted (all 2 reviews accept); it may integrate; merged: t1 (route/r1 onto main" in second.stdout
+    assert (
+        "; t1 accepted (all 2 reviews accept); it may integrate; merged: t1 (route/r1 onto main"
+        in second.stdout
+    )
     assert where(room, "t1") == ["to-test"] and (tmp_path / "repo" / "b.txt").read_text() == "b"
     # what each lens was shown: style the diff and the spec; safety the history, not the diff
     style, safety = reviewers.shown("m-style"), reviewers.shown("m-safety")
@@ -87,7 +96,10 @@ def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_
     assert "## The change" in style and "+b" in style and "objective: objective of t1" in style
     assert "## The change" not in safety and "## The executor's history: its report" in safety
     assert "You were not shown: the task's objective and falsifier; the change (the diff)." in safety
-    assert "You review: you judge work others did, by evidence. You never edit a file. You run on command, model m-safety." in safety
+    assert (
+        "You review: you judge work others did, by evidence. You never edit a file. "
+        "You run on command, model m-safety." in safety
+    )
     assert "reviewers never edit" not in room.ledger.read_text()  # no reviewer changed anything
     got = [e for e in events(room.ledger) if e in ("review-queued", "review", "integrate")]
     assert got == ["review-queued", "review", "review", "review", "integrate"]
@@ -95,7 +107,9 @@ def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_
     assert (meta["adapter"], meta["model"]) == ("command", "m-safety")
 
 
-def test_a_reject_with_evidence_is_a_failed_round_with_the_findings(cr, room: Room, reviewers: Reviewers) -> None:
+def test_a_reject_with_evidence_is_a_failed_round_with_the_findings(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
     reviewers.set(**{"m-style": {"decision": "reject", "why": "b.txt breaks the rules, says m-style",
                                  "confirmed": "b.txt has no newline at its end (`tail -c1 b.txt`)"},
                      "m-safety": {"decision": "reject", "confirmed": "b.txt is world-writable"}})  # fmt: skip
@@ -120,7 +134,10 @@ def test_a_reject_without_confirmed_evidence_is_not_a_review(cr, room: Room, rev
     passed_with_reviews(cr, room)
     bad = cr("cycle")  # review-safety-t1 runs first (same priority: by name)
     assert bad.returncode == errors.FAILED
-    assert "a review that rejects must give at least one CONFIRMED evidence item; this one gives none" in bad.stdout
+    assert (
+        "a review that rejects must give at least one CONFIRMED evidence item; this one gives none"
+        in bad.stdout
+    )
     assert where(room, "review-safety-t1") == ["queue"] and where(room, "t1") == ["passed"]
 
 
@@ -162,10 +179,13 @@ def test_the_arbiter_sees_anonymised_positions_and_its_choice_of_the_accepting_s
     assert {r["role"]: (r["runs"], r["passed"]) for r in card["by_role"]} == {
         "arbiter": (1, 1), "engineer": (1, 1), "reviewer": (2, 2)}  # fmt: skip
     assert {(m["adapter"], m["model"]): m["runs"] for m in card["by_model"]} == {
-        ("command", "m-judge"): 1, ("command", "m-safety"): 1, ("command", "m-style"): 1, ("probe", "default"): 1}  # fmt: skip
+        ("command", "m-judge"): 1, ("command", "m-safety"): 1, ("command", "m-style"): 1,
+        ("probe", "default"): 1}  # fmt: skip
 
 
-def test_the_arbiters_choice_of_the_rejecting_side_is_a_failed_round(cr, room: Room, reviewers: Reviewers) -> None:
+def test_the_arbiters_choice_of_the_rejecting_side_is_a_failed_round(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
     arbiter = disagree(cr, room, reviewers)
     rejecting = next(k for k, v in arbiter["meaning"].items() if v == "reject")
     reviewers.set(**{"m-judge": {"decision": rejecting, "why": "the accepting side checked nothing",
@@ -175,7 +195,8 @@ def test_the_arbiters_choice_of_the_rejecting_side_is_a_failed_round(cr, room: R
     assert where(room, "t1") == ["queue"]
     assert task_json(room, "queue", "t1")["last_failure"].startswith(
         "review: the arbiter arbitrate-t1 chose the rejecting side: the accepting side checked nothing:\n"
-        "review 1: the [withheld] lens on [withheld] says no")
+        "review 1: the [withheld] lens on [withheld] says no"
+    )
 
 
 def test_escalate_parks_the_task_with_both_positions(cr, room: Room, reviewers: Reviewers) -> None:
@@ -189,7 +210,8 @@ def test_escalate_parks_the_task_with_both_positions(cr, room: Room, reviewers: 
     assert "escalated" in events(room.ledger)
     found = cr("findings")
     assert found.stdout.endswith(
-        "escalated to a person (reviews disagree): 1\n  t1  both positions in swarm/parked/t1.reason\n")
+        "escalated to a person (reviews disagree): 1\n  t1  both positions in swarm/parked/t1.reason\n"
+    )
 
 
 @pytest.mark.parametrize("arbiter_plan", [{"broken": True}, {"sleep": 30}])
@@ -215,7 +237,9 @@ def test_a_reviewers_edits_are_discarded(cr, room: Room, reviewers: Reviewers, t
     assert cr("cycle").returncode == errors.PASSED  # review-safety-t1 first: it edits b.txt
     tree = room.cr / "worktrees" / "route-r1"
     assert (tree / "b.txt").read_text() == "b" and git(tree, "status", "--porcelain") == ""
-    assert "the review changed the worktree (b.txt); discarded: reviewers never edit" in room.ledger.read_text()
+    assert (
+        "the review changed the worktree (b.txt); discarded: reviewers never edit" in room.ledger.read_text()
+    )
     assert cr("cycle").returncode == errors.PASSED
     assert (tmp_path / "repo" / "b.txt").read_text() == "b"
 
@@ -231,7 +255,10 @@ def test_a_second_arbitration_escalates(cr, room: Room, reviewers: Reviewers) ->
     assert cr("cycle").returncode == errors.PASSED  # t1 passes again: two new reviews
     cr("cycle")
     last = cr("cycle")
-    assert "t1 escalated to a person (a second arbitration was needed); parked with both positions" in last.stdout
+    assert (
+        "t1 escalated to a person (a second arbitration was needed); parked with both positions"
+        in last.stdout
+    )
     assert where(room, "t1") == ["parked"]
 
 
@@ -240,7 +267,8 @@ def test_review_when_always_reviews_a_failed_round_and_its_findings_join_the_nex
 ) -> None:
     set_gate(room, "review_when", "always")
     reviewers.set(**{"m-style": {"decision": "accept", "edit": "b.txt"},
-                     "m-safety": {"decision": "reject", "why": "the validator looks for c.txt, nothing makes it",
+                     "m-safety": {"decision": "reject",
+                                  "why": "the validator looks for c.txt, nothing makes it",
                                   "confirmed": "`ls` shows b.txt only"}})  # fmt: skip
     fails = [PY, "-c", "import os, sys; sys.exit(0 if os.path.exists('c.txt') else 1)"]
     queue(room, "t1", route="r1", command=WORK, review=["style", "safety"], validator=fails)

@@ -88,7 +88,10 @@ def test_a_missing_work_dir_is_the_rooms_fault(cr, room: Room) -> None:
     queue(room, "t")
     set_key(room, "workdir", "/nonexistent")
     before = room.ledger.read_bytes()
-    refused(cr("cycle"), f"{room.control}: workdir /nonexistent does not exist; create it or fix workdir in CONTROL.md")
+    refused(
+        cr("cycle"),
+        f"{room.control}: workdir /nonexistent does not exist; create it or fix workdir in CONTROL.md",
+    )
     assert_nothing_claimed(room, before)
 
 
@@ -98,15 +101,18 @@ def test_an_unknown_default_adapter_rejects_no_task(cr, room: Room) -> None:
     before = room.ledger.read_bytes()
     done = cr("cycle")
     assert done.returncode == errors.ROOM_INVALID
-    assert done.stderr.startswith(f"Error: room invalid: {room.control}: default_adapter 'nope' is not an adapter "
-                                  "(known: aider, amp, claude, ")  # fmt: skip
+    assert done.stderr.startswith(f"Error: room invalid: {room.control}: default_adapter 'nope' "
+                                  "is not an adapter (known: aider, amp, claude, ")  # fmt: skip
     assert done.stderr.endswith("); fix it in CONTROL.md; nothing was claimed\n")
     assert cr("task", "list").returncode == 0  # the listing rejects nothing either
     assert_nothing_claimed(room, before)
-    added = cr("task", "add", "--objective", "o", "--falsifier", "f", "--validator", "true", "--max-cost", "1",
-               "--wall-clock", "60", "--kill-condition", "k", "--command", "true")  # fmt: skip
+    added = cr("task", "add", "--objective", "o", "--falsifier", "f", "--validator", "true",
+               "--max-cost", "1", "--wall-clock", "60", "--kill-condition", "k",
+               "--command", "true")  # fmt: skip
     assert added.returncode == errors.ROOM_INVALID
-    assert added.stderr.startswith("Error: room invalid: CONTROL.md names adapter 'nope', which is not an adapter")
+    assert added.stderr.startswith(
+        "Error: room invalid: CONTROL.md names adapter 'nope', which is not an adapter"
+    )
     assert room.ledger.read_bytes() == before and where(room, "t") == ["queue"]
 
 
@@ -116,7 +122,9 @@ def test_an_unknown_adapter_in_a_role_file_rejects_no_task(cr, room: Room) -> No
     before = room.ledger.read_bytes()
     done = cr("cycle")
     assert done.returncode == errors.ROOM_INVALID
-    assert done.stderr.startswith("Error: room invalid: agents/tester.md names adapter 'nope', which is not an")
+    assert done.stderr.startswith(
+        "Error: room invalid: agents/tester.md names adapter 'nope', which is not an"
+    )
     assert_nothing_claimed(room, before)
 
 
@@ -132,13 +140,18 @@ def test_invalid_settings_are_the_rooms_fault(cr, room: Room) -> None:
 
 
 @pytest.mark.parametrize(
-    "content", ["", "| time | id |\n", PREAMBLE.replace(HEADER + "\n", "")], ids=["empty", "junk", "no-table-header"]
+    "content",
+    ["", "| time | id |\n", PREAMBLE.replace(HEADER + "\n", "")],
+    ids=["empty", "junk", "no-table-header"],
 )
 def test_a_ledger_without_its_header_gets_no_line(cr, room: Room, content: str) -> None:
     queue(room, "t")
     room.ledger.write_text(content)
     what = "empty" if not content else "without its header"
-    refused(cr("cycle"), f"{room.ledger} is {what}; restore it (git checkout), or `control-room init` restores the header")
+    refused(
+        cr("cycle"),
+        f"{room.ledger} is {what}; restore it (git checkout), or `control-room init` restores the header",
+    )
     assert_nothing_claimed(room, content.encode())
 
 
@@ -146,7 +159,10 @@ def test_a_missing_state_folder_is_named_with_its_fix(cr, room: Room) -> None:
     queue(room, "t")
     (room.swarm / "outbox").rmdir()
     before = room.ledger.read_bytes()
-    refused(cr("cycle"), f"{room.swarm / 'outbox'} is missing; `control-room init {room.root}` restores the room's folders")
+    refused(
+        cr("cycle"),
+        f"{room.swarm / 'outbox'} is missing; `control-room init {room.root}` restores the room's folders",
+    )
     assert_nothing_claimed(room, before)
 
 
@@ -156,12 +172,20 @@ def test_too_little_free_disk_stops_the_cycle_before_the_claim(cr, room: Room) -
     before = room.ledger.read_bytes()
     done = cr("cycle")
     assert done.returncode == errors.ROOM_INVALID
-    assert re.fullmatch(rf"Error: room invalid: {re.escape(str(room.root))}: [\d.]+ MiB free on its disk, below "
-                        rf"CONTROL.md min_free_mb {2**40}; free some space; nothing was claimed\n", done.stderr)  # fmt: skip
+    assert re.fullmatch(rf"Error: room invalid: {re.escape(str(room.root))}: [\d.]+ MiB free on its disk, "
+                        rf"below CONTROL.md min_free_mb {2**40}; free some space; nothing was claimed\n",
+                        done.stderr)  # fmt: skip
     assert_nothing_claimed(room, before)
 
 
-FILLER = "f = open('filler', 'wb')\ntry:\n    while True:\n        f.write(b'x' * 65536); f.flush()\nexcept OSError:\n    pass\n"
+FILLER = (
+    "f = open('filler', 'wb')\n"
+    "try:\n"
+    "    while True:\n"
+    "        f.write(b'x' * 65536); f.flush()\n"
+    "except OSError:\n"
+    "    pass\n"
+)
 
 
 @needs_namespaces
@@ -186,11 +210,14 @@ def test_a_disk_that_fills_mid_run_unclaims_the_task_without_a_round(exe: str, t
         f"{q(exe)} --room {q(str(room))} cycle > {q(str(out / 'stdout'))} 2> {q(str(out / 'stderr'))}",
         f"echo $? > {q(str(out / 'code'))}",
         f"rm {q(str(room / 'filler'))}",  # space again, to read what is left
-        f"{q(exe)} --room {q(str(room))} ledger verify > {q(str(out / 'verify'))} 2>&1; echo $? >> {q(str(out / 'verify'))}",
+        f"{q(exe)} --room {q(str(room))} ledger verify > {q(str(out / 'verify'))} 2>&1; "
+        f"echo $? >> {q(str(out / 'verify'))}",
         f"cp -r {q(str(room))} {q(str(out / 'room'))}",
     ])  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
-    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     code = int((out / "code").read_text())
     stderr = (out / "stderr").read_text()
@@ -198,11 +225,12 @@ def test_a_disk_that_fills_mid_run_unclaims_the_task_without_a_round(exe: str, t
     assert code == errors.IO_ERROR, stderr
     assert stderr.startswith("Error: room fault while t ran: the agent's output could not be saved: ")
     assert "No space left on device" in stderr
-    assert ("; t is back in the queue, no round used" in stderr) or ("; t is in swarm/queue/, no round used" in stderr)
+    assert ("; t is back in the queue, no round used" in stderr) or (
+        "; t is in swarm/queue/, no round used" in stderr
+    )
     after = Room(out / "room")
     assert where(after, "t") == ["queue"]
     assert "rounds" not in json.loads((after.state_dir("queue") / "t.json").read_text())
     assert os.listdir(after.state_dir("running")) == []
     assert (out / "verify").read_text().splitlines()[-1] == "0"
     assert events(after.ledger)[-1] in ("claim", "requeue")  # the requeue line, as far as the disk allowed
-

@@ -19,7 +19,7 @@ from control_room.room import scaffold
 from control_room.room.layout import Room
 
 MINE = "# my own line, kept\n17 3 * * * /usr/bin/true mine\n"
-AFTER = "MAILTO=\"\"\n"
+AFTER = 'MAILTO=""\n'
 
 
 @pytest.fixture(autouse=True)
@@ -37,8 +37,8 @@ def sch(exe: str, tmp_path: Path, room: Room):  # type: ignore[no-untyped-def]
     env.update(HOME=str(home), CONTROL_ROOM_WRITER="e2e")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([exe, "schedule", *args], cwd=room.root, env=env, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        done = subprocess.run([exe, "schedule", *args], cwd=room.root, env=env, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
         assert "Traceback" not in done.stderr, done.stderr
         return done
 
@@ -79,7 +79,10 @@ def test_install_twice_then_uninstall_keeps_the_other_lines(sch, room: Room) -> 
         "last log line: none\n"
     )
     removed = sch("--cron", "--uninstall")
-    assert (removed.returncode, removed.stdout) == (0, f"removed cron: the block of {room.root} from the crontab of {user} (4 lines)\n")
+    assert (removed.returncode, removed.stdout) == (
+        0,
+        f"removed cron: the block of {room.root} from the crontab of {user} (4 lines)\n",
+    )
     assert crontab_text() == MINE + AFTER
     assert events(room.ledger)[-3:] == ["schedule-install", "schedule-install", "schedule-uninstall"]
     again = sch("--cron", "--uninstall")
@@ -94,7 +97,9 @@ def test_install_twice_then_uninstall_keeps_the_other_lines(sch, room: Room) -> 
 def test_the_blocks_of_two_rooms_are_separate(sch, room: Room, tmp_path: Path, exe: str) -> None:  # type: ignore[no-untyped-def]
     other = tmp_path / "other"
     scaffold.init(other)
-    subprocess.run([exe, "--room", str(other), "schedule", "--cron", "--install"], check=True, capture_output=True)
+    subprocess.run(
+        [exe, "--room", str(other), "schedule", "--cron", "--install"], check=True, capture_output=True
+    )
     sch("--cron", "--install")
     sch("--cron", "--uninstall")
     text = crontab_text()

@@ -38,7 +38,9 @@ def test_a_route_runs_in_its_own_worktree_and_later_tasks_reuse_it(cr, room: Roo
     assert (tree / "made.txt").read_text() == "x" and (tree / "README").exists()
     assert not (repo / "made.txt").exists() and not (room.root / "made.txt").exists()
     assert git(tree, "rev-parse", "--abbrev-ref", "HEAD") == "route/r1"
-    assert git(tree, "log", "-1", "--format=%an %s") == "control-room t1: objective of t1"  # the dispatcher commits
+    assert (
+        git(tree, "log", "-1", "--format=%an %s") == "control-room t1: objective of t1"
+    )  # the dispatcher commits
     assert git(repo, "status", "--porcelain") == ""  # the main tree is untouched
     assert "worktree-add" in events(room.ledger) and where(room, "t1") == ["passed"]
     assert cr("integrate", "t1").returncode == errors.OK
@@ -87,7 +89,9 @@ def test_a_repo_that_is_not_a_git_repository_is_the_rooms_fault(cr, room: Room, 
     queue(room, "t1", route=None, command=MAKE)
     done = cr("cycle")
     assert done.returncode == errors.ROOM_INVALID
-    assert done.stderr.startswith(f"Error: room invalid: {room.control}: repo {tmp_path / 'plain'} is not a git repository (")
+    assert done.stderr.startswith(
+        f"Error: room invalid: {room.control}: repo {tmp_path / 'plain'} is not a git repository ("
+    )
     assert where(room, "t1") == ["queue"]
 
 
@@ -97,8 +101,9 @@ def test_a_route_runs_one_task_at_a_time_in_its_worktree(cr, room: Room, repo: P
     set_gate(room, "max_parallel", "2")
     assert cr("route", "add", "r1", "--title", "the first route").returncode == 0
     ready = tmp_path / "ready"
-    queue(room, "slow", route="r1", priority=2, command=[PY, str(FAKES / "sleeper.py"), "--pidfile",
-                                                         str(tmp_path / "pid"), "--ready", str(ready)])  # fmt: skip
+    queue(room, "slow", route="r1", priority=2,
+          command=[PY, str(FAKES / "sleeper.py"), "--pidfile", str(tmp_path / "pid"),
+                   "--ready", str(ready)])  # fmt: skip
     queue(room, "next", route="r1", command=MAKE)
     first = subprocess.Popen([cr.exe, "cycle"], env=cr.env, cwd=room.root, stdout=subprocess.PIPE, text=True)
     try:

@@ -79,19 +79,21 @@ def task_id(prompt: str) -> str:
 def report(cli: str, prompt: str) -> str:
     """A valid SPEC §5 report quoting the task id found in the prompt."""
     tid = task_id(prompt)
-    return "\n".join([
-        "Done; here is my report.",
-        "",
-        f"DECISION: fake {cli} finished task {tid}",
-        f"WHY: the fake {cli} always succeeds; task {tid} asked for nothing it could not do.",
-        "EVIDENCE:",
-        f"- CONFIRMED: the prompt named task {tid}",
-        "- INFERRED: nothing in the work dir needed to change",
-        "- UNKNOWN: whether a real agent would agree",
-        "MISSING: nothing",
-        "NEXT COMMAND: control-room status",
-        "STOP RULE: stop after this round",
-    ])
+    return "\n".join(
+        [
+            "Done; here is my report.",
+            "",
+            f"DECISION: fake {cli} finished task {tid}",
+            f"WHY: the fake {cli} always succeeds; task {tid} asked for nothing it could not do.",
+            "EVIDENCE:",
+            f"- CONFIRMED: the prompt named task {tid}",
+            "- INFERRED: nothing in the work dir needed to change",
+            "- UNKNOWN: whether a real agent would agree",
+            "MISSING: nothing",
+            "NEXT COMMAND: control-room status",
+            "STOP RULE: stop after this round",
+        ]
+    )
 
 
 def final_text(cli: str, prompt: str) -> str:

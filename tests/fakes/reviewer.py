@@ -36,7 +36,9 @@ def main() -> int:
         return 0
     decision = plan.get("decision", "accept")
     evidence = (
-        f"- CONFIRMED: {plan['confirmed']}" if plan.get("confirmed") else "- INFERRED: nothing here looks wrong"
+        f"- CONFIRMED: {plan['confirmed']}"
+        if plan.get("confirmed")
+        else "- INFERRED: nothing here looks wrong"
     )
     print(
         f"DECISION: {decision}\n"

@@ -9,8 +9,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "control_room"
 
 # Lowest first. A module may import its own layer and the layers below it, never above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("control_room", "control_room.errors", "control_room.timeutil",
-              "control_room.proc", "control_room.words")),
+    (
+        "base",
+        (
+            "control_room",
+            "control_room.errors",
+            "control_room.timeutil",
+            "control_room.proc",
+            "control_room.words",
+        ),
+    ),
     ("store", ("control_room.store",)),
     ("ledger", ("control_room.ledger",)),
     ("room", ("control_room.room",)),
@@ -97,7 +105,9 @@ def upward(g: dict[str, list[tuple[str, int, bool]]]) -> list[str]:
     for name, deps in g.items():
         for dep, line, _ in deps:
             if not allowed(name, dep):
-                out.append(f"{name}:{line} imports {dep} ({LAYERS[layer(name)][0]} -> {LAYERS[layer(dep)][0]})")
+                out.append(
+                    f"{name}:{line} imports {dep} ({LAYERS[layer(name)][0]} -> {LAYERS[layer(dep)][0]})"
+                )
     return out
 
 

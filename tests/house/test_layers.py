@@ -46,5 +46,7 @@ def test_every_import_inside_a_function_says_why() -> None:
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     line, above = lines[node.lineno - 1], lines[node.lineno - 2].strip()
                     if "#" not in line and not above.startswith("#"):
-                        silent.append(f"{path.relative_to(imports.PACKAGE.parent)}:{node.lineno}: {line.strip()}")
+                        silent.append(
+                            f"{path.relative_to(imports.PACKAGE.parent)}:{node.lineno}: {line.strip()}"
+                        )
     assert silent == [], "an import inside a function needs its reason in a comment"

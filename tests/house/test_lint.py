@@ -1,6 +1,6 @@
 """Lint and types, run by the tests so that CI checks the house on every run: ruff (lint and
-format) on the package in the default tier, ``mypy --strict`` in the slow tier (a cold run
-takes half a minute). Settings are in pyproject.toml."""
+format) on the package, the tests and the benches in the default tier, ``mypy --strict`` on the
+package in the slow tier (a cold run takes half a minute). Settings are in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+LINTED = ("control_room", "tests", "bench")
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -18,12 +19,12 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_finds_nothing() -> None:
-    done = run("ruff", "check", "--no-cache", "control_room")
+    done = run("ruff", "check", "--no-cache", *LINTED)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_package_is_formatted() -> None:
-    done = run("ruff", "format", "--check", "--no-cache", "control_room")
+def test_the_code_is_formatted() -> None:
+    done = run("ruff", "format", "--check", "--no-cache", *LINTED)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

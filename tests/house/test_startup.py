@@ -54,7 +54,9 @@ def test_reading_commands_import_no_heavy_module(warm_room: Path, args: tuple[st
 
 def test_status_does_not_load_the_engine(warm_room: Path) -> None:
     modules = loaded(warm_room, "status")
-    assert sorted(m for m in modules if m.startswith(("control_room.dispatch", "control_room.adapters"))) == []
+    assert (
+        sorted(m for m in modules if m.startswith(("control_room.dispatch", "control_room.adapters"))) == []
+    )
     assert "control_room.ledger.write" not in modules  # readers do not pay for the writer
 
 

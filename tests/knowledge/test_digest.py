@@ -25,7 +25,7 @@ def test_the_prompt_carries_the_routes_tombstone_and_history(room: Room) -> None
     drop(room, task("h-2", route="hist"))
     cycle.cycle(room)
     prompt = (room.swarm / "outbox" / "h-2.md").read_text()
-    section = prompt[prompt.index("## This route so far"):prompt.index("## Your task")]
+    section = prompt[prompt.index("## This route so far") : prompt.index("## Your task")]
     assert "Tombstone (graveyard/hist.md, state reopened)" in section
     assert "too slow by 10x" in section and "we got the faster machine" in section
     assert "1 attempt (1 passed, 0 failed)" in section
@@ -38,9 +38,11 @@ def big_ledger(room: Room, n: int) -> None:
         for i in range(n):
             outcome = "pass" if i % 3 == 0 else "fail"
             failed = "" if outcome == "pass" else f"; failed: validator exited 1: case {i % 50} wrong"
-            chunk.append(f"| 2026-01-{1 + i % 28:02d}T00:00:00Z | {i:016x} | bench | result | t-{i % 1000} | "
-                         f"route-{i % 40} | probe | {outcome} | 0.001 | round 1; decision: try variant "
-                         f"{i} of lever {i % 17}{failed} | - | 000000000000 |\n")
+            chunk.append(
+                f"| 2026-01-{1 + i % 28:02d}T00:00:00Z | {i:016x} | bench | result | t-{i % 1000} | "
+                f"route-{i % 40} | probe | {outcome} | 0.001 | round 1; decision: try variant "
+                f"{i} of lever {i % 17}{failed} | - | 000000000000 |\n"
+            )
             if len(chunk) == 50_000:
                 f.write("".join(chunk))
                 chunk.clear()

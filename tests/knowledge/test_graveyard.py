@@ -34,7 +34,11 @@ def test_a_killed_routes_task_is_refused_with_the_tombstone_and_reopen_lets_it_t
     assert "## Reopened " in tomb and "the sieve turned out to be wrong for big n" in tomb
     admission.add(room, control.load(room), task("c-4", route="c-ext"))
     assert cycle.cycle(room).task_id == "c-4"
-    assert [e for e in events(room.ledger) if e.startswith("route-")] == ["route-add", "route-kill", "route-reopen"]
+    assert [e for e in events(room.ledger) if e.startswith("route-")] == [
+        "route-add",
+        "route-kill",
+        "route-reopen",
+    ]
     with pytest.raises(ConflictError):
         graveyard.reopen(room, "c-ext", "again")
 
@@ -42,7 +46,9 @@ def test_a_killed_routes_task_is_refused_with_the_tombstone_and_reopen_lets_it_t
 def test_a_kill_needs_a_verdict_and_reopen_conditions(room: Room) -> None:
     with pytest.raises(InvalidError) as err:
         graveyard.kill(room, "x", "", "never", [])
-    assert str(err.value) == "a kill needs both --verdict (why it died) and --reopen-if (what would revive it)"
+    assert (
+        str(err.value) == "a kill needs both --verdict (why it died) and --reopen-if (what would revive it)"
+    )
 
 
 def test_an_unreadable_tombstone_refuses_its_route_only(room: Room) -> None:
@@ -64,6 +70,12 @@ def test_killing_a_reopened_route_again_keeps_the_whole_story(room: Room) -> Non
     graveyard.kill(room, "twice", "second verdict", "second condition", ["k-2"])
     meta, body = graveyard.read(room, "twice")
     assert (meta["state"], meta["verdict"], meta["reopen_if"], meta["evidence"]) == (
-        "killed", "second verdict", "second condition", ["k-1", "k-2"])
+        "killed",
+        "second verdict",
+        "second condition",
+        ["k-1", "k-2"],
+    )
     assert "reopened_at" not in meta
-    assert "first verdict" in body and "## Killed again " in body and "Reopen only if: second condition" in body
+    assert (
+        "first verdict" in body and "## Killed again " in body and "Reopen only if: second condition" in body
+    )

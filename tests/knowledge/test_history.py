@@ -23,7 +23,8 @@ def test_three_different_probe_failures_are_not_a_death_loop(room: Room) -> None
     set_gate(room, "max_rounds", "1")
     for n in range(3):  # the probe's DECISION is always "the command exited 1": not a decision
         drop(room, task(f"v-{n}", route="varied",
-                        validator=[PY, "-c", f"import sys; print('case {chr(97 + n)}'); sys.exit(1)"]))  # fmt: skip
+                        validator=[PY, "-c",
+                                   f"import sys; print('case {chr(97 + n)}'); sys.exit(1)"]))  # fmt: skip
         cycle.cycle(room)
     assert findings.gather(room, control.load(room))["death_loops"] == []
 
@@ -36,8 +37,14 @@ def _result(room: Room, task: str, outcome: str, run: result.RunResult, route: s
 def test_the_fold_reads_the_flag_on_the_result_line_and_old_unsupported_claim_lines(room: Room) -> None:
     _result(room, "t1", "fail", result.RunResult(decision="done", failed="validator exited 1",
                                                   unsupported=True, validator="exited 1"))  # fmt: skip
-    ledger.append(room.ledger, events.UNSUPPORTED_CLAIM, task="t0", route="r0", adapter="claude",
-                  detail="report says CONFIRMED success; validator exited 2")  # a line written before 0.2
+    ledger.append(
+        room.ledger,
+        events.UNSUPPORTED_CLAIM,
+        task="t0",
+        route="r0",
+        adapter="claude",
+        detail="report says CONFIRMED success; validator exited 2",
+    )  # a line written before 0.2
     st, _ = history.state(room)
     assert st["unsupported_n"] == 2
     assert [u[2:] for u in st["unsupported"]] == [
@@ -58,9 +65,11 @@ def test_a_decision_that_looks_like_a_failure_is_not_one(room: Room) -> None:
 def test_legacy_and_new_result_lines_fold_the_same_way(room: Room) -> None:
     legacy = "round 1; agent exit 0 in 0.1s; decision: did it; failed: validator exited 1: case 7 wrong"
     for n in range(2):
-        ledger.append(room.ledger, events.RESULT, task=f"old-{n}", route="r1", adapter="claude", outcome="fail",
-                      detail=legacy)  # fmt: skip
-    _result(room, "new", "fail", result.RunResult(decision="did it", failed="validator exited 1: case 9 wrong"))
+        ledger.append(room.ledger, events.RESULT, task=f"old-{n}", route="r1", adapter="claude",
+                      outcome="fail", detail=legacy)  # fmt: skip
+    _result(
+        room, "new", "fail", result.RunResult(decision="did it", failed="validator exited 1: case 9 wrong")
+    )
     st, _ = history.state(room)
     loops = history.death_loops(st, 3)
     assert list(loops) == ["r1"] and loops["r1"]["n"] == 3

@@ -176,8 +176,10 @@ def test_set_rewrites_only_that_row(room: Room) -> None:
     write(room, PAGE)
     result = set_state(room, "lever", "cache-input", "killed", "no gain over 5 runs (task cache-1)")
     assert text_of(room) == (
-        HEAD + "| cache-input | killed | Cache the parsed input | no gain over 5 runs (task cache-1) |\n"
-        + SIMD + NOTE
+        HEAD
+        + "| cache-input | killed | Cache the parsed input | no gain over 5 runs (task cache-1) |\n"
+        + SIMD
+        + NOTE
     )
     assert result == {**row("cache-input", "killed", "Cache the parsed input",
                             "no gain over 5 runs (task cache-1)", 7), "was": "untested"}  # fmt: skip
@@ -213,7 +215,10 @@ def test_set_refuses_an_unknown_id_or_state(room: Room) -> None:
     write(room, PAGE)
     with pytest.raises(NotFoundError) as missing:
         set_state(room, "lever", "nope", "pending")
-    assert (str(missing.value), missing.value.exit_code) == ("no lever 'nope' in intelligence/levers.md", NOT_FOUND)
+    assert (str(missing.value), missing.value.exit_code) == (
+        "no lever 'nope' in intelligence/levers.md",
+        NOT_FOUND,
+    )
     with pytest.raises(InvalidError) as bad:
         set_state(room, "lever", "simd", "maybe")
     assert str(bad.value) == "state 'maybe' is not one of untested, pending, killed"

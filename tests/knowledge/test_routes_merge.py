@@ -9,7 +9,10 @@ from click.testing import Result
 from control_room.knowledge.routes_merge import merge_text
 
 TOP = "# ROUTES\n\nThe board.\n\n"
-HEAD = "| route | verdict | title | attempts | spend_usd | last_result | falsifier |\n|---|---|---|---|---|---|---|\n"
+HEAD = (
+    "| route | verdict | title | attempts | spend_usd | last_result | falsifier |\n"
+    "|---|---|---|---|---|---|---|\n"
+)
 R1 = "| r1 | alive | cache the parse | 2 | 0.5 | pass t2 2026-11-30 | no gain |\n"
 R2 = "| r2 | untested | vectorise | 0 | 0 |  | slower |\n"
 BOTTOM = "\nNotes below the table.\n"
@@ -32,7 +35,9 @@ def test_a_verdict_edited_on_one_side_and_a_cycle_on_the_other_both_land() -> No
     ours = board(R1.replace("| alive |", "| promising |"), R2)
     ran = "| r1 | alive | cache the parse | 3 | 0.75 | fail t3 2026-12-01 | no gain |\n"
     merged = merge_text(board(R1, R2), ours, board(ran, R2))
-    assert merged == board("| r1 | promising | cache the parse | 3 | 0.75 | fail t3 2026-12-01 | no gain |\n", R2)
+    assert merged == board(
+        "| r1 | promising | cache the parse | 3 | 0.75 | fail t3 2026-12-01 | no gain |\n", R2
+    )
     # the same the other way round: THEIRS's verdict, OURS's cycle
     assert merge_text(board(R1, R2), board(ran, R2), ours) == merged
 
@@ -89,8 +94,12 @@ def test_rows_both_sides_added_under_the_same_route_merge_as_cells() -> None:
     empty = board()
     ours = board("| r9 | untested | ours | 0 | 0 |  | a |\n")
     theirs = board("| r9 | alive | theirs | 1 | 0.2 | pass t 2026-12-01 | a |\n")
-    assert merge_text(empty, ours, theirs) == board("| r9 | untested | ours | 1 | 0.2 | pass t 2026-12-01 | a |\n")
-    assert merge_text("", ours, theirs) == board("| r9 | untested | ours | 1 | 0.2 | pass t 2026-12-01 | a |\n")
+    assert merge_text(empty, ours, theirs) == board(
+        "| r9 | untested | ours | 1 | 0.2 | pass t 2026-12-01 | a |\n"
+    )
+    assert merge_text("", ours, theirs) == board(
+        "| r9 | untested | ours | 1 | 0.2 | pass t 2026-12-01 | a |\n"
+    )
 
 
 def test_a_side_without_the_table_leaves_ours_as_it_is() -> None:

@@ -22,10 +22,16 @@ def test_after_real_cycles_recount_leaves_routes_md_byte_identical_and_fixes_a_w
     codes = [cycle.cycle(room).code for _ in range(5)]
     assert codes == [errors.PASSED, errors.FAILED, errors.FAILED, errors.PASSED, errors.PASSED]
     before = room.routes.read_bytes()
-    assert [(r["route"], r["attempts"]) for r in routes.rows(room)] == [("r1", "3"), ("r2", "1"), ("off-board", "1")]
+    assert [(r["route"], r["attempts"]) for r in routes.rows(room)] == [
+        ("r1", "3"),
+        ("r2", "1"),
+        ("off-board", "1"),
+    ]
     assert routes.recount(room) == []
     assert room.routes.read_bytes() == before
-    room.routes.write_text(before.decode().replace("| r1 | alive | first | 3 |", "| r1 | alive | first | 7 |"))
+    room.routes.write_text(
+        before.decode().replace("| r1 | alive | first | 3 |", "| r1 | alive | first | 7 |")
+    )
     assert routes.recount(room) == ["r1"]
     assert room.routes.read_bytes() == before
 
@@ -42,12 +48,26 @@ def test_recount_reads_what_record_run_is_fed_and_nothing_else(room: Room) -> No
         (events.INTEGRATE, "conflict", "r2", "t3", 0.0, "rebasing route/r2 onto main conflicted in a.txt"),
     ]
     for event, outcome, route, tid, cost, detail in counted:
-        ledger.append(room.ledger, event, task=tid, route=route, outcome=outcome, cost_usd=cost, detail=detail)
+        ledger.append(
+            room.ledger, event, task=tid, route=route, outcome=outcome, cost_usd=cost, detail=detail
+        )
         routes.record_run(room, route, tid, "fail" if event is not events.RESULT else outcome, cost)
     not_counted = [  # lines that look alike but are followed by no record_run
         (events.INTEGRATE, "conflict", "r2", "t3", "waits for resolve-t3: rebasing route/r2 onto main ..."),
-        (events.INTEGRATE, "refused", "r1", "t1", "it grows a.py past megafile_lines 30; waits for decompose-a.py"),
-        (events.REVIEW, "rejected", "r1", "t2", "after a failed round: 1 of 2 reject; their findings join ..."),
+        (
+            events.INTEGRATE,
+            "refused",
+            "r1",
+            "t1",
+            "it grows a.py past megafile_lines 30; waits for decompose-a.py",
+        ),
+        (
+            events.REVIEW,
+            "rejected",
+            "r1",
+            "t2",
+            "after a failed round: 1 of 2 reject; their findings join ...",
+        ),
         (events.REVIEW, "reject", "r1", "t2", "style (review-style-t2): no"),
         (events.INTEGRATE, "merged", "r1", "t1", "route/r1 onto main"),
         (events.RESULT, "pass", "", "t9", "{}"),  # a task of no route
@@ -55,7 +75,10 @@ def test_recount_reads_what_record_run_is_fed_and_nothing_else(room: Room) -> No
     for event, outcome, route, tid, detail in not_counted:
         ledger.append(room.ledger, event, task=tid, route=route, outcome=outcome, detail=detail)
     before = room.routes.read_bytes()
-    rows = {r["route"]: (r["attempts"], r["spend_usd"], r["last_result"].split(" ")[:2]) for r in routes.rows(room)}
+    rows = {
+        r["route"]: (r["attempts"], r["spend_usd"], r["last_result"].split(" ")[:2])
+        for r in routes.rows(room)
+    }
     assert rows == {"r1": ("3", "0.3456", ["fail", "t1"]), "r2": ("3", "0.1", ["fail", "t3"])}
     assert routes.recount(room) == []
     assert room.routes.read_bytes() == before
@@ -64,7 +87,9 @@ def test_recount_reads_what_record_run_is_fed_and_nothing_else(room: Room) -> No
 def test_rows_the_ledger_never_counted_keep_their_cells_and_removed_rows_stay_removed(room: Room) -> None:
     routes.add(room, "r1", "first")
     routes.record_run(room, "r1", "t1", "pass", 0.5)
-    ledger.append(room.ledger, events.RESULT, task="t1", route="r1", outcome="pass", cost_usd=0.5, detail="{}")
+    ledger.append(
+        room.ledger, events.RESULT, task="t1", route="r1", outcome="pass", cost_usd=0.5, detail="{}"
+    )
     ledger.append(room.ledger, events.RESULT, task="t5", route="gone", outcome="pass", detail="{}")
     with open(room.routes, "a") as f:
         f.write("| by-hand | alive | from an older board | 12 | 4.5 | pass x 2025-01-01 | |\n")

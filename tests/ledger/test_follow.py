@@ -59,9 +59,7 @@ def test_summary_rebuilds_after_the_file_shrank(
     assert s == summary(ledger, tmp_path / "fresh.json")
 
 
-def test_summary_rebuilds_after_an_edit_before_the_checkpoint(
-    ledger: Path, tmp_path: Path
-) -> None:
+def test_summary_rebuilds_after_an_edit_before_the_checkpoint(ledger: Path, tmp_path: Path) -> None:
     cache_file = tmp_path / "cache.json"
     for k in range(5):
         append(ledger, ev("spend"), cost_usd=0.5, detail=f"d{k}")

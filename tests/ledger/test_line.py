@@ -31,8 +31,9 @@ def test_a_long_detail_is_cut_with_a_note(ledger: Path) -> None:
 NASTY = ["|", "\\", "\\|", "\n", "\r", "\r\n", "\x00", "\t", "\x0b", "\x0c", "\x1c", "\x85",
          "\u2028", "\u2029", "\ud800", "\udfff", " | ", "\\u0041", "\\n", "| x | y |", "  "]  # fmt: skip
 any_char = st.characters(exclude_categories=())  # every code point, lone surrogates included
-nasty_text = st.lists(st.one_of(st.text(any_char, max_size=20), st.sampled_from(NASTY)),
-                      max_size=12).map("".join)  # fmt: skip  (well under DETAIL_MAX)
+nasty_text = st.lists(st.one_of(st.text(any_char, max_size=20), st.sampled_from(NASTY)), max_size=12).map(
+    "".join
+)  # fmt: skip  (well under DETAIL_MAX)
 
 
 @settings(max_examples=300, deadline=None,

@@ -49,8 +49,7 @@ def test_append_to_a_missing_ledger_is_a_no_room_error(tmp_path: Path) -> None:
     with pytest.raises(NoRoomError) as err:
         append(path, ev("e"))
     assert str(err.value) == (
-        f"{path} is missing; restore it (git checkout) or run `control-room init` "
-        "to start a new one"
+        f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
     )
 
 

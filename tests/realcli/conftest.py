@@ -47,7 +47,13 @@ class Real:
     def gateway(self, name: str, url: str, **more: Any) -> None:
         """Point ``name`` at ``url`` the way a user would: CONTROL.md ``adapters:`` (the key in
         an environment variable, the CLI's state in a folder of its own inside the room)."""
-        setup = {"base_url": url, "api_key_env": "REALCLI_KEY", "model": "mock-model", "isolated": True, **more}
+        setup = {
+            "base_url": url,
+            "api_key_env": "REALCLI_KEY",
+            "model": "mock-model",
+            "isolated": True,
+            **more,
+        }
         text, n = re.subn(r"(?m)^adapters: \{\}.*$", f"adapters: {json.dumps({name: setup})}",
                           self.room.control.read_text())  # fmt: skip
         assert n == 1, "the CONTROL.md template has no `adapters: {}` line"
@@ -78,7 +84,9 @@ class Real:
         """The agent's error of a failed round, as meta.json has it, after checking that the
         ledger's `result` line and the task's next brief (``last_failure``) carry it too."""
         error = str(self.meta(task_id)["agent_error"])
-        entries = [e for e in ledger_read.entries(self.room.ledger) if e.event == "result" and e.task == task_id]
+        entries = [
+            e for e in ledger_read.entries(self.room.ledger) if e.event == "result" and e.task == task_id
+        ]
         failed = result.read(entries[-1].detail).failed
         head = " ".join(error.split())[:60]
         assert entries[-1].outcome == "fail" and head in failed, (error, failed)

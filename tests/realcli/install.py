@@ -75,11 +75,15 @@ def python_for(pin: Pin) -> str:
     for candidate in sorted(glob.glob(str(home / "3.1[2-9]*/bin/python3")), reverse=True):
         if _works(candidate):
             return candidate
-    raise InstallError("kimi: kimi-cli needs Python >= 3.12, and none was found (python3.12, python3.13, ~/.pyenv)")
+    raise InstallError(
+        "kimi: kimi-cli needs Python >= 3.12, and none was found (python3.12, python3.13, ~/.pyenv)"
+    )
 
 
 def _works(python: str) -> bool:
-    done = subprocess.run([python, "-c", "import sys; assert sys.version_info >= (3, 12)"], capture_output=True)
+    done = subprocess.run(
+        [python, "-c", "import sys; assert sys.version_info >= (3, 12)"], capture_output=True
+    )
     return done.returncode == 0
 
 
@@ -109,12 +113,15 @@ def _install(pin: Pin, target: Path) -> None:
     else:
         py = python_for(pin)
         cmds = [[py, "-m", "venv", str(target)],
-                [str(target / "bin" / "python"), "-m", "pip", "install", "-q", f"{pin.package}=={pin.version}"]]  # fmt: skip
+                [str(target / "bin" / "python"), "-m", "pip", "install", "-q",
+                 f"{pin.package}=={pin.version}"]]  # fmt: skip
     for cmd in cmds:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
         if run.returncode != 0:
             tail = "\n".join((run.stderr or run.stdout).strip().splitlines()[-15:])
-            raise InstallError(f"{pin.name}: `{' '.join(cmd[:3])} ...` failed (exit {run.returncode}):\n{tail}")
+            raise InstallError(
+                f"{pin.name}: `{' '.join(cmd[:3])} ...` failed (exit {run.returncode}):\n{tail}"
+            )
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ from support import entries
 
 from control_room import errors
 
-PROPOSED = {"id": "from-mcp", "objective": "measure parse() on the large input", "falsifier": "no number comes back",
+PROPOSED = {"id": "from-mcp", "objective": "measure parse() on the large input",
+            "falsifier": "no number comes back",
             "validator": ["true"], "max_cost_usd": 0.5, "wall_clock_s": 600,
-            "kill_condition": "two rounds without a number", "adapter": "probe", "command": ["true"]}  # fmt: skip
+            "kill_condition": "two rounds without a number", "adapter": "probe",
+            "command": ["true"]}  # fmt: skip
 
 
 def test_claude_code_adds_a_task_through_the_rooms_mcp_server(real, tmp_path) -> None:  # type: ignore[no-untyped-def]

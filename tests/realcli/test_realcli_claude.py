@@ -104,7 +104,9 @@ def test_adapters_check_names_an_endpoint_down(real) -> None:  # type: ignore[no
     gateway(r, refused())
     done = r.run("adapters", "--check", "claude")
     assert done.returncode == errors.ADAPTER_MISSING
-    assert re.search(r"FAIL .*(?i:connection ?refused|ECONNREFUSED|unable to connect)", done.stdout), done.stdout
+    assert re.search(r"FAIL .*(?i:connection ?refused|ECONNREFUSED|unable to connect)", done.stdout), (
+        done.stdout
+    )
 
 
 def test_a_cli_that_cannot_be_installed_fails_with_its_name(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -112,8 +114,9 @@ def test_a_cli_that_cannot_be_installed_fails_with_its_name(monkeypatch, tmp_pat
     import pytest
 
     monkeypatch.setenv("CONTROL_ROOM_CLI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setitem(install.PINS, "nosuch", install.Pin("nosuch", "@control-room/no-such-cli-xyz", "0.0.1",
-                                                            "nosuch", "npm"))  # fmt: skip
+    monkeypatch.setitem(install.PINS, "nosuch",
+                        install.Pin("nosuch", "@control-room/no-such-cli-xyz", "0.0.1",
+                                    "nosuch", "npm"))  # fmt: skip
     with pytest.raises(install.InstallError) as err:
         install.ensure("nosuch")
     assert str(err.value).startswith("nosuch: `npm install --prefix ...` failed (exit ")

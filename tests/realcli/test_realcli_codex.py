@@ -29,7 +29,9 @@ def test_the_brief_reaches_the_model_and_the_report_comes_back(real) -> None:  #
     assert "# Brief for task t1" in bodies and '"mock-model"' in bodies
     meta = r.meta()
     assert (meta["agent_ok"], meta["report"]["ok"], meta["validator"]["exit_code"]) == (True, True, 0)
-    assert meta["input_tokens"] > 0 and meta["output_tokens"] > 0 and meta["cost_usd"] is None  # no cost given
+    assert (
+        meta["input_tokens"] > 0 and meta["output_tokens"] > 0 and meta["cost_usd"] is None
+    )  # no cost given
     assert (r.room.swarm / "results" / "t1" / "report.md").read_text().strip() == REPORT.strip()
 
 

@@ -60,7 +60,9 @@ def test_adapters_check_says_which_setting_is_missing(real) -> None:  # type: ig
         r.gateway("copilot", f"{server.url}/v1", model=None)  # a gateway, but no model named
         done = r.run("adapters", "--check", "copilot")
     assert done.returncode == errors.ADAPTER_MISSING
-    assert "BYOK providers require an explicit model" in done.stdout and "adapters.copilot" in done.stdout, done.stdout
+    assert "BYOK providers require an explicit model" in done.stdout and "adapters.copilot" in done.stdout, (
+        done.stdout
+    )
 
 
 def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
@@ -70,5 +72,7 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
         gateway(r, f"{server.url}")
         done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert "Authentication failed with provider at http://127.0.0.1:" in r.cause() and "(HTTP 401)" in r.cause()
+    assert (
+        "Authentication failed with provider at http://127.0.0.1:" in r.cause() and "(HTTP 401)" in r.cause()
+    )
     assert r.meta()["timed_out"] is False

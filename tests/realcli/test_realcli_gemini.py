@@ -83,6 +83,6 @@ def test_adapters_check_says_which_setting_a_shared_home_lacks(real) -> None:  #
     assert done.returncode == errors.ADAPTER_MISSING
     assert done.stdout == (
         "gemini        FAIL  gemini exited 41 (authentication): Invalid auth method selected.; set "
-        'security.auth.selectedType: "gemini-api-key" in its settings.json (~/.gemini/), or isolated: true in '
-        "CONTROL.md adapters.gemini, which writes it\n"
+        'security.auth.selectedType: "gemini-api-key" in its settings.json (~/.gemini/), '
+        "or isolated: true in CONTROL.md adapters.gemini, which writes it\n"
     )

@@ -58,6 +58,7 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
         done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     assert r.cause() == (
-        "kimi exited 1 (error): Error code: 401 - {'type': 'error', 'error': {'type': 'authentication_error', "
+        "kimi exited 1 (error): Error code: 401 - "
+        "{'type': 'error', 'error': {'type': 'authentication_error', "
         "'message': 'invalid api key', 'code': 401}}"
     )  # one line, not the 80-column fragment its console would print

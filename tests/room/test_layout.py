@@ -64,8 +64,7 @@ def test_a_named_folder_that_is_not_a_room(tmp_path: Path) -> None:
     with pytest.raises(NoRoomError) as err:
         find_room("plain")
     assert str(err.value) == (
-        "plain: not a control room (no control-room/ folder); "
-        "create one with `control-room init plain`"
+        "plain: not a control room (no control-room/ folder); create one with `control-room init plain`"
     )
 
 
@@ -76,7 +75,8 @@ def test_state_dir_refuses_an_unknown_state(room: Room) -> None:
     with pytest.raises(InvalidError) as err:
         room.state_dir("limbo")
     assert str(err.value) == (
-        "unknown task state 'limbo' (valid: queue, running, passed, to-test, done, parked, rejected, cancelled)"
+        "unknown task state 'limbo' "
+        "(valid: queue, running, passed, to-test, done, parked, rejected, cancelled)"
     )
 
 
@@ -88,8 +88,8 @@ def test_counts_task_files_per_state(room: Room) -> None:
     rejected = room.state_dir("rejected")
     for name in ("d.json", "d.json.reason", ".hidden.reason"):
         (rejected / name).write_text("why")
-    assert room.counts() == {"queue": 3, "running": 0, "passed": 0, "to-test": 0, "done": 1, "parked": 0, "rejected": 1,
-                             "cancelled": 0}  # fmt: skip
+    assert room.counts() == {"queue": 3, "running": 0, "passed": 0, "to-test": 0, "done": 1, "parked": 0,
+                             "rejected": 1, "cancelled": 0}  # fmt: skip
 
 
 def test_stopped_is_the_existence_of_stop(room: Room) -> None:
@@ -115,7 +115,16 @@ def test_counts_are_cached_against_folder_mtimes_and_never_go_stale(room: Room) 
     assert room.counts()["queue"] == 2
     (room.state_dir("parked") / "p.json").write_text("{}")
     (room.state_dir("parked") / "p.reason").write_text("why")
-    assert room.counts() == {"queue": 2, "running": 0, "passed": 0, "to-test": 0, "done": 0, "parked": 1, "rejected": 0, "cancelled": 0}
+    assert room.counts() == {
+        "queue": 2,
+        "running": 0,
+        "passed": 0,
+        "to-test": 0,
+        "done": 0,
+        "parked": 1,
+        "rejected": 0,
+        "cancelled": 0,
+    }
 
 
 def test_a_claim_beside_a_running_task_is_not_a_task(room: Room) -> None:
@@ -123,7 +132,16 @@ def test_a_claim_beside_a_running_task_is_not_a_task(room: Room) -> None:
     (running / "slow6.json").write_text("{}")
     (running / "slow6.claim").write_text("{}")  # which cycle runs it: dispatch/claims.py
     (room.state_dir("queue") / "odd.claim").write_text("{}")  # in the queue, a file the scan rejects
-    assert room.counts() == {"queue": 1, "running": 1, "passed": 0, "to-test": 0, "done": 0, "parked": 0, "rejected": 0, "cancelled": 0}
+    assert room.counts() == {
+        "queue": 1,
+        "running": 1,
+        "passed": 0,
+        "to-test": 0,
+        "done": 0,
+        "parked": 0,
+        "rejected": 0,
+        "cancelled": 0,
+    }
 
 
 def test_counts_cached_before_claims_were_skipped_are_not_trusted(room: Room) -> None:

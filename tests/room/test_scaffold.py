@@ -25,7 +25,8 @@ EXPECTED_FILES = [
 EXPECTED_DIRS = ["control-room", "swarm", "swarm/queue", "swarm/running", "swarm/passed",
                  "swarm/to-test", "swarm/done",
                  "swarm/parked", "swarm/rejected", "swarm/cancelled", "swarm/outbox",
-                 "swarm/results", "agents", "skills", "intelligence", "graveyard", "agents/lenses"]  # fmt: skip
+                 "swarm/results", "agents", "skills", "intelligence", "graveyard",
+                 "agents/lenses"]  # fmt: skip
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
@@ -34,7 +35,8 @@ def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
     for path in sorted(root.rglob("*")):
         st = path.lstat()
         out[path.relative_to(root).as_posix()] = (
-            None if path.is_dir() else path.read_bytes(), st.st_mtime_ns
+            None if path.is_dir() else path.read_bytes(),
+            st.st_mtime_ns,
         )
     return out
 
@@ -52,9 +54,7 @@ def test_init_lays_out_a_room(tmp_path: Path) -> None:
     root = tmp_path / "new"
     created, kept, _ = scaffold.init(root)
     assert kept == []
-    assert set(created) == {f"{d}/" for d in EXPECTED_DIRS} | {
-        i.rel for i in scaffold.plan() if not i.is_dir
-    }
+    assert set(created) == {f"{d}/" for d in EXPECTED_DIRS} | {i.rel for i in scaffold.plan() if not i.is_dir}
     for rel in EXPECTED_FILES:
         assert (root / rel).is_file(), rel
     assert not (root / "STOP").exists()

@@ -126,7 +126,8 @@ def test_adapters_is_a_mapping_of_setups(room: Room) -> None:
     write_gate(room, 'adapters: {codex: {base_url: "http://127.0.0.1:8080/v1", api_key_env: GATEWAY_KEY,\n'
                      "  model: qwen, isolated: true}, claude: }\n")  # fmt: skip
     assert control.load(room).adapters == {
-        "codex": {"base_url": "http://127.0.0.1:8080/v1", "api_key_env": "GATEWAY_KEY", "model": "qwen", "isolated": True},
+        "codex": {"base_url": "http://127.0.0.1:8080/v1", "api_key_env": "GATEWAY_KEY", "model": "qwen",
+                  "isolated": True},
         "claude": None,
     }  # fmt: skip
     assert control.DEFAULTS.adapters == {}
@@ -136,7 +137,8 @@ def test_adapters_is_a_mapping_of_setups(room: Room) -> None:
     ("line", "message"),
     [
         ("adapters: [codex]", "must be a mapping of adapter name -> settings (got ['codex'])"),
-        ("adapters: {codex: {base_ur: x}}", "codex: unknown setting 'base_ur' (known: base_url, api_key_env, model, isolated)"),
+        ("adapters: {codex: {base_ur: x}}",
+         "codex: unknown setting 'base_ur' (known: base_url, api_key_env, model, isolated)"),
         ("adapters: {codex: {api_key_env: sk-live-123}}",
          "codex.api_key_env must be the NAME of an environment variable (letters, digits, _), never the key "
          "itself (got 'sk-live-123')"),
@@ -144,7 +146,8 @@ def test_adapters_is_a_mapping_of_setups(room: Room) -> None:
          "codex.base_url must be a URL starting with http:// or https:// (got 'localhost:8080')"),
         ("adapters: {codex: {isolated: 'yes'}}", "codex.isolated must be true or false (got 'yes')"),
         ("adapters: {codex: {model: ''}}", "codex.model must be a model name (got '')"),
-        ("adapters: {codex: local}", "codex must be a mapping of settings (base_url, api_key_env, model, isolated) (got 'local')"),
+        ("adapters: {codex: local}",
+         "codex must be a mapping of settings (base_url, api_key_env, model, isolated) (got 'local')"),
         ("adapters: {'../x': {}}", "'../x' is not an adapter name"),
     ],
 )  # fmt: skip

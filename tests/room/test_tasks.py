@@ -68,8 +68,7 @@ def test_every_missing_required_field_is_named() -> None:
         "missing required field: falsifier"
     ]
     assert tasks.validate({})[1] == [
-        "missing required fields: objective, falsifier, validator, max_cost_usd, wall_clock_s, "
-        "kill_condition"
+        "missing required fields: objective, falsifier, validator, max_cost_usd, wall_clock_s, kill_condition"
     ]
 
 
@@ -79,9 +78,7 @@ def test_empty_values_count_as_missing() -> None:
 
 
 def test_unknown_fields_are_named() -> None:
-    assert tasks.validate({**VALID_TASK, "zeta": 1, "alpha": 2})[1] == [
-        "unknown fields: alpha, zeta"
-    ]
+    assert tasks.validate({**VALID_TASK, "zeta": 1, "alpha": 2})[1] == ["unknown fields: alpha, zeta"]
 
 
 @pytest.mark.parametrize(
@@ -100,7 +97,8 @@ def test_unknown_fields_are_named() -> None:
         ("validator", [""], "validator must be a command string or a non-empty list of strings"),
         ("priority", 1.5, "priority must be an integer"),
         ("deps", ["ok", "Not OK"], "deps must be a list of ids"),
-        ("owns", ["src/../../etc"], "owns path 'src/../../etc' must be relative to the work dir, without '..'"),
+        ("owns", ["src/../../etc"],
+         "owns path 'src/../../etc' must be relative to the work dir, without '..'"),
         ("owns", ["/etc/passwd"], "owns path '/etc/passwd' must be relative to the work dir, without '..'"),
         ("extra_args", "--yolo", "extra_args must be a list of strings"),
     ],

@@ -19,9 +19,7 @@ from control_room.room import tasks, values
 def test_bad_ids_are_rejected(bad: str) -> None:
     assert values.is_id(bad) is False
     if bad:
-        assert tasks.validate({**VALID_TASK, "id": bad})[1] == [
-            "id must match [a-z0-9][a-z0-9._-]{0,63}"
-        ]
+        assert tasks.validate({**VALID_TASK, "id": bad})[1] == ["id must match [a-z0-9][a-z0-9._-]{0,63}"]
 
 
 @pytest.mark.parametrize("good", ["a", "0", "fast-parse.v2_1", "x" * 64])

@@ -118,8 +118,7 @@ def test_update_gives_up_when_the_file_keeps_changing(tmp_path: Path) -> None:
     with pytest.raises(ConflictError) as err:
         update(path, change)
     assert str(err.value) == (
-        f"{path}: it kept changing while control-room was writing it; nothing was written, "
-        "try again"
+        f"{path}: it kept changing while control-room was writing it; nothing was written, try again"
     )
     assert calls == 3
     assert path.read_text() == "person's edit 3\n"

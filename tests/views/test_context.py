@@ -23,9 +23,7 @@ def split(text: str) -> tuple[str, str, str]:
 
 
 def test_refresh_fills_the_block_and_keeps_the_human_part(room: Room) -> None:
-    room.context.write_bytes(
-        f"{HUMAN_TOP}{AUTO_BEGIN}\nstale\n{AUTO_END}\n{HUMAN_BOTTOM}".encode()
-    )
+    room.context.write_bytes(f"{HUMAN_TOP}{AUTO_BEGIN}\nstale\n{AUTO_END}\n{HUMAN_BOTTOM}".encode())
     ledger.append(room.ledger, ev("note"), detail="hello from the test")
     context.refresh(room)
     before, body, after = split(room.context.read_bytes().decode())

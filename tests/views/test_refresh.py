@@ -32,4 +32,7 @@ def test_broken_settings_leave_the_digest_and_are_named_in_the_context(room: Roo
     brake.stop(room)
     refresh(room)
     assert room.digest.read_bytes() == digest
-    assert f"- settings: BROKEN: {room.control}: line 2: front matter is not valid YAML: " in room.context.read_text()
+    assert (
+        f"- settings: BROKEN: {room.control}: line 2: front matter is not valid YAML: "
+        in room.context.read_text()
+    )

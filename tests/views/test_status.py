@@ -16,8 +16,22 @@ def test_gather_counts_what_is_on_disk(room: Room) -> None:
     queue(room, "t2")
     cycle.cycle(room)
     s = status.gather(room, last=2)
-    assert s["tasks"] == {"queue": 1, "running": 0, "passed": 0, "to-test": 0, "done": 1, "parked": 0, "rejected": 0, "cancelled": 0}
-    assert (s["stop"], s["control_error"], s["ledger_error"], s["daily_budget_usd"]) == (None, None, None, 10.0)
+    assert s["tasks"] == {
+        "queue": 1,
+        "running": 0,
+        "passed": 0,
+        "to-test": 0,
+        "done": 1,
+        "parked": 0,
+        "rejected": 0,
+        "cancelled": 0,
+    }
+    assert (s["stop"], s["control_error"], s["ledger_error"], s["daily_budget_usd"]) == (
+        None,
+        None,
+        None,
+        10.0,
+    )
     assert [e["event"] for e in s["last"]] == ["claim", "result"]
     assert s["findings"] == 0 and s["held"] == []
 
@@ -36,12 +50,14 @@ def test_a_broken_control_file_and_a_missing_ledger_are_shown(room: Room) -> Non
 
 
 def test_a_result_line_reads_as_words_and_long_lines_are_cut() -> None:
-    detail = result.RunResult(decision="made it faster", round=2, exit=0, report="ok", validator="passed").detail()
-    entry = {"time": "2026-12-01T10:00:00Z", "event": "result", "task": "t1", "route": "r1", "adapter": "probe",
-             "outcome": "pass", "cost_usd": "0.5", "detail": detail}  # fmt: skip
+    detail = result.RunResult(
+        decision="made it faster", round=2, exit=0, report="ok", validator="passed"
+    ).detail()
+    entry = {"time": "2026-12-01T10:00:00Z", "event": "result", "task": "t1", "route": "r1",
+             "adapter": "probe", "outcome": "pass", "cost_usd": "0.5", "detail": detail}  # fmt: skip
     assert status.format_entry(entry) == (
-        "2026-12-01 10:00:00  result  t1  r1  probe  pass  $0.5  round: 2, exit: 0, seconds: 0.0, report: ok, "
-        "validator: passed, decision: made it faster"
+        "2026-12-01 10:00:00  result  t1  r1  probe  pass  $0.5  "
+        "round: 2, exit: 0, seconds: 0.0, report: ok, validator: passed, decision: made it faster"
     )
     long = status.format_entry({**entry, "event": "note", "detail": "x" * 300})
     assert len(long) == 160 and long.endswith("...")

@@ -10,7 +10,10 @@ from control_room.store.markdown import AUTO_BEGIN, AUTO_END
 from control_room.views.merge import merge_text
 
 Run = Callable[..., Result]
-FREE = "# CURRENT CONTEXT\n\n## Objective\n\nBeat 12 ms.\n\n## Now\n\nRoutes r1 and r2.\n\n## Rules of thumb\n\nNone yet.\n\n"
+FREE = (
+    "# CURRENT CONTEXT\n\n## Objective\n\nBeat 12 ms.\n\n"
+    "## Now\n\nRoutes r1 and r2.\n\n## Rules of thumb\n\nNone yet.\n\n"
+)
 
 
 def context(auto: str, free: str = FREE, after: str = "") -> str:
@@ -19,9 +22,13 @@ def context(auto: str, free: str = FREE, after: str = "") -> str:
 
 def test_a_hand_edit_on_one_side_survives_both_sides_refreshing_the_block() -> None:
     base = context("_Refreshed 10:00_")
-    ours = context("_Refreshed 10:05 (ours)_", FREE.replace("Routes r1 and r2.\n", "Routes r1 and r2.\nr2 is slow.\n"))
+    ours = context(
+        "_Refreshed 10:05 (ours)_", FREE.replace("Routes r1 and r2.\n", "Routes r1 and r2.\nr2 is slow.\n")
+    )
     theirs = context("_Refreshed 10:07 (theirs)_")
-    expected = context("_Refreshed 10:05 (ours)_", FREE.replace("Routes r1 and r2.\n", "Routes r1 and r2.\nr2 is slow.\n"))
+    expected = context(
+        "_Refreshed 10:05 (ours)_", FREE.replace("Routes r1 and r2.\n", "Routes r1 and r2.\nr2 is slow.\n")
+    )
     assert merge_text(base, ours, theirs, "CURRENT_CONTEXT.md") == expected
     # the edit on THEIRS's side: it lands, under OURS's block
     mine = context("_Refreshed 10:05 (ours)_")
@@ -56,6 +63,9 @@ def test_a_side_whose_markers_were_removed_merges_its_text_as_free() -> None:
 
 
 def test_digest_is_ours() -> None:
-    assert merge_text("# DIGEST\nold\n", "# DIGEST\nours\n", "# DIGEST\ntheirs\n", "DIGEST.md") == "# DIGEST\nours\n"
+    assert (
+        merge_text("# DIGEST\nold\n", "# DIGEST\nours\n", "# DIGEST\ntheirs\n", "DIGEST.md")
+        == "# DIGEST\nours\n"
+    )
     # without a path, a file with no auto block is taken as generated
     assert merge_text("# DIGEST\nold\n", "# DIGEST\nours\n", "# DIGEST\ntheirs\n") == "# DIGEST\nours\n"
