@@ -54,7 +54,10 @@ def table_lines(fd: int, start: int, size: int) -> Iterator[tuple[int, str]]:
 
 def _lines(fd: int, state: dict[str, Any], size: int) -> Iterator[str]:
     """Every whole line between the checkpoint's offset and ``size``; then moves the offset to
-    the end of the last whole one (a torn tail waits for its newline)."""
+    the end of the last whole one (a torn tail waits for its newline). The loop of
+    ``table_lines`` without its offsets, kept apart on purpose: a fold of 500,000 lines built on
+    one shared generator read them about 9% slower (620 against 570 ms, the fold doing nothing),
+    and this is the path of every first ``status`` on a big ledger."""
     pos = state["size"]
     carry = b""
     while pos < size:
