@@ -53,7 +53,8 @@ def backward(path: Path) -> Iterator[str]:
         return
 
 
-def _data_lines_backward(fd: int, end: int) -> Iterator[str]:
+def data_lines_backward(fd: int, end: int) -> Iterator[str]:
+    """The lines before byte ``end`` back to the table header (not included), last first."""
     first = True
     for line in lines_backward(fd, end):
         if first:
@@ -71,7 +72,7 @@ def tail(path: Path, n: int) -> list[str]:
         return []
     out: list[str] = []
     with opened(path) as fd:
-        for line in _data_lines_backward(fd, os.fstat(fd).st_size):
+        for line in data_lines_backward(fd, os.fstat(fd).st_size):
             if line.startswith("|---"):
                 break
             out.append(line)
@@ -82,7 +83,7 @@ def tail(path: Path, n: int) -> list[str]:
 
 def last_hash(fd: int, end: int, writer: str) -> str | None:
     """The hash of the last whole line written by ``writer`` before byte ``end``, if any."""
-    for line in _data_lines_backward(fd, end):
+    for line in data_lines_backward(fd, end):
         entry = parse(line)
         if entry is not None and entry.writer == writer:
             return entry.hash

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from control_room.ledger import follow, read
-from control_room.ledger.line import COLUMNS, HEADER, Col, split_cells, unescape
+from control_room.ledger.line import COLUMNS, Col, split_cells, unescape
 from control_room.room.layout import Room
 from control_room.views.dashboard.page import FILTER_JS, shell
 
@@ -131,14 +131,7 @@ def one(room: Room, fold: dict[str, Any], k: int) -> str:
     rows: list[list[str]] = []
     if want > 0:
         with read.opened(room.ledger) as fd:
-            first = True
-            for line in read.lines_backward(fd, fold["size"]):
-                if first and line == "":
-                    first = False
-                    continue
-                first = False
-                if line == HEADER:
-                    break
+            for line in read.data_lines_backward(fd, fold["size"]):
                 row = _row(line)
                 if row is None:
                     continue
