@@ -72,6 +72,7 @@ class Readiness:
         self.spend = spent + reserved  # what running tasks may still spend counts as spent
         self.budget = float(settings.daily_budget_usd)
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
+        self.half: dict[str, Wait | None] = {}  # branch -> its worktree left mid-rebase (...)
         self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
@@ -114,11 +115,9 @@ class Readiness:
                     f"route {route} has one worktree",
                 )
         if self.settings.repo:  # a person's rebase (merge, ...) there: never run over it
-            path = worktree_paths.path_of(self.room, {**s, "id": task_id})
-            half = worktree_paths.half_done(path)
-            if half is not None:
-                why = f"waits for its worktree {path.name}: in the middle of {half}; finish or abort it there"
-                return Wait("worktree", why)
+            worktree = self._worktree({**s, "id": task_id})
+            if worktree is not None:
+                return worktree
         if self.held:
             held = self._held(route or f"task:{task_id}")
             if held is not None:
@@ -130,6 +129,17 @@ class Readiness:
         if self.spend + float(s.get("max_cost_usd", 0)) > self.budget:
             return self._budget(s)
         return None
+
+    def _worktree(self, task: dict[str, Any]) -> Wait | None:
+        """Whether the worktree ``task`` runs in is half done; asked once per branch (a route's
+        tasks share one)."""
+        branch = worktree_paths.branch_of(task)
+        if branch not in self.half:
+            path = worktree_paths.path_of(self.room, task)
+            half = worktree_paths.half_done(path)
+            why = f"waits for its worktree {path.name}: in the middle of {half}; finish or abort it there"
+            self.half[branch] = None if half is None else Wait("worktree", why)
+        return self.half[branch]
 
     def _merging(self) -> dict[str, str]:
         """Each route with a task in ``passed/`` (waiting for the merge queue) -> that task."""
