@@ -114,7 +114,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     wt = worktree_paths.path_of(room, task)
     # before workdir: a rebase left half done detaches the branch, and workdir would make the
     # worktree again (a branch gone) instead of this round failing as unfit
-    half = _half_done(wt) if (wt / ".git").exists() else None
+    half = _half_done(wt)
     if half is not None:
         return _fail(room, settings, task, "unfit", f"its worktree {wt} was left in the middle of {half}")
     wt = worktrees.workdir(room, settings, task)  # made again (with its ledger line) if it vanished

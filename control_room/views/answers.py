@@ -64,8 +64,9 @@ def route_detail(room: Room, route_id: str) -> dict[str, Any]:
     """``route show --json``: the route's row, its tasks, what it learned, its tombstone (and
     why that cannot be read, if so). NotFoundError when it is neither on the board nor dead."""
     tomb = graveyard.path(room, route_id)  # validates the id
+    dead = tomb.exists()
     row = routes.find(room, route_id)
-    if row is None and not tomb.exists():
+    if row is None and not dead:
         raise NotFoundError(f"no route {route_id} in control-room/ROUTES.md or graveyard/")
     tasks = [
         (t.state, t.id)
@@ -74,7 +75,7 @@ def route_detail(room: Room, route_id: str) -> dict[str, Any]:
         if t.summary.get("route") == route_id
     ]
     problem = None
-    if tomb.exists():
+    if dead:
         try:
             graveyard.read(room, route_id)
         except InvalidError as exc:
@@ -83,6 +84,6 @@ def route_detail(room: Room, route_id: str) -> dict[str, Any]:
         "route": row,
         "tasks": tasks,
         "history": digest.route_history(room, route_id),
-        "tombstone": str(tomb) if tomb.exists() else None,
+        "tombstone": str(tomb) if dead else None,
         "tombstone_problem": problem,
     }
