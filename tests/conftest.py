@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support import make_repo, set_gate
 
 from control_room.cli import cli
 from control_room.ledger.line import PREAMBLE
@@ -63,6 +64,15 @@ def ledger(tmp_path: Path) -> Path:
     """An empty ledger (its preamble only) at tmp_path/LEDGER.md, outside any room."""
     path = tmp_path / "LEDGER.md"
     path.write_text(PREAMBLE, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path, room: Room) -> Path:
+    """A repository beside the room, one commit on `main`, named in CONTROL.md (``repo:``).
+    A test file may define its own (other files in it, more settings)."""
+    path = make_repo(tmp_path / "repo")
+    set_gate(room, "repo", "../repo")
     return path
 
 

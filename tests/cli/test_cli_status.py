@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, data_lines, git, lineno, make_repo, no_room_error, queue, set_gate
+from support import ADD_ARGS, data_lines, git, lineno, no_room_error, queue, set_gate
 
 from control_room import errors
 from control_room.dispatch import claims, worktrees
@@ -205,10 +205,8 @@ def test_status_names_why_each_queued_task_waits(run: Run, inside: Room) -> None
 
 
 def test_status_task_list_and_the_cycle_agree_on_a_worktree_left_mid_rebase(
-    run: Run, inside: Room, tmp_path: Path
+    run: Run, inside: Room, repo: Path
 ) -> None:
-    make_repo(tmp_path / "repo")
-    set_gate(inside, "repo", "../repo")
     run("route", "add", "r1", "--title", "a route")
     tree = worktrees.workdir(inside, settings_file.load(inside), {"id": "t0", "route": "r1"})
     (Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge").mkdir()  # a person's rebase

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import events, git, make_repo, order, queue, set_gate
+from support import events, git, order, queue
 
 from control_room import errors
 from control_room.dispatch import claims, cycle, worktrees
@@ -102,9 +102,7 @@ def test_a_queue_whose_every_file_the_scan_rejects_is_not_called_empty(room: Roo
     assert (again.code, again.message) == (errors.OK, "nothing to do: the queue is empty")
 
 
-def test_a_task_whose_worktree_a_person_left_mid_rebase_waits_unclaimed(room: Room, tmp_path: Path) -> None:
-    make_repo(tmp_path / "repo")
-    set_gate(room, "repo", "../repo")
+def test_a_task_whose_worktree_a_person_left_mid_rebase_waits_unclaimed(room: Room, repo: Path) -> None:
     routes.add(room, "r1", "a route")
     tree = worktrees.workdir(room, settings_file.load(room), {"id": "t0", "route": "r1"})
     rebase = Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import git, make_repo, set_gate, task
+from support import git, set_gate, task
 
 from control_room.dispatch import worktrees
 from control_room.dispatch.ready import Readiness, readiness
@@ -126,9 +126,7 @@ def test_the_budget_counts_what_running_tasks_may_still_spend(room: Room) -> Non
     )
 
 
-def test_a_worktree_a_person_left_mid_rebase_makes_its_tasks_wait(room: Room, tmp_path: Path) -> None:
-    make_repo(tmp_path / "repo")
-    set_gate(room, "repo", "../repo")
+def test_a_worktree_a_person_left_mid_rebase_makes_its_tasks_wait(room: Room, repo: Path) -> None:
     tree = worktrees.workdir(room, settings.load(room), {"id": "t0", "route": "r1"})
     assert why(ready(room), route="r1") is None
     rebase = Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge"

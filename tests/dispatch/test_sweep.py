@@ -7,8 +7,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-from support import entries, git, make_repo, set_gate, task
+from support import entries, git, set_gate, task
 
 from control_room.dispatch import sweep, worktree_paths, worktrees
 from control_room.room import retention
@@ -19,14 +18,6 @@ from control_room.room.retention import Item
 DAY = 86400
 R1 = {"id": "t1", "route": "r1"}
 OLD = "last change 40 days ago, past retention_days 30"
-
-
-@pytest.fixture
-def repo(tmp_path: Path, room: Room) -> Path:
-    """A repository beside the room, one commit on `main`, named in CONTROL.md."""
-    path = make_repo(tmp_path / "repo")
-    set_gate(room, "repo", "../repo")
-    return path
 
 
 def later(days: float = 40) -> float:

@@ -20,14 +20,6 @@ from control_room.room.settings import Settings
 R1 = {"id": "t1", "route": "r1"}
 
 
-@pytest.fixture
-def repo(tmp_path: Path, room: Room) -> Path:
-    """A repository beside the room, one commit on `main`, named in CONTROL.md."""
-    path = make_repo(tmp_path / "repo")
-    set_gate(room, "repo", "../repo")
-    return path
-
-
 def settings(room: Room) -> Settings:
     return settings_file.load(room)
 

@@ -10,8 +10,7 @@ import os
 import time
 from pathlib import Path
 
-import pytest
-from support import FAIL, PY, entries, git, make_repo, queue, set_gate, snapshot, verify_ok, where
+from support import FAIL, PY, entries, git, queue, set_gate, snapshot, verify_ok, where
 
 from control_room import errors
 from control_room.room import retention
@@ -20,14 +19,6 @@ from control_room.room.layout import Room
 MAKE = [PY, "-c", "open('made.txt', 'a').write('x')"]  # the agent: writes in its cwd
 DAY = 86400
 WHY = "route r1 has no task left to run, last change 40 days ago, past retention_days 30"
-
-
-@pytest.fixture
-def repo(tmp_path: Path, room: Room) -> Path:
-    """A repository beside the room, with one commit on `main`, named in CONTROL.md."""
-    path = make_repo(tmp_path / "repo")
-    set_gate(room, "repo", "../repo")
-    return path
 
 
 def age(path: Path, days: float) -> None:

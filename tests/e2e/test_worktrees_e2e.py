@@ -7,21 +7,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-from support import PY, events, git, make_repo, queue, set_gate, where
+from support import PY, events, git, queue, set_gate, where
 
 from control_room import errors
 from control_room.room.layout import Room
 
 MAKE = [PY, "-c", "open('made.txt', 'a').write('x')"]  # the agent: writes in its cwd
-
-
-@pytest.fixture
-def repo(tmp_path: Path, room: Room) -> Path:
-    """A repository beside the room, with one commit on `main`, named in CONTROL.md."""
-    path = make_repo(tmp_path / "repo")
-    set_gate(room, "repo", "../repo")
-    return path
 
 
 def exists(name: str) -> list[str]:
