@@ -18,6 +18,7 @@ from support import data_lines, entries, error, set_gate, task
 
 from control_room.errors import NO_EXTRA
 from control_room.room.layout import Room
+from control_room.views.mcp_tools import TOOLS
 
 CLIENT = "test-client"
 Session = Callable[[ClientSession], Awaitable[Any]]
@@ -58,21 +59,7 @@ def test_lists_the_tools_and_resources_and_never_offers_a_persons_commands(exe: 
 
     tools, resources = talk(exe, room, work)
     names = [t.name for t in tools]
-    assert names == [
-        "status",
-        "task_add",
-        "task_list",
-        "task_show",
-        "validate_report",
-        "ledger_tail",
-        "route_list",
-        "route_show",
-        "findings",
-        "scorecard",
-        "propose_tasks",
-        "field_guide_add",
-        "stop",
-    ]
+    assert names == [t.name for t in TOOLS]  # the list itself: tests/views/test_mcp_tools.py
     for absent in ("resume", "approve", "done", "route_reopen", "set", "control"):
         assert absent not in names
     desc = {t.name: t.description for t in tools}

@@ -119,12 +119,11 @@ def test_apply_rewrites_an_update_and_names_what_it_kept(room: Room) -> None:
     )
 
 
-def test_an_edit_during_the_import_is_kept_and_the_import_stops(
-    room: Room, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    imported(room, tasks("up"))
+def a_person_edits_after_the_check(room: Room, monkeypatch: pytest.MonkeyPatch, task_id: str) -> None:
+    """The next import checks the plan whole, then a person edits queued ``task_id`` (its
+    objective: ``mine``) before the import writes."""
     real = plan.prepare
-    path = swarm.task_file(room, "queue", "up")
+    path = swarm.task_file(room, "queue", task_id)
 
     def then_a_person_edits(*args: object) -> plan.Outcome:
         out = real(*args)  # type: ignore[arg-type]
@@ -132,6 +131,13 @@ def test_an_edit_during_the_import_is_kept_and_the_import_stops(
         return out
 
     monkeypatch.setattr(plan, "prepare", then_a_person_edits)
+
+
+def test_an_edit_during_the_import_is_kept_and_the_import_stops(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    imported(room, tasks("up"))
+    a_person_edits_after_the_check(room, monkeypatch, "up")
     with pytest.raises(ConflictError) as err:
         imported(room, tasks("up").replace("do up", "do up, v2"))
     assert str(err.value) == "task up changed or left swarm/queue/ during the import: import again"
@@ -143,15 +149,7 @@ def test_an_import_stopped_by_an_edit_says_what_it_wrote_before(
     room: Room, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     imported(room, tasks("up"))
-    real = plan.prepare
-    path = swarm.task_file(room, "queue", "up")
-
-    def then_a_person_edits(*args: object) -> plan.Outcome:
-        out = real(*args)  # type: ignore[arg-type]
-        path.write_text(json.dumps({**json.loads(path.read_text()), "objective": "mine"}))
-        return out
-
-    monkeypatch.setattr(plan, "prepare", then_a_person_edits)
+    a_person_edits_after_the_check(room, monkeypatch, "up")
     with pytest.raises(ConflictError):
         imported(room, tasks("up", "new").replace("do up", "do up, v2"))
     assert where(room, "new") == ["queue"]  # added before the update met the edit
