@@ -76,5 +76,18 @@ def shared_room(
     return remote, machines
 
 
+def clone(remote: Path, path: Path) -> Path:
+    """A clone of ``remote`` at ``path`` with a git identity of its own (the machine may have none)."""
+    subprocess.run(["git", "clone", "-q", str(remote), str(path)], check=True)
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    return path
+
+
+def cr(exe: str, where: Path, writer: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed command run in ``where`` as ``writer`` (one machine's host id)."""
+    return Machine(where, writer, exe).cr(*args, timeout=120)
+
+
 def probe_tasks(n: int, **fields: Any) -> list[dict[str, Any]]:
     return [probe_task(f"t{k:03d}", **fields) for k in range(1, n + 1)]

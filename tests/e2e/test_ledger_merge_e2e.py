@@ -3,27 +3,13 @@ with the driver `init` registered, LEDGER.md merges by event id and verifies."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
+from machines import clone, cr
 from support import data_lines, git, make_repo
 
 from control_room.room.gitmerge import DRIVER
-
-
-def cr(exe: str, where: Path, writer: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CONTROL_ROOM_WRITER": writer}
-    done = subprocess.run([exe, *args], cwd=where, env=env, capture_output=True, text=True, timeout=120)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
-
-
-def clone(origin: Path, path: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", str(origin), str(path)], check=True)
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    return path
 
 
 def test_two_clones_pull_each_others_ledger_lines_once_each(exe: str, tmp_path: Path) -> None:

@@ -6,29 +6,14 @@ registered, nothing conflicts: the person's edits and the cycles' counts are bot
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
+from machines import clone, cr
 from support import FAIL, git, make_repo, probe_task
 
 from control_room.room.gitmerge import DRIVERS
 from control_room.store.markdown import AUTO_BEGIN
-
-
-def cr(exe: str, where: Path, writer: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
-    env["CONTROL_ROOM_WRITER"] = writer
-    done = subprocess.run([exe, *args], cwd=where, env=env, capture_output=True, text=True, timeout=120)
-    assert "Traceback" not in done.stderr, done.stderr
-    return done
-
-
-def clone(remote: Path, path: Path) -> Path:
-    subprocess.run(["git", "clone", "-q", str(remote), str(path)], check=True)
-    git(path, "config", "user.email", "t@example.com")
-    git(path, "config", "user.name", "t")
-    return path
 
 
 def row(root: Path, route: str) -> list[str]:
