@@ -1,0 +1,153 @@
+"""Bench: the walk of one cycle through the house, in layers.
+
+Runs `control-room cycle` in this process, under ``sys.setprofile``, on a room with a target
+repository (``repo:``) and one probe task that changes a file and passes: the cycle claims it,
+makes the route's worktree, runs the agent and the validator, commits, writes the results, the
+ledger line and ROUTES.md, moves the task to ``swarm/passed/``, and the command's edge refreshes
+the views. Every call of a function of the package is a step; consecutive steps in one module
+are one *stay*. A stay in a higher layer than the one before it is a *climb back up*: the code
+went down to do something and a caller above had to take over again. Fewer climbs for the same
+work means fewer round trips between layers.
+
+Two counts, so that trees with different layer tables compare:
+- ``package``: layers are the top-level packages (store, ledger, room, knowledge, adapters,
+  dispatch, views, cli), the same for every tree since 0.2.0;
+- ``layers``: the tree's own table (``tests/house/imports.py`` ``LAYERS``), finer where the tree
+  has wings inside a package.
+
+Usage: python bench/walk.py [--tree DIR] (DIR: a checkout to measure; default this one)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+PACKAGES = ("base", "store", "ledger", "room", "knowledge", "adapters", "dispatch", "views", "cli")
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def build(tmp: Path) -> Path:
+    """A room beside a one-commit repository, one probe task that adds a file and passes."""
+    from control_room.cli import cli as cli_main
+
+    repo = tmp / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "config", "user.email", "walk@example.com")
+    _git(repo, "config", "user.name", "walk")
+    (repo / "README").write_text("hello\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "first")
+    room = tmp / "room"
+    for args in (
+        ["init", str(room)],
+        ["--room", str(room), "route", "add", "walk", "--title", "the walk's route"],
+        [
+            "--room", str(room), "task", "add", "--id", "walk-1", "--route", "walk",
+            "--adapter", "probe", "--objective", "add a file", "--falsifier", "the file is not there",
+            "--validator", "test -f walked.txt", "--max-cost", "0", "--wall-clock", "60",
+            "--kill-condition", "never", "--command", "touch walked.txt",
+        ],
+    ):  # fmt: skip
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = _cli(cli_main, args)
+        if code != 0:
+            raise SystemExit(f"control-room {' '.join(args)} failed")
+    control = room / "control-room" / "CONTROL.md"
+    text = re.sub(r"^repo:( *)#", r"repo: ../repo\1#", control.read_text(), count=1, flags=re.M)
+    if "repo: ../repo" not in text:
+        raise SystemExit(f"could not set repo: in {control}")
+    control.write_text(text)
+    return room
+
+
+def _cli(cli_main: Any, args: list[str]) -> int:
+    try:
+        cli_main(args, prog_name="control-room")
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def walk(room: Path) -> list[str]:
+    """The modules of every call of a package function during one `control-room cycle`."""
+    from control_room.cli import cli as cli_main
+
+    steps: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            name = frame.f_globals.get("__name__", "")
+            if name == "control_room" or name.startswith("control_room."):
+                steps.append(name)
+
+    sys.setprofile(profile)
+    try:
+        code = _cli(cli_main, ["--room", str(room), "cycle"])
+    finally:
+        sys.setprofile(None)
+    if code != 10:
+        raise SystemExit(f"the cycle exited {code}, not 10 (passed)")
+    return steps
+
+
+def package_of(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    return PACKAGES.index(top) if top in PACKAGES else 0
+
+
+def climbs(steps: list[str], rank: Any) -> tuple[int, int]:
+    """(stays, climbs back up) of a walk, layers given by ``rank(module)``."""
+    stays = [m for i, m in enumerate(steps) if i == 0 or steps[i - 1] != m]
+    ranks = [rank(m) for m in stays]
+    return len(stays), sum(1 for a, b in zip(ranks, ranks[1:]) if b > a)
+
+
+def top_climbs(steps: list[str], rank: Any, n: int = 8) -> list[tuple[int, str]]:
+    """The module pairs (lower -> higher) that climb back up most often."""
+    stays = [m for i, m in enumerate(steps) if i == 0 or steps[i - 1] != m]
+    pairs = Counter(f"{a} -> {b}" for a, b in zip(stays, stays[1:]) if rank(b) > rank(a))
+    return [(k, p.replace("control_room.", "")) for p, k in pairs.most_common(n)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent)
+    a = ap.parse_args()
+    tree = a.tree.resolve()
+    sys.path[:0] = [str(tree), str(tree / "tests" / "house")]
+    os.environ.setdefault("CONTROL_ROOM_WRITER", "walk")
+    import control_room
+    import imports  # the tree's own layer table
+
+    assert Path(control_room.__file__).resolve().is_relative_to(tree), control_room.__file__
+    with tempfile.TemporaryDirectory() as tmp:
+        room = build(Path(tmp))
+        steps = walk(room)
+    stays, up = climbs(steps, package_of)
+    fine_stays, fine_up = climbs(steps, imports.layer)
+    mods = len(set(steps))
+    print(f"tree {tree}: one cycle, {len(steps):,} calls in {mods} modules")
+    print(f"package layers: {stays} stays, {up} climbs back up")
+    for k, pair in top_climbs(steps, imports.layer):
+        print(f"  {k:4d}  {pair}")
+    print(f"the tree's own layers ({len(imports.LAYERS)}): {fine_stays} stays, {fine_up} climbs back up")
+
+
+if __name__ == "__main__":
+    main()
