@@ -13,7 +13,7 @@ from pathlib import Path
 
 from common import CLICK_FLOOR, bench_env, build_room, control_room_cmd, median_time, run_once, verdict
 
-from control_room.dispatch.index import RECHECK_S
+from control_room.dispatch.queue.index import RECHECK_S
 
 
 def main() -> None:

@@ -448,7 +448,7 @@ class Model:
     duration: float  # a task's agent and validator, seconds
     jitter: float = 0.2  # each run's duration within +-jitter of it
     view_commits: bool = False  # True: a merge's refreshed views are pushed alone (before 0.3.0's sync)
-    tries: int = 2  # pushes a cycle's sync tries (dispatch/sync.py CYCLE_TRIES; was 8)
+    tries: int = 2  # pushes a cycle's sync tries (dispatch/shared/sync.py CYCLE_TRIES; was 8)
 
 
 def simulate(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common import append_results
 
-from control_room.dispatch import prompt
+from control_room.dispatch.round import prompt
 from control_room.knowledge import digest
 from control_room.room import settings as control
 from control_room.room.layout import Room

@@ -9,7 +9,7 @@ import time
 
 import common  # noqa: F401  (puts the repository on sys.path)
 
-from control_room.dispatch.report import validate
+from control_room.dispatch.round.report import validate
 
 GOOD = """DECISION: keep the sieve
 WHY: it meets the budget

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import itertools
 import os
 import re
 import subprocess
@@ -115,13 +116,13 @@ def climbs(steps: list[str], rank: Any) -> tuple[int, int]:
     """(stays, climbs back up) of a walk, layers given by ``rank(module)``."""
     stays = [m for i, m in enumerate(steps) if i == 0 or steps[i - 1] != m]
     ranks = [rank(m) for m in stays]
-    return len(stays), sum(1 for a, b in zip(ranks, ranks[1:]) if b > a)
+    return len(stays), sum(1 for a, b in itertools.pairwise(ranks) if b > a)
 
 
 def top_climbs(steps: list[str], rank: Any, n: int = 8) -> list[tuple[int, str]]:
     """The module pairs (lower -> higher) that climb back up most often."""
     stays = [m for i, m in enumerate(steps) if i == 0 or steps[i - 1] != m]
-    pairs = Counter(f"{a} -> {b}" for a, b in zip(stays, stays[1:]) if rank(b) > rank(a))
+    pairs = Counter(f"{a} -> {b}" for a, b in itertools.pairwise(stays) if rank(b) > rank(a))
     return [(k, p.replace("control_room.", "")) for p, k in pairs.most_common(n)]
 
 
@@ -132,8 +133,9 @@ def main() -> None:
     tree = a.tree.resolve()
     sys.path[:0] = [str(tree), str(tree / "tests" / "house")]
     os.environ.setdefault("CONTROL_ROOM_WRITER", "walk")
-    import control_room
     import imports  # the tree's own layer table
+
+    import control_room
 
     assert Path(control_room.__file__).resolve().is_relative_to(tree), control_room.__file__
     with tempfile.TemporaryDirectory() as tmp:

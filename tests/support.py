@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import Result
 
 from control_room import errors
-from control_room.dispatch import index
+from control_room.dispatch.queue import index
 from control_room.ledger import append
 from control_room.ledger.events import Event
 from control_room.ledger.line import HEADER, PREAMBLE, Entry, parse
@@ -334,16 +334,16 @@ def passed_on_branch(room: Room, task_id: str, files: dict[str, str], **fields: 
     """``task_id`` (a probe task; fields override) as a passing cycle leaves it when CONTROL.md
     names a repo: its worktree made by the library, ``files`` written there and committed by the
     dispatcher, the task file in swarm/passed/. Returns the worktree."""
-    from control_room.dispatch import worktrees
+    from control_room.dispatch.worktrees import worktree
     from control_room.room import settings as settings_file
     from control_room.timeutil import now_iso
 
     t = probe_task(task_id, **{"passed_at": now_iso(), **fields})
-    wt = worktrees.workdir(room, settings_file.load(room), t)
+    wt = worktree.workdir(room, settings_file.load(room), t)
     for name, text in files.items():
         (wt / name).parent.mkdir(parents=True, exist_ok=True)
         (wt / name).write_text(text)
-    worktrees.commit(wt, f"{task_id}: {t['objective']}")
+    worktree.commit(wt, f"{task_id}: {t['objective']}")
     (room.state_dir("passed") / f"{task_id}.json").write_text(json.dumps(t))
     return wt
 

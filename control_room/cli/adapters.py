@@ -63,7 +63,7 @@ def adapters(as_json: bool, check: bool, timeout: str, name: str | None) -> None
 
 
 def _check(name: str | None, as_json: bool, timeout: str) -> None:
-    from control_room.dispatch import hello  # runs agents: only for --check
+    from control_room.dispatch.run import hello  # runs agents: only for --check
     from control_room.room import settings as settings_file  # likewise
 
     try:

@@ -7,7 +7,7 @@ import time
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
-from control_room.dispatch import sweep
+from control_room.dispatch.merge import sweep
 from control_room.room import retention
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room

@@ -95,7 +95,7 @@ def refresh_views(ctx: click.Context | None = None) -> None:
 
 def notify_people(ctx: click.Context | None = None) -> None:
     """The edge, after the views: CONTROL.md ``notify:`` is told what a person must hear of
-    (dispatch/notify.py). Without ``notify`` this reads CONTROL.md's text and nothing else; a
+    (dispatch/person/notify.py). Without ``notify`` this reads CONTROL.md's text and nothing else; a
     broken CONTROL.md notifies nobody (the command says what is wrong itself)."""
     meta = (ctx or click.get_current_context()).meta
     edge: _Edge | None = meta.get(_EDGE)
@@ -109,7 +109,7 @@ def notify_people(ctx: click.Context | None = None) -> None:
         settings = settings_file.load(edge.room)
     except ControlRoomError:
         return
-    from control_room.dispatch import notify  # the ledger checkpoint and subprocess: only with notify
+    from control_room.dispatch.person import notify  # the ledger checkpoint and subprocess: only with notify
 
     ledger_then = edge.first[0][1] if edge.first[0] else 0  # the ledger's size when it began
     notify.flush(edge.room, settings, since=ledger_then)

@@ -13,7 +13,7 @@ import click
 
 from control_room import errors, interrupt
 from control_room.cli.common import current_room, notify_people, refresh_views, room_option
-from control_room.dispatch.cycle import cycle as run_cycle
+from control_room.dispatch.run.cycle import cycle as run_cycle
 from control_room.room.layout import Room
 from control_room.timeutil import now_iso, parse_duration
 
@@ -221,7 +221,7 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
 
     if not settings_file.mentions(room, "remote"):
         return
-    from control_room.dispatch import sync  # git: only in a shared room
+    from control_room.dispatch.shared import sync  # git: only in a shared room
 
     try:
         share = sync.shared(room, settings_file.load(room))

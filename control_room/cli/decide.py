@@ -7,8 +7,8 @@ import getpass
 import click
 
 from control_room.cli.common import current_room, room_option
-from control_room.dispatch.decisions import approve as do_approve
-from control_room.dispatch.decisions import mark_done
+from control_room.dispatch.person.decisions import approve as do_approve
+from control_room.dispatch.person.decisions import mark_done
 from control_room.ledger import writer_name
 from control_room.room.layout import Room
 

@@ -20,8 +20,8 @@ import click
 
 from control_room import errors
 from control_room.cli.common import refresh_views, watch
-from control_room.dispatch import admission
-from control_room.dispatch.cycle import cycle
+from control_room.dispatch.queue import admission
+from control_room.dispatch.run.cycle import cycle
 from control_room.errors import InvalidError
 from control_room.knowledge import graveyard, routes
 from control_room.room import settings as settings_file

@@ -8,7 +8,7 @@ import click
 
 from control_room import errors
 from control_room.cli.common import current_room, echo_json, json_option, room_option
-from control_room.dispatch import doctor as doctor_lib
+from control_room.dispatch.doctor import checks as doctor_lib
 from control_room.timeutil import parse_duration
 
 

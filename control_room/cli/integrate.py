@@ -6,7 +6,7 @@ import click
 
 from control_room import errors
 from control_room.cli.common import current_room, room_option
-from control_room.dispatch import integrate as merge_queue
+from control_room.dispatch.merge import integrate as merge_queue
 from control_room.room import settings as settings_file
 
 

@@ -43,7 +43,7 @@ def import_plan(path: Path, dry_run: bool, as_json: bool) -> None:
       control-room plan import PLAN.md
     """
     # the plan modules load admission's checks and the claim lock: `status` never pays for them
-    from control_room.dispatch import plan as plans
+    from control_room.dispatch.plan import importer as plans
 
     if not path.is_file():
         raise NotFoundError(f"no plan file {path}")
@@ -108,7 +108,7 @@ def export_plan(out: Path | None) -> None:
     Example:
       control-room plan export --out PLAN.md
     """
-    from control_room.dispatch import plan as plans  # see import_plan
+    from control_room.dispatch.plan import importer as plans  # see import_plan
 
     text, written, skipped = plans.export(current_room(), INTRO)
     for s in skipped:

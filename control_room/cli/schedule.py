@@ -7,8 +7,8 @@ import json
 import click
 
 from control_room.cli.common import current_room, json_option, room_option
-from control_room.dispatch import install as inst
-from control_room.dispatch import schedule as sched
+from control_room.dispatch.schedule import entries as sched
+from control_room.dispatch.schedule import install as inst
 from control_room.room.layout import Room
 from control_room.timeutil import parse_duration
 

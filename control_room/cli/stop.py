@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, room_option
-from control_room.dispatch.brake import resume as do_resume
-from control_room.dispatch.brake import stop as do_stop
+from control_room.dispatch.person.brake import resume as do_resume
+from control_room.dispatch.person.brake import stop as do_stop
 from control_room.errors import InvalidError
 from control_room.room.layout import Room
 
@@ -53,7 +53,7 @@ def resume(everywhere: bool) -> None:
 
 
 def _share_stop(room: Room, stopped: bool) -> None:
-    from control_room.dispatch import sync  # git: only for --everywhere
+    from control_room.dispatch.shared import sync  # git: only for --everywhere
     from control_room.room import settings as settings_file  # likewise
 
     share = sync.shared(room, settings_file.load(room))

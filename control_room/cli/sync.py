@@ -26,7 +26,7 @@ def sync(host: str | None) -> None:
     claims of tasks that finished here end with it. A cycle does the same when it starts
     and ends. Exit 17 when the remote cannot be reached. See docs/many-machines.md.
     """
-    from control_room.dispatch import sync as shared_room  # git and the dispatcher: only here
+    from control_room.dispatch.shared import sync as shared_room  # git and the dispatcher: only here
     from control_room.ledger.write import HOST_FILE, cell_safe, writer_name  # the engine: only when run
     from control_room.room import gitmerge  # likewise
     from control_room.room import settings as settings_file  # likewise

@@ -7,9 +7,9 @@ from typing import Any, TextIO
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option, room_option
-from control_room.dispatch import admission, index
-from control_room.dispatch.decisions import cancel, park, retry
-from control_room.dispatch.ready import readiness
+from control_room.dispatch.person.decisions import cancel, park, retry
+from control_room.dispatch.queue import admission, index
+from control_room.dispatch.queue.ready import readiness
 from control_room.errors import ControlRoomError, InvalidError
 from control_room.room import settings as settings_file
 from control_room.room.layout import STATES, Room
@@ -118,7 +118,7 @@ def _pairs(what: str) -> Any:
     """A click callback for ``--owns-of`` / ``--validator-of``: each 'title=value' as a pair."""
 
     def parse(_ctx: click.Context, _p: click.Parameter, values: tuple[str, ...]) -> list[tuple[str, str]]:
-        from control_room.dispatch import fanout  # see fanout_task
+        from control_room.dispatch.queue import fanout  # see fanout_task
 
         try:
             return [fanout.parse_of(v, what) for v in values]
@@ -129,7 +129,7 @@ def _pairs(what: str) -> Any:
 
 
 def _slices(_ctx: click.Context, _p: click.Parameter, values: tuple[str, ...]) -> list[Any]:
-    from control_room.dispatch import fanout  # see fanout_task
+    from control_room.dispatch.queue import fanout  # see fanout_task
 
     try:
         return [fanout.parse_slice(v) for v in values]
@@ -183,8 +183,8 @@ def fanout_task(
       control-room task fanout auth --slice 'api: add the login endpoint' \\
         --slice 'ui: add the login form' --owns-of 'api=src/api' --owns-of 'ui=src/ui'
     """
-    # dispatch.fanout takes the claim lock and the ledger writer: `task list` never pays for them
-    from control_room.dispatch import fanout
+    # dispatch.queue.fanout takes the claim lock and the ledger writer: `task list` never pays for them
+    from control_room.dispatch.queue import fanout
 
     chosen = fanout.with_extras(slices, owns_of, validator_of)
     room = current_room()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from control_room.cli.common import current_room, echo_json, json_option
-from control_room.dispatch.report import LABELS
-from control_room.dispatch.report import validate as check
+from control_room.dispatch.round.report import LABELS
+from control_room.dispatch.round.report import validate as check
 from control_room.errors import INVALID, ControlRoomError, NotFoundError
 
 
@@ -60,8 +60,8 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
 
 def _proposals(ctx: click.Context, name: str, text: str) -> None:
     # Admission loads the adapters and the knowledge layer: only for --proposals (~10 ms).
-    from control_room.dispatch.admission import check_new
-    from control_room.dispatch.orchestrator import extract  # likewise
+    from control_room.dispatch.queue.admission import check_new
+    from control_room.dispatch.queue.orchestrator import extract  # likewise
     from control_room.room import settings as settings_file  # likewise: plain `validate` needs no room
     from control_room.room import swarm  # likewise
 

@@ -1,21 +1,24 @@
-"""Running tasks (SPEC §4, §5, §8).
+"""Running tasks (SPEC §3-§5, §8, §11-§15), in wings: one subpackage per concept.
 
-- ``admission``: may a task enter the queue, may it run (one function for every way in)
-- ``deps``: deps that can never get done, dependency cycles (for admission and readiness)
-- ``index``: listing task folders fast, the queue's run order
-- ``ready``: whether a queued task may run now, and why not (for the cycle, status, task list)
-- ``pick``: the next ready task; holds logged once a day
-- ``worktrees``: a git worktree per route; ``worktree_paths``: where one is, whether it is
-  mid-rebase (files only, for ``ready``); ``integrate``: the merge queue; ``review``: lenses
-- ``claims``: slots, claims, dead claims
-- ``cycle``: one cycle, steps 1-4; ``runner``: steps 4-8; ``rounds``: how a round ends
-- ``prompt``, ``report``, ``validator``: what the agent is told, what it said, the check
-- ``orchestrator``: the orchestrator loop and its proposals
-- ``fanout``: a queued task split into slices, the task their gather step
-- ``sweep``: what ``cleanup`` removes, with finished routes' worktrees
-- ``brake``: STOP; ``decisions``: what only a person decides; ``schedule``: cron and launchd
-- ``doctor``: the room's checks and their safe repairs (``doctor_base``, ``doctor_room``,
-  ``doctor_tools``)
+The wings, lowest first; a wing may import the wings before it in this list, never one after
+(``tests/house/imports.py`` ``DISPATCH_WINGS``, checked by ``tests/house/test_layers.py``):
+
+- ``round/``: one round's pieces: claims and slots, how a round ends, the prompt, the report,
+  the validator
+- ``person/``: what only a person decides (approve, Done, retry, park, cancel), STOP, and what a
+  person is told (notifications)
+- ``schedule/``: cron, launchd and systemd entries, and installing them
+- ``shared/``: many machines: sync through the room's remote, claim refs, claiming, lost claims,
+  the target repository's remote
+- ``worktrees/``: a git worktree per route, and where one is
+- ``queue/``: admission, deps, the task index, readiness, the pick, fan-out, the orchestrator
+- ``plan/``: plan import and export
+- ``review/``: lenses, review tasks, verdicts and arbitration
+- ``merge/``: the merge queue, and cleanup's sweep of finished worktrees
+- ``run/``: one cycle: preflight, recover, pick and claim, the agent's run, where it goes
+- ``doctor/``: the room's checks and their safe repairs
+
+Nothing lives at this level but this map.
 
 May import: the base modules, ``store``, ``ledger``, ``room``, ``knowledge``, ``adapters``.
 """

@@ -16,7 +16,7 @@ STATES = ("queue", "running", "passed", "to-test", "done", "parked", "rejected",
 MERGE_STATES = ("passed", "to-test")
 SWARM_DIRS = (*STATES, "outbox", "results")
 DEFAULT_DIRS = ("agents", "skills", "intelligence", "graveyard", "swarm")
-CLAIM = ".claim"  # running/<id>.claim: which cycle runs a task (dispatch/claims.py); not a task
+CLAIM = ".claim"  # running/<id>.claim: which cycle runs a task (dispatch/round/claims.py); not a task
 ENV_VAR = "CONTROL_ROOM"
 PACKAGE = Path(__file__).resolve().parent.parent  # control_room/
 

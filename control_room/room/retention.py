@@ -14,7 +14,7 @@ the pins, read again) and writes one ``cleanup`` ledger line. Every deletion goe
 
 More kinds of removable things share the same policy: an ``Item`` has a ``kind`` (``KINDS``,
 worded by ``NOUNS``). A finished route's worktree (kind ``worktree``) is found, re-checked and
-removed with git in ``dispatch/sweep.py`` (this layer does not run git); it hands its candidates
+removed with git in ``dispatch/merge/sweep.py`` (this layer does not run git); it hands its candidates
 to ``plan``, which decides by the same age and low-disk rules, and removes the rest with ``clean``.
 """
 
@@ -196,7 +196,7 @@ def _days(seconds: float) -> str:
 def plan(room: Room, now: float | None = None, worktrees: Sequence[Item] = ()) -> list[Item]:
     """What cleanup would remove now, in order: by age first, then for low disk, oldest first.
 
-    ``worktrees``: finished routes' worktrees that may go (``dispatch/sweep.py`` found them), each
+    ``worktrees``: finished routes' worktrees that may go (``dispatch/merge/sweep.py`` found them), each
     with ``why`` saying what it is; they go by the same rules as a finished task's results."""
     settings = settings_file.load(room)
     now = time.time() if now is None else now
@@ -291,11 +291,11 @@ def still_finished(room: Room, task_id: str) -> bool:
 def clean(room: Room, items: list[Item], *, on_removed: Callable[[Item], None] | None = None) -> list[Item]:
     """Remove ``items`` (from ``plan``), each with one ``cleanup`` ledger line; return those removed.
     An item whose task was retried, or pinned, since the plan stays. A worktree is not removed
-    here (``dispatch/sweep.py`` does, with git)."""
+    here (``dispatch/merge/sweep.py`` does, with git)."""
     done = []
     for item in items:
         if item.kind == "worktree":
-            continue  # removed with git, by dispatch/sweep.py
+            continue  # removed with git, by dispatch/merge/sweep.py
         if not still_finished(room, item.task) or not os.path.lexists(item.path):
             continue
         remove(item.path)

@@ -3,8 +3,8 @@
 A task is ``swarm/<state>/<id>.json``. Moves between states are one ``os.rename`` within one
 file system, so a task is in exactly one folder at any time. A file that is not a valid task
 moves to ``swarm/rejected/`` with a ``.reason`` file beside it and a ledger line, and never
-blocks the others. Whether a task may enter the queue or run is ``dispatch.admission``'s
-question; listing folders fast is ``dispatch.index``'s.
+blocks the others. Whether a task may enter the queue or run is ``dispatch.queue.admission``'s
+question; listing folders fast is ``dispatch.queue.index``'s.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from control_room.dispatch import index
+from control_room.dispatch.queue import index
 from control_room.errors import InvalidError, NotFoundError
 from control_room.knowledge import digest, graveyard, routes
 from control_room.room import swarm

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from control_room.dispatch import admission, brake, orchestrator, prompt
-from control_room.dispatch.report import validate
+from control_room.dispatch.person import brake
+from control_room.dispatch.queue import admission, orchestrator
+from control_room.dispatch.round import prompt
+from control_room.dispatch.round.report import validate
 from control_room.errors import ControlRoomError, InvalidError
 from control_room.knowledge import findings, history, routes, scorecard
 from control_room.ledger.line import parse

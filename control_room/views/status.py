@@ -2,7 +2,7 @@
 
 Everything here is cheap: folder listings, cached CONTROL.md and ROUTES.md values, an
 incremental ledger summary and a backward read of its last lines. Why each queued task waits
-is ``dispatch.ready``'s answer, the one a cycle acts on, from the queue index (only files that
+is ``dispatch.queue.ready``'s answer, the one a cycle acts on, from the queue index (only files that
 changed since the last scan are opened, and none is moved: status changes nothing) and the
 running tasks' files; above ``WAITING_MAX`` queued tasks status leaves that to ``task list``.
 """
@@ -83,7 +83,7 @@ def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, An
 def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
     """Who runs what: this clone's claims (swarm/running/), and with the ``settings`` of a
     shared room the other machines' live claims as of the last sync (their claim refs)."""
-    from control_room.dispatch import claims  # only with a task running, or a shared room
+    from control_room.dispatch.round import claims  # only with a task running, or a shared room
 
     here = claims.host(room)
     out: list[dict[str, Any]] = []
@@ -93,7 +93,7 @@ def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
             {"id": tid, "host": str(info.get("host") or here), "since": info.get("started"), "here": True}
         )
     if settings is not None and settings.remote:
-        from control_room.dispatch import sync  # git: only in a shared room
+        from control_room.dispatch.shared import sync  # git: only in a shared room
         from control_room.timeutil import now_iso  # likewise
 
         try:
@@ -112,7 +112,7 @@ def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
 def merging(room: Room, settings: Settings) -> list[dict[str, str]]:
     """Each task in ``passed/``: why it is not merged yet (reviews, an arbiter, a gate, the
     merge queue)."""
-    from control_room.dispatch import integrate  # git and the review module: only with passed tasks
+    from control_room.dispatch.merge import integrate  # git and the review module: only with passed tasks
     from control_room.room import swarm  # loaded with integrate, just above
 
     out = []
@@ -126,8 +126,8 @@ def merging(room: Room, settings: Settings) -> list[dict[str, str]]:
 def waiting(room: Room, settings: Settings, spent: float, loops: dict[str, Any]) -> list[dict[str, str]]:
     """Each queued task that does not run now, in run order: id, kind, why. A file a scan
     would reject is ``refused`` with its problem (status moves nothing)."""
-    from control_room.dispatch import index  # only with a queue to check (docs/performance.md)
-    from control_room.dispatch.ready import Readiness  # likewise
+    from control_room.dispatch.queue import index  # only with a queue to check (docs/performance.md)
+    from control_room.dispatch.queue.ready import Readiness  # likewise
 
     ready = Readiness(room, settings, spent=spent, held=loops)
     out = []

@@ -15,7 +15,7 @@ from support import auto_lines, drop_task, no_room_error, set_gate, task
 
 from control_room import errors, ledger
 from control_room.cli import common
-from control_room.dispatch import notify
+from control_room.dispatch.person import notify
 from control_room.ledger import events
 from control_room.room.layout import STATES, Room
 

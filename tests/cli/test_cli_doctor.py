@@ -19,7 +19,7 @@ from support import entries, events, git, make_repo, queue, set_gate, snapshot, 
 
 from control_room import errors
 from control_room.adapters import adapter_class
-from control_room.dispatch import claims
+from control_room.dispatch.round import claims
 from control_room.ledger.line import HEADER
 from control_room.room import scaffold, swarm
 from control_room.room.layout import Room
@@ -61,7 +61,7 @@ def disk(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
 
     def free(gib: float) -> None:
         monkeypatch.setattr(
-            "control_room.dispatch.doctor_tools.shutil.disk_usage",
+            "control_room.dispatch.doctor.tools.shutil.disk_usage",
             lambda _p: Usage(2**40, 0, int(gib * 2**30)),
         )
 
@@ -515,7 +515,7 @@ def test_a_schedule_that_stopped_firing_is_a_warning(
     (ok,) = lines(run("doctor"))["schedule"]
     assert ok.startswith("OK   schedule  launchd every 1h installed; a cycle last ran at 20")
     later = time.time() + 4 * 3600  # four periods on, and no cycle since
-    monkeypatch.setattr("control_room.dispatch.doctor_tools.time.time", lambda: later)
+    monkeypatch.setattr("control_room.dispatch.doctor.tools.time.time", lambda: later)
     (warn,) = lines(run("doctor"))["schedule"]
     assert warn.startswith("WARN schedule  launchd every 1h installed, but a cycle last ran at 20")
     assert warn.endswith(

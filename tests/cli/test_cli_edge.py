@@ -15,7 +15,7 @@ from click.testing import Result
 from support import ADD_ARGS, TIME, assert_views_agree, data_lines, drop, events, queue, refuse_new_files
 
 from control_room import errors
-from control_room.dispatch import brake
+from control_room.dispatch.person import brake
 from control_room.errors import InvalidError
 from control_room.knowledge import routes
 from control_room.ledger.line import parse

@@ -11,7 +11,7 @@ from click.testing import Result
 from support import entries, hold, ok, queue
 
 from control_room import errors
-from control_room.dispatch import brake
+from control_room.dispatch.person import brake
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]

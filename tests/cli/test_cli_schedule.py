@@ -23,7 +23,8 @@ from cronlib import fake_ctl, once, run_as_cron, split_cron, stamped, starters
 from support import entries, events, queue, set_gate
 
 from control_room import errors
-from control_room.dispatch import install, schedule
+from control_room.dispatch.schedule import entries as schedule
+from control_room.dispatch.schedule import install
 from control_room.room import scaffold
 from control_room.room.layout import Room
 

@@ -15,7 +15,8 @@ from click.testing import Result
 from support import ADD_ARGS, data_lines, git, lineno, no_room_error, queue, set_gate
 
 from control_room import errors
-from control_room.dispatch import claims, worktrees
+from control_room.dispatch.round import claims
+from control_room.dispatch.worktrees import worktree
 from control_room.ledger.line import HEADER, PREAMBLE
 from control_room.room import scaffold
 from control_room.room import settings as settings_file
@@ -208,7 +209,7 @@ def test_status_task_list_and_the_cycle_agree_on_a_worktree_left_mid_rebase(
     run: Run, inside: Room, repo: Path
 ) -> None:
     run("route", "add", "r1", "--title", "a route")
-    tree = worktrees.workdir(inside, settings_file.load(inside), {"id": "t0", "route": "r1"})
+    tree = worktree.workdir(inside, settings_file.load(inside), {"id": "t0", "route": "r1"})
     (Path(git(tree, "rev-parse", "--absolute-git-dir")) / "rebase-merge").mkdir()  # a person's rebase
     queue(inside, "t1", route="r1")
     why = "waits for its worktree route-r1: in the middle of a rebase; finish or abort it there"

@@ -18,7 +18,7 @@ import pytest
 from machines import Machine, probe_tasks, shared_room
 from support import git, make_repo, probe_task, where
 
-from control_room.dispatch.claimrefs import PREFIX
+from control_room.dispatch.shared.claimrefs import PREFIX
 from control_room.errors import OFFLINE, OK, PASSED, STOPPED
 
 

@@ -6,7 +6,7 @@ fills mid-run), the task is un-claimed without using a round.
 Read-only folders and files are real read-only bind mounts, and the full disk a real 8 MiB
 tmpfs, each inside a private mount namespace (``unshare -rm``): chmod cannot stop root, and
 these tests run as root in CI. Where namespaces are not allowed, those tests say so and skip;
-the same faults are also injected at the store layer by tests/dispatch/test_preflight.py."""
+the same faults are also injected at the store layer by tests/dispatch/run/test_preflight.py."""
 
 from __future__ import annotations
 

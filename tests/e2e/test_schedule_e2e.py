@@ -14,7 +14,7 @@ from cronlib import crontab_text, run_as_cron, set_crontab, split_cron, stamped,
 from support import entries, events, queue
 
 from control_room import errors
-from control_room.dispatch import install
+from control_room.dispatch.schedule import install
 from control_room.room import scaffold
 from control_room.room.layout import Room
 

@@ -7,6 +7,21 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "control_room"
 
+# The wings of dispatch/, lowest first (each wing's __init__ says what it owns and may import).
+DISPATCH_WINGS = (
+    "round",  # one round's pieces: claims, how a round ends, the prompt, the report, the validator
+    "person",  # what only a person decides, STOP, what a person is told
+    "schedule",  # cron, launchd and systemd entries, installed
+    "shared",  # many machines: sync, claim refs, claiming, lost claims, the repo's remote
+    "worktrees",  # a git worktree per route, and where it is
+    "queue",  # admission, deps, the index, readiness, the pick, fan-out, the orchestrator
+    "plan",  # plan import and export
+    "review",  # lenses, review tasks, verdicts, arbitration
+    "merge",  # the merge queue, cleanup's sweep
+    "run",  # one cycle: preflight, the claim, the run, where it goes
+    "doctor",  # the room's checks and repairs
+)
+
 # Lowest first. A module may import its own layer and the layers below it, never above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
@@ -24,7 +39,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("room", ("control_room.room",)),
     ("knowledge", ("control_room.knowledge",)),
     ("adapters", ("control_room.adapters",)),
+    # dispatch/ in wings, lowest first: a wing may import the wings above it in this list
     ("dispatch", ("control_room.dispatch",)),
+    *((f"dispatch.{wing}", (f"control_room.dispatch.{wing}",)) for wing in DISPATCH_WINGS),
     ("views", ("control_room.views",)),
     ("cli", ("control_room.cli", "control_room.__main__")),
 )

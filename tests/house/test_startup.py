@@ -61,7 +61,7 @@ def test_status_does_not_load_the_engine(warm_room: Path) -> None:
 
 
 def test_status_with_a_queue_loads_only_what_readiness_needs(warm_room: Path, tmp_path: Path) -> None:
-    """Why each queued task waits is the cycle's own answer (dispatch/ready.py), read from the
+    """Why each queued task waits is the cycle's own answer (dispatch/queue/ready.py), read from the
     queue index: status then loads that and the index, but no adapter, no admission (nothing to
     admit on a known queue), no heavy module and no ledger writer."""
     room = shutil.copytree(warm_room, tmp_path / "queued", symlinks=True)
@@ -72,8 +72,9 @@ def test_status_with_a_queue_loads_only_what_readiness_needs(warm_room: Path, tm
     modules = loaded(room, "status")
     engine = sorted(m for m in modules if m.startswith(("control_room.dispatch", "control_room.adapters")))
     assert engine == [
-        "control_room.dispatch", "control_room.dispatch.deps", "control_room.dispatch.index",
-        "control_room.dispatch.ready", "control_room.dispatch.worktree_paths",
+        "control_room.dispatch", "control_room.dispatch.queue", "control_room.dispatch.queue.deps",
+        "control_room.dispatch.queue.index", "control_room.dispatch.queue.ready",
+        "control_room.dispatch.worktrees", "control_room.dispatch.worktrees.place",
     ]  # fmt: skip
     assert heavy(modules) == []
     assert "control_room.ledger.write" not in modules

@@ -8,7 +8,7 @@ import pytest
 from support import drop_task as drop
 from support import probe_task as task
 
-from control_room.dispatch import cycle
+from control_room.dispatch.run import cycle
 from control_room.knowledge import digest, graveyard, history
 from control_room.ledger.line import HEADER
 from control_room.room import settings as control

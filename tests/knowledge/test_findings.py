@@ -9,7 +9,7 @@ from support import events, set_gate
 from support import probe_task as task
 
 from control_room import errors
-from control_room.dispatch import cycle
+from control_room.dispatch.run import cycle
 from control_room.knowledge import findings
 from control_room.room import settings as control
 from control_room.room import swarm

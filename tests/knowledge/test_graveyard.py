@@ -8,7 +8,8 @@ from support import events
 from support import probe_task as task
 
 from control_room import errors
-from control_room.dispatch import admission, cycle
+from control_room.dispatch.queue import admission
+from control_room.dispatch.run import cycle
 from control_room.errors import ConflictError, InvalidError
 from control_room.knowledge import graveyard, routes
 from control_room.room import settings as control

@@ -10,7 +10,7 @@ from support import probe_task as task
 from support import set_gate
 
 from control_room import ledger
-from control_room.dispatch import cycle
+from control_room.dispatch.run import cycle
 from control_room.knowledge import findings, history
 from control_room.ledger import events, result
 from control_room.room import settings as control

@@ -11,7 +11,7 @@ from support import drop_task as drop
 from support import probe_task as task
 
 from control_room import errors
-from control_room.dispatch import cycle
+from control_room.dispatch.run import cycle
 from control_room.errors import InvalidError, NotFoundError
 from control_room.knowledge import routes
 from control_room.room.layout import Room

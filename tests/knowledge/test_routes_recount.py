@@ -6,7 +6,7 @@ from __future__ import annotations
 from support import FAIL, queue
 
 from control_room import errors, ledger
-from control_room.dispatch import cycle
+from control_room.dispatch.run import cycle
 from control_room.knowledge import routes
 from control_room.ledger import events
 from control_room.room.layout import Room

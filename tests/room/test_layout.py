@@ -130,7 +130,7 @@ def test_counts_are_cached_against_folder_mtimes_and_never_go_stale(room: Room) 
 def test_a_claim_beside_a_running_task_is_not_a_task(room: Room) -> None:
     running = room.state_dir("running")
     (running / "slow6.json").write_text("{}")
-    (running / "slow6.claim").write_text("{}")  # which cycle runs it: dispatch/claims.py
+    (running / "slow6.claim").write_text("{}")  # which cycle runs it: dispatch/round/claims.py
     (room.state_dir("queue") / "odd.claim").write_text("{}")  # in the queue, a file the scan rejects
     assert room.counts() == {
         "queue": 1,

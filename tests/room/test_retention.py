@@ -188,7 +188,7 @@ def test_size_text(n: int, text: str) -> None:
 
 
 def worktree(room: Room, name: str, days: float, size: int) -> retention.Item:
-    """A worktree candidate as dispatch/sweep.py hands it over: ``why`` says what it is."""
+    """A worktree candidate as dispatch/merge/sweep.py hands it over: ``why`` says what it is."""
     path = room.cr / "worktrees" / name
     return retention.Item(path, "worktree", "", "", size, NOW - days * DAY, f"{name} has no task left")
 
@@ -224,7 +224,7 @@ def test_worktrees_go_by_the_same_rules_interleaved_with_results_by_age(
     assert retention.summary(items, "would remove") == (
         "would remove 2 results folders, 2 outbox snapshots, 2 worktrees, 17.8 KiB"
     )
-    # clean() leaves worktrees to dispatch/sweep.py: it never removes one itself
+    # clean() leaves worktrees to dispatch/merge/sweep.py: it never removes one itself
     assert retention.clean(room, [old]) == []
 
 

@@ -7,7 +7,7 @@ import os
 import pytest
 from support import drop
 
-from control_room.dispatch import index
+from control_room.dispatch.queue import index
 from control_room.errors import InvalidError, NotFoundError
 from control_room.room import swarm
 from control_room.room.layout import Room

@@ -3,7 +3,7 @@ state as it is; broken settings leave DIGEST.md alone and say so in CURRENT_CONT
 
 from __future__ import annotations
 
-from control_room.dispatch import brake
+from control_room.dispatch.person import brake
 from control_room.room.layout import Room
 from control_room.views.refresh import refresh
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from support import queue
 
-from control_room.dispatch import brake, cycle
+from control_room.dispatch.person import brake
+from control_room.dispatch.run import cycle
 from control_room.ledger import result
 from control_room.room.layout import Room
 from control_room.views import status

@@ -8,7 +8,7 @@ from typing import Any
 from support import queue, set_gate
 
 from control_room import ledger
-from control_room.dispatch import brake
+from control_room.dispatch.person import brake
 from control_room.knowledge import routes
 from control_room.ledger import events
 from control_room.ledger.result import RunResult

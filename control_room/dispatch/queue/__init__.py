@@ -1,0 +1,13 @@
+"""The queue (SPEC §3, §4 step 3, §12 fan-out): what enters it, in what order, what is ready.
+
+- ``admission``: may a task enter the queue, may it run (one function, three stages); the plan
+  of a run (role, adapter, model, setup) and the agent's environment
+- ``deps``: deps that can never get done, dependency cycles
+- ``index``: listing task folders fast, the queue scan, the run order
+- ``ready``: whether a queued task may run now, and why not (cycle, status, task list)
+- ``pick``: the next ready task; holds logged once a day
+- ``fanout``: a queued task split into slices, the task their gather step
+- ``orchestrator``: the orchestrator loop and its proposals
+
+May import: the wings ``round``, ``person``, ``schedule``, ``shared``, ``worktrees``.
+"""

@@ -1,0 +1,360 @@
+"""Admission (SPEC §3, §8): may this task enter the queue, and may it run?
+
+One function, ``admit``, answers for every way in:
+
+- ``Stage.NEW``: ``task add``, an orchestrator's proposals, ``validate --proposals``;
+- ``Stage.QUEUED``: the queue scan, for a file dropped into ``swarm/queue/`` by hand;
+- ``Stage.RUN``: the cycle, for the task it is about to claim, re-read from its file.
+
+Each refusal has one wording whoever asks (``task add`` prints it after ``task refused:``; the
+scan and the cycle write it beside the file they move to ``swarm/rejected/``). In order:
+
+| check | NEW | QUEUED | RUN |
+|---|---|---|---|
+| required fields, a falsifier, the schema | here | the file's (``swarm.read_task``) | the file's |
+| size, UTF-8, no command that needs a shell | the file it writes (``parse_task``) | the file's | the file's |
+| the id is not taken in another state | any state | other than the queue | other than the queue |
+| ``deps`` does not name the task itself | yes | yes | yes |
+| each dep is a task in a state folder other than ``rejected/`` | yes | yes, from listings | (``ready``) |
+| ``deps`` closes no cycle (t1 -> t2 -> t1) | through the deps' files | queued tasks (``index``) | - |
+| the route is not killed (graveyard) | yes | - | yes |
+| the route is on the board (``known_route``, in ``check_new``) | unless ``new_route`` | - | - |
+| role, adapter and model resolve; the adapter can build its argv | yes | - | yes |
+| ``extra_args`` only if CONTROL.md ``allow_extra_args`` | yes | - | yes |
+| ``max_cost_usd`` within CONTROL.md ``max_task_cost_usd`` | yes | - | yes |
+
+The queue scan checks only the file itself, and its deps against a set of known ids (one
+listing per state folder, taken only when a task has deps; the cycle check runs on the deps the
+queue index keeps), so that listing 10,000 tasks stays cheap; what a cycle runs always passes
+the whole list first. A dep that moves to ``rejected/`` or vanishes after admission is caught by
+``dispatch.queue.ready``, which refuses the task at the next cycle. The wording of the deps checks and
+the cycle search are in ``dispatch.queue.deps``. Whether an admitted task is *ready* (deps done, paths
+free, gates approved, budget left) is ``dispatch.queue.ready``'s question.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from control_room import ledger
+from control_room.dispatch.queue import deps as depcheck
+from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
+from control_room.ledger import events
+from control_room.room import swarm, tasks
+from control_room.room.layout import Room
+from control_room.timeutil import now_iso
+from control_room.words import count
+
+if TYPE_CHECKING:  # loaded at NEW and RUN only (see ``admit``)
+    from control_room.adapters import Adapter, Invocation
+    from control_room.adapters.base import Setup
+    from control_room.room.settings import Settings
+
+VIBE = "(a task that cannot state its falsifier is a vibe, not a task)"
+
+
+class Stage(enum.Enum):
+    NEW = "new"
+    QUEUED = "queued"
+    RUN = "run"
+
+
+class Refused(InvalidError):
+    """A task that may not enter the queue or run; the message is the reason, alone."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a task will run: its role, the adapter, the model and what the adapter sees."""
+
+    role: str
+    role_meta: dict[str, Any]
+    adapter: Adapter
+    model: str | None
+    adapter_settings: dict[str, Any]  # CONTROL.md's values, overridden by the role's
+    setup: Setup  # CONTROL.md ``adapters.<adapter>``, overridden key by key by the role's
+    setup_where: str = "CONTROL.md"  # where the setup was written, for messages
+    state: Path | None = None  # its state folder, control-room/.adapters/NAME; None: no setup
+
+    def invocation(
+        self,
+        task: dict[str, Any],
+        prompt: str,
+        brief: Path,
+        workdir: Path,
+        *,
+        results: Path | None = None,
+    ) -> Invocation:
+        from control_room.adapters import Invocation  # loaded with the adapter, in resolve
+
+        return Invocation(
+            task,
+            prompt,
+            brief,
+            workdir,
+            model=self.model,
+            extra_args=list(task.get("extra_args", [])),
+            settings=self.adapter_settings,
+            setup=self.setup,
+            state=self.state,
+            results=results,
+        )
+
+
+def admit(
+    room: Room,
+    task: dict[str, Any],
+    stage: Stage,
+    settings: Settings | None = None,
+    *,
+    where: Callable[[str], str | None] | None = None,
+) -> Plan | None:
+    """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
+
+    At NEW, ``task`` is what a person or an agent wrote (see ``shape``); at QUEUED and RUN it
+    is a task read from its file in the queue. ``where`` says which state folder holds a dep
+    (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder), a
+    copy in ``rejected/`` last.
+    """
+    taken = swarm.state_of(room, task["id"], skip=None if stage is Stage.NEW else "queue")
+    if taken is not None:
+        raise Refused(swarm.exists_already(task["id"], taken))
+    deps = task.get("deps", [])
+    if task["id"] in deps:
+        raise Refused(f"deps names {task['id']} itself: it could never be ready")
+    if deps and stage is not Stage.RUN:
+        locate = where or (lambda d: swarm.state_of(room, d, order=swarm.LIVE_FIRST))
+        for dep in deps:
+            why = depcheck.refusal(dep, locate(dep))
+            if why is not None:
+                raise Refused(why)
+        loop = depcheck.cycle_through(room, task) if stage is Stage.NEW else None
+        if loop is not None:
+            raise Refused(depcheck.cycle_refusal(loop))
+    if stage is Stage.QUEUED:
+        return None
+    if settings is None:
+        raise TypeError("admit needs the settings at NEW and RUN")
+    # The queue scan (`task list`) stops above; what follows loads the graveyard, the roles and
+    # the adapters (~4 ms), so they are imported here and in ``resolve``, not with the module.
+    from control_room.knowledge import graveyard
+
+    why = graveyard.refusal(room, task.get("route") or "")
+    if why is not None:
+        raise Refused(why)
+    try:
+        plan = resolve(room, settings, task)
+        plan.adapter.command(plan.invocation(task, "", room.root, room.root))
+    except RoomInvalidError:
+        raise
+    except ControlRoomError as exc:
+        raise Refused(str(exc)) from None
+    if task.get("review"):
+        from control_room.room import lenses  # front matter of agents/lenses/: only for a task naming some
+
+        for name in task["review"]:
+            try:
+                lenses.read(room, name)
+            except ControlRoomError as exc:
+                raise Refused(str(exc)) from None
+    if task.get("extra_args") and not settings.allow_extra_args:
+        raise Refused("extra_args given but CONTROL.md allow_extra_args is false")
+    if task["max_cost_usd"] > settings.max_task_cost_usd:
+        raise Refused(
+            f"max_cost_usd {task['max_cost_usd']} is above CONTROL.md max_task_cost_usd "
+            f"{settings.max_task_cost_usd}"
+        )
+    return plan
+
+
+def shape(data: dict[str, Any]) -> dict[str, Any]:
+    """A new task as it would be queued: empty values dropped, an id and ``created`` filled in,
+    the schema checked. Raises ``Refused``."""
+    data = {k: v for k, v in data.items() if v not in (None, "", [], ())}
+    missing = tasks.missing_fields(data)
+    if missing:
+        raise Refused(f"missing {', '.join(missing)} {VIBE}")
+    if "id" not in data:
+        data["id"] = tasks.new_id(str(data.get("objective", "")))
+    data.setdefault("created", now_iso())
+    task, problems = tasks.validate(data)
+    if not problems:  # the file it would be, as the queue scan reads it: size, UTF-8, shell
+        _, problems = swarm.parse_task(f"{task['id']}.json", swarm.render(task))
+    if problems:
+        raise Refused("; ".join(problems))
+    return task
+
+
+def check_new(
+    room: Room,
+    settings: Settings,
+    data: dict[str, Any],
+    *,
+    new_route: bool = False,
+    where: Callable[[str], str | None] | None = None,
+) -> dict[str, Any]:
+    """The task as ``add`` would queue it, without writing anything; ``InvalidError`` saying
+    ``task refused: <reason>`` if it may not. Its route must be on the board (ROUTES.md)
+    unless ``new_route``: ``add`` then puts it there. ``where``: as for ``admit`` (``validate
+    --proposals`` counts the proposals before this one as queued)."""
+    try:
+        task = shape(data)
+        admit(room, task, Stage.NEW, settings, where=where)
+        if not new_route:
+            known_route(room, task.get("route") or "")
+    except Refused as exc:
+        raise InvalidError(f"task refused: {exc}") from None
+    return task
+
+
+def known_route(room: Room, route: str) -> None:
+    """Refuse a route that is not on the board, naming the near ones: a typo (``loppy`` for
+    ``loopy``) would otherwise start a new route. Only new tasks are asked (a file dropped
+    into the queue by hand puts its route on the board at its first run)."""
+    if not route:
+        return
+    from control_room.knowledge import routes  # as graveyard in ``admit``: not for the queue scan
+
+    names = [str(r["route"]) for r in routes.rows(room) if r.get("route")]
+    if route in names:
+        return
+    import difflib  # only for a route that is not there (difflib costs ~1 ms to import)
+
+    close = set(difflib.get_close_matches(route, names, n=3))
+    near = [n for n in names if n in close]  # in the board's order
+    hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+    raise Refused(
+        f"no route {route} in {routes.WHERE}{hint}; add it with "
+        f"`control-room route add {route} --title ...` or pass --new-route"
+    )
+
+
+def add(
+    room: Room,
+    settings: Settings,
+    data: dict[str, Any],
+    *,
+    source: str = "",
+    new_route: str | None = None,
+) -> dict[str, Any]:
+    """Admit ``data`` and queue it as a new task (SPEC §3); return the task as written.
+
+    ``new_route``: put the task's route on the board first if it is not there, with this
+    title (empty: the task's objective) and the task's falsifier; None: the route must be
+    there already (``known_route``)."""
+    task = check_new(room, settings, data, new_route=new_route is not None)
+    queued = room.counts()["queue"]
+    if queued >= settings.max_queued:
+        raise QueueFullError(
+            f"task refused: the queue is full ({count(queued, 'task')}, CONTROL.md max_queued "
+            f"{settings.max_queued}); nothing was written"
+        )
+    if new_route is not None and task.get("route"):
+        _put_route(room, task, new_route)
+    swarm.write_new(room, task)
+    ledger.append(
+        room.ledger,
+        events.TASK_ADD,
+        task=task["id"],
+        route=task.get("route", ""),
+        adapter=task.get("adapter", ""),
+        detail=(f"proposed by {source}: " if source else "") + str(task["objective"]),
+    )
+    return task
+
+
+def _put_route(room: Room, task: dict[str, Any], title: str) -> None:
+    """Put the task's route on the board (``route add``, its ledger line) unless it is there."""
+    from control_room.knowledge import routes  # see known_route
+
+    if routes.find(room, task["route"]) is None:
+        title = title or " ".join(str(task["objective"]).split())[:80]
+        routes.add(room, task["route"], title, str(task["falsifier"]), note=f"for task {task['id']}")
+
+
+def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
+    """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's."""
+    from control_room import adapters  # see admit: not for the queue scan
+    from control_room.room import roles  # likewise
+
+    role = roles.name_of(task)
+    meta, _ = roles.read(room, role)
+    if task.get("adapter"):
+        adapter = adapters.get(str(task["adapter"]))  # the task's own choice: its fault if unknown
+    else:
+        name, where = (
+            (str(meta["adapter"]), f"agents/{role}.md")
+            if meta.get("adapter")
+            else (settings.default_adapter, "CONTROL.md")
+        )
+        if not adapters.known(name):  # the room's fault, never the task's: it is not rejected
+            raise RoomInvalidError(
+                f"room invalid: {where} names adapter {name!r}, which is not an adapter "
+                f"(known: {', '.join(adapters.names())}); fix {where}"
+            )
+        adapter = adapters.get(name)
+    setup, where, state = _setup(settings, meta, role, adapter)
+    model = task.get("model") or meta.get("model") or setup.model or settings.default_model
+    overrides = {k: v for k, v in meta.items() if v not in (None, "", [])}
+    return Plan(
+        role,
+        meta,
+        adapter,
+        str(model) if model else None,
+        {**settings.as_dict(), **overrides},
+        setup,
+        where,
+        room.adapter_states / state if state else None,
+    )
+
+
+def _setup(
+    settings: Settings, meta: dict[str, Any], role: str, adapter: Adapter
+) -> tuple[Setup, str, str | None]:
+    """The adapter's setup: CONTROL.md ``adapters.<name>``, the role's front matter overriding
+    it key by key; where it was written; the name of its state folder (per role when the role
+    overrides it, so that two roles never rewrite each other's config files). A setting the
+    adapter does not act on is the room's fault: refused, never ignored."""
+    from control_room import adapters  # loaded with the adapter, in resolve
+    from control_room.adapters.base import Setup  # likewise
+    from control_room.room.settings import adapters_problem  # likewise: not for the queue scan
+
+    name = adapter.name
+    own = meta.get("adapters")
+    if own is not None:
+        where = f"agents/{role}.md"
+        problem = adapters_problem(own)
+        unknown = [n for n in own if not adapters.known(n)] if problem is None else []
+        if unknown:
+            problem = f"{unknown[0]!r} is not an adapter (known: {', '.join(adapters.names())})"
+        if problem is not None:
+            raise RoomInvalidError(f"room invalid: {where}: adapters: {problem}; fix {where}")
+    base = settings.adapters.get(name)
+    mine = own.get(name) if own is not None else None
+    if base is None and mine is None:
+        return Setup(), "CONTROL.md", None
+    merged = {**(base or {}), **(mine or {})}
+    where = "CONTROL.md" if mine is None else f"agents/{role}.md"
+    setup = Setup(**{k: v for k, v in merged.items() if v is not None})
+    problem = adapter.check(setup)
+    if problem is not None:
+        raise RoomInvalidError(f"room invalid: {where}: adapters.{name}: {problem}; fix {where}")
+    return setup, where, name if mine is None else f"{name}@{role}"
+
+
+def agent_env(
+    room: Room, settings: Settings, task: dict[str, Any], keep: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The agent's environment: the dispatcher's, or only the names in CONTROL.md
+    ``env_allow`` (and ``keep``: the variable an adapter's ``api_key_env`` names); plus where
+    the room is and which task this is."""
+    allow = (*settings.env_allow, *keep) if settings.env_allow else ()
+    env = {k: v for k, v in os.environ.items() if k in allow} if allow else dict(os.environ)
+    env["CONTROL_ROOM"] = str(room.root)
+    env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))
+    return env

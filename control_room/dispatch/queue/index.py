@@ -1,0 +1,300 @@
+"""The task index: listing swarm folders fast, and the queue's run order.
+
+Scanning a folder keeps a disposable index (``control-room/.cache/<state>.index``) of each
+file's (mtime, size, inode) and a summary, so listing 10,000 tasks opens only the files that
+changed since the last scan. Scanning the queue rejects files that admission refuses
+(``admission.Stage.QUEUED``: the file itself, and its deps against one listing of the state
+folders), and every task on a dependency cycle among queued tasks (found on the deps the index
+keeps, only when a file just read has deps). The queue's run order is saved beside it
+(``.cache/queue.order``) for cycles (see ``run_order``). In ``running/``, the ``.claim`` beside
+each task is not a task.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from control_room.dispatch.queue import deps
+from control_room.room import swarm
+from control_room.room.layout import CLAIM, Room
+from control_room.room.values import is_id
+from control_room.store import cache
+from control_room.timeutil import now_iso
+
+_SUMMARY_KEYS = (
+    "priority",
+    "created",
+    "route",
+    "role",
+    "adapter",
+    "deps",
+    "gate",
+    "owns",
+    "rounds",
+    "max_cost_usd",
+    "done_at",
+    "for_task",
+    "reviews",
+    "arbitrates",
+)
+
+
+class Listed:
+    """A task file as the index knows it. Its summary (id, objective, priority, created, ...;
+    "problem" if it is not a task) is kept as JSON text and decoded only when looked at, so a
+    cycle that looks at three tasks out of 10,000 decodes three."""
+
+    __slots__ = ("_raw", "name", "state")
+
+    def __init__(self, state: str, name: str, summary: dict[str, Any] | str) -> None:
+        self.state, self.name, self._raw = state, name, summary
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        raw = self._raw
+        if isinstance(raw, dict):
+            return raw
+        decoded: dict[str, Any] = json.loads(raw)
+        self._raw = decoded
+        return decoded
+
+    @property
+    def id(self) -> str:
+        return str(self.summary.get("id") or self.name)
+
+
+def summarize(task: dict[str, Any], mtime: float | None = None) -> dict[str, Any]:
+    """What the index keeps of a task: enough to order, filter and list it."""
+    out = {k: task[k] for k in _SUMMARY_KEYS if k in task}
+    out["id"] = task["id"]
+    out["objective"] = " ".join(str(task.get("objective", "")).split())[:120]
+    out.setdefault("priority", 0)
+    out.setdefault("created", now_iso(mtime))
+    return out
+
+
+def _index_file(room: Room, state: str) -> Path:
+    return room.cache / f"{state}.index"
+
+
+V = 4  # the index format: entries carry their deps since 4
+
+
+def _load_index(room: Room, state: str) -> dict[str, Any]:
+    idx = cache.load(_index_file(room, state))
+    if isinstance(idx, dict) and idx.get("v") == V:
+        return idx
+    return {"v": V, "checked": 0.0, "files": {}}
+
+
+class _Queued:
+    """What one pass over the queue needs to admit the files it reads: where each dep is
+    (``swarm.Folders``: one listing per state folder, taken only if a task has deps), whether a
+    file just read has deps (then the queue is checked for dependency cycles), and whether a
+    refused file is rejected or only listed with its problem (``reject=False``: ``status``,
+    which changes nothing)."""
+
+    def __init__(self, room: Room, reject: bool) -> None:
+        self.room, self.reject = room, reject
+        self.folders: swarm.Folders | None = None
+        self.deps = False
+
+    def where(self, task_id: str) -> str | None:
+        if self.folders is None:
+            self.folders = swarm.Folders(self.room)
+        return self.folders.state_of(task_id)
+
+
+def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
+    """Every task file in one state folder (a full check: every file is stat()ed); the queue
+    comes back in run order. In the queue, files admission refuses are rejected here; with
+    ``reject=False`` they are listed last with their problem instead, and left where they are
+    (the next scan that may reject them will).
+
+    Files whose (mtime, size, inode) match the index are not opened. The index is written
+    back when a file had to be read, and after a full check of the queue (its time is what
+    lets ``run_order`` trust the index for a few seconds).
+    """
+    folder = room.state_dir(state)
+    known: dict[str, Any] = _load_index(room, state)["files"]
+    files: dict[str, Any] = {}
+    out: list[Listed] = []
+    refused: list[Listed] = []
+    fresh = 0
+    started = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return []
+    skip = (swarm.REASON, CLAIM) if state == "running" else (swarm.REASON,)
+    queued = _Queued(room, reject) if state == "queue" else None
+    for entry in entries:
+        name = entry.name
+        if name.startswith(".") or name.endswith(skip) or not entry.is_file():
+            continue
+        try:
+            st = entry.stat()
+        except FileNotFoundError:
+            continue  # moved by another process meanwhile
+        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        hit = known.get(name)
+        if hit is not None and hit[0] == key:
+            files[name] = hit
+        else:
+            fresh += 1
+            summary = _read_summary(room, state, Path(entry.path), st, queued)
+            if summary is None:
+                continue
+            if queued is not None and "problem" in summary:
+                refused.append(Listed(state, name, summary))  # not kept: a later scan rejects it
+                continue
+            files[name] = _entry(key, summary)
+        out.append(Listed(state, name, files[name][2]))
+    if queued is not None and queued.deps:
+        refused += _drop_cycles(room, files, queued.reject)
+    if queued is not None and not queued.reject and not fresh and len(known) == len(files):
+        return [Listed(state, n, files[n][2]) for n in _order(files)] + refused  # status: no write
+    if fresh or state == "queue" or len(known) > 2 * len(files) + 100:
+        order = _save_index(room, state, files, started if state == "queue" else 0.0)
+        if state == "queue":
+            return [Listed(state, n, files[n][2]) for n in order] + refused
+    return out
+
+
+def _read_summary(
+    room: Room, state: str, path: Path, st: os.stat_result, queued: _Queued | None
+) -> dict[str, Any] | None:
+    """Read one file for the index. A file in the queue that admission refuses is rejected
+    (None), or with ``reject=False`` summarised as its problem."""
+    task, problems = swarm.read_task(path)
+    if queued is not None and not problems:
+        # Only for a file read afresh: `status` on a known queue does not load admission (~1.5 ms).
+        from control_room.dispatch.queue.admission import Refused, Stage, admit
+
+        try:
+            admit(room, task, Stage.QUEUED, where=queued.where)
+        except Refused as exc:
+            problems = [str(exc)]
+        queued.deps = queued.deps or bool(task.get("deps"))
+    if problems and queued is not None and queued.reject:
+        stem = path.name.removesuffix(".json")
+        swarm.reject(room, path.name, problems, task_id=stem if is_id(stem) else "")
+        return None
+    if not problems:
+        return summarize(task, st.st_mtime)
+    if queued is not None and task.get("id"):  # a valid task admission refused: named by its id
+        return {"id": task["id"], "problem": "; ".join(problems)}
+    return {"problem": "; ".join(problems)}
+
+
+def _drop_cycles(room: Room, files: dict[str, Any], reject: bool) -> list[Listed]:
+    """Take every task on a dependency cycle out of ``files`` (the queue's index entries);
+    reject each, or with ``reject=False`` return them listed with the cycle as their problem."""
+    loops = deps.cycles({n[: -len(".json")]: v[3] for n, v in files.items() if v[3]})
+    out = []
+    for task_id, (loop, at) in sorted(loops.items()):
+        name = f"{task_id}.json"
+        del files[name]
+        why = deps.cycle_refusal(loop, at)
+        if reject:
+            swarm.reject(room, name, [why], task_id=task_id)
+        else:
+            out.append(Listed("queue", name, {"id": task_id, "problem": why}))
+    return out
+
+
+def _entry(key: tuple[int, int, int], summary: dict[str, Any]) -> tuple[Any, ...]:
+    """An index entry: (stat key, sort key, summary as JSON text, deps)."""
+    waits_for = tuple(summary.get("deps") or ())
+    return (key, order_key(summary, "")[:2], json.dumps(summary, separators=(",", ":")), waits_for)
+
+
+def _save_index(room: Room, state: str, files: dict[str, Any], checked: float) -> list[str]:
+    """Write the index, and for the queue the run order beside it (``queue.order``: names and
+    summaries in order, all a cycle reads between full checks); return that order."""
+    order = _order(files)
+    cache.save(_index_file(room, state), {"v": V, "checked": checked, "files": files})
+    if state == "queue":
+        cache.save(
+            room.cache / "queue.order",
+            {"v": V, "checked": checked, "order": [(n, files[n][2]) for n in order]},
+        )
+    return order
+
+
+def _order(files: dict[str, Any]) -> list[str]:
+    """File names in run order, from the sort keys the index keeps (no summary is decoded)."""
+    return [n for _, n in sorted((v[1], n) for n, v in files.items())]
+
+
+RECHECK_S = 10.0  # a cycle trusts the queue index this long after a full check
+
+
+def run_order(room: Room) -> Iterator[Listed]:
+    """The queue in run order (priority, then age), for a cycle; lazily, so a cycle that finds
+    its task early reads no more.
+
+    Within ``RECHECK_S`` seconds of the last full check, files whose names the index knows are
+    not stat()ed: a cycle that fires seconds after another need not stat 10,000 files. New
+    names are always read (and rejected if invalid). What a cycle runs is always re-read from
+    its file first (``pick``); only the order of other tasks can lag an edit by those
+    few seconds.
+    """
+    ordered = cache.load(room.cache / "queue.order")
+    if not (
+        isinstance(ordered, dict)
+        and ordered.get("v") == V
+        and time.time() - float(ordered.get("checked") or 0) <= RECHECK_S
+    ):
+        yield from scan(room, "queue")  # a full check returns the queue in run order
+        return
+    order: list[tuple[str, str]] = ordered["order"]
+    known_names = {n for n, _ in order}
+    try:
+        listed = os.listdir(room.state_dir("queue"))
+        names = [n for n in listed if not n.startswith(".") and not n.endswith(swarm.REASON)]
+    except FileNotFoundError:
+        return
+    present = set(names)
+    new: list[Listed] = []
+    files: dict[str, Any] | None = None
+    queued = _Queued(room, reject=True)
+    for name in names:
+        if name in known_names:
+            continue
+        if files is None:
+            files = _load_index(room, "queue")["files"]
+        path = room.state_dir("queue") / name
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            continue
+        summary = _read_summary(room, "queue", path, st, queued)
+        if summary is not None:
+            files[name] = _entry((st.st_mtime_ns, st.st_size, st.st_ino), summary)
+            new.append(Listed("queue", name, summary))
+    if queued.deps and files is not None:  # a new file with deps may close a cycle
+        files = {n: v for n, v in files.items() if n in present}
+        _drop_cycles(room, files, reject=True)
+        present &= set(files)
+        new = [t for t in new if t.name in files]
+    if new and files is not None:
+        _save_index(room, "queue", files, float(ordered["checked"]))
+    known = (Listed("queue", n, raw) for n, raw in order if n in present)
+    yield from heapq.merge(known, queue_order(new), key=lambda t: order_key(t.summary, t.name))
+
+
+def order_key(summary: dict[str, Any], name: str) -> tuple[int, str, str]:
+    """Priority first (higher first), then age (older first), then name."""
+    return (-int(summary.get("priority") or 0), str(summary.get("created", "")), name)
+
+
+def queue_order(listed: list[Listed]) -> list[Listed]:
+    """Priority first (higher first), then age (older first), then name."""
+    return sorted(listed, key=lambda t: order_key(t.summary, t.name))

@@ -1,0 +1,215 @@
+"""Whether a queued task may run now, and if not, why (SPEC §4 step 3).
+
+One answer for every asker: the cycle (``pick``), ``status`` and ``task list`` all call
+``Readiness.why``, so what they say never disagrees. In order, a task
+
+- is **refused** (it never will run: the next cycle rejects it) when its route is killed, or a
+  dep is in ``rejected/`` or in no state folder (``deps.refusal``);
+- **waits** for its deps (every one in ``done/``, or merged in ``to-test/``), for a running
+  task that owns an overlapping path, (with a repo) for the task of its route that runs or
+  waits for the merge queue, or for a person to finish the rebase (merge, cherry-pick, revert)
+  they left half done in its worktree, for a person (its route, or the task itself, in a death
+  loop), for a gate's approval, or for the daily budget (today's spend plus what running tasks
+  may still spend).
+
+Only what a listing can afford is read: one listing per state folder, taken on first need
+(``swarm.Folders``), the running tasks' files (``max_parallel`` of them), the cached CONTROL.md
+values, today's spend from the ledger summary and the death loops from the history (both
+cached and incremental), one stat per route for a tombstone and, with a repo, a few per task
+for its worktree (``place.half_done``: files, no git). No adapter is loaded: whether
+an agent's CLI is installed is the cycle's own last check (``pick``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_room.dispatch.queue import deps
+from control_room.dispatch.worktrees import place
+from control_room.knowledge import graveyard, history
+from control_room.ledger import events
+from control_room.ledger.events import Event
+from control_room.ledger.stats import summary
+from control_room.room import swarm
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.timeutil import today
+
+# claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...)
+KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed", "worktree")
+
+
+class Wait:
+    """Why a queued task does not run now: ``kind`` (one of ``KINDS``), ``why`` for people
+    (``waits for dep t0 (queue)``), and for a hold a cycle logs once a day (a death loop, a
+    gate, the budget) its ledger event and detail. (A plain class: a dataclass would cost
+    ``status`` about 1 ms to define.)"""
+
+    __slots__ = ("detail", "hold", "kind", "why")
+
+    def __init__(self, kind: str, why: str, hold: Event | None = None, detail: str = "") -> None:
+        self.kind, self.why, self.hold, self.detail = kind, why, hold, detail
+
+    def __repr__(self) -> str:
+        return f"Wait({self.kind!r}, {self.why!r})"
+
+    @property
+    def refused(self) -> bool:
+        return self.kind == "refused"
+
+    @property
+    def shown(self) -> str:
+        """As a listing shows it (``status``, ``task list``): a refusal says so first."""
+        return f"refused: {self.why}" if self.refused else self.why
+
+
+class Readiness:
+    """What readiness depends on, taken once (a cycle's pick, a listing), and the one question."""
+
+    def __init__(self, room: Room, settings: Settings, *, spent: float, held: dict[str, Any]) -> None:
+        self.room, self.settings, self.held = room, settings, held
+        self.folders = swarm.Folders(room)
+        self.busy, self.routes, reserved = _running(room, self.folders)
+        self.spend = spent + reserved  # what running tasks may still spend counts as spent
+        self.budget = float(settings.daily_budget_usd)
+        self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
+        self.half: dict[str, Wait | None] = {}  # branch -> its worktree left mid-rebase (...)
+        self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
+
+    def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
+        """None if the task (its index summary ``s``) may run now, else why not. (Called for
+        every queued task by ``task list``: what nearly every task lacks is tested first.)"""
+        route = s.get("route") or ""
+        if route:
+            try:
+                killed = self.dead[route]
+            except KeyError:
+                killed = self.dead[route] = graveyard.refusal(self.room, route)
+            if killed is not None:
+                return Wait("refused", killed)
+        waits_for = s.get("deps")
+        if waits_for:
+            done = self.folders.ids("done") | self.folders.ids("to-test")  # to-test: merged
+            pending = [(d, self.folders.state_of(d)) for d in waits_for if d not in done]
+            for dep, state in pending:
+                refused = deps.refusal(dep, state)
+                if refused is not None:
+                    return Wait("refused", refused)
+            if pending:
+                named = ", ".join(f"{d} ({state})" for d, state in pending)
+                return Wait("dep", f"waits for dep{'s' if len(pending) > 1 else ''} {named}")
+        if self.busy and s.get("owns"):
+            for path in s["owns"]:
+                for running, theirs in self.busy:
+                    if _overlaps(path, theirs):
+                        return Wait("paths", f"waits for running task {running}, which owns {theirs}")
+        if route and self.settings.repo:  # one worktree per route, holding one task's work
+            if route in self.routes:
+                other = self.routes[route]
+                return Wait("paths", f"waits for running task {other}: route {route} has one worktree")
+            merging = self._merging().get(route)
+            serves = (s.get("for_task"), s.get("reviews"), s.get("arbitrates"))
+            if merging is not None and merging not in serves:  # its reviews and arbiter run
+                return Wait(
+                    "paths",
+                    f"waits for {merging} to be merged (`control-room integrate {merging}`): "
+                    f"route {route} has one worktree",
+                )
+        if self.settings.repo:  # a person's rebase (merge, ...) there: never run over it
+            worktree = self._worktree({**s, "id": task_id})
+            if worktree is not None:
+                return worktree
+        if self.held:
+            held = self._held(route or f"task:{task_id}")
+            if held is not None:
+                return held
+        if s.get("gate"):
+            approval = self._approved(task_id, s)
+            if approval is not None:
+                return approval
+        if self.spend + float(s.get("max_cost_usd", 0)) > self.budget:
+            return self._budget(s)
+        return None
+
+    def _worktree(self, task: dict[str, Any]) -> Wait | None:
+        """Whether the worktree ``task`` runs in is half done; asked once per branch (a route's
+        tasks share one)."""
+        branch = place.branch_of(task)
+        if branch not in self.half:
+            path = place.path_of(self.room, task)
+            half = place.half_done(path)
+            why = f"waits for its worktree {path.name}: in the middle of {half}; finish or abort it there"
+            self.half[branch] = None if half is None else Wait("worktree", why)
+        return self.half[branch]
+
+    def _merging(self) -> dict[str, str]:
+        """Each route with a task in ``passed/`` (waiting for the merge queue) -> that task."""
+        if self._passed is None:
+            self._passed = {}
+            for tid in sorted(self.folders.ids("passed")):
+                task, _ = swarm.read_task(swarm.task_file(self.room, "passed", tid))
+                if task.get("route"):
+                    self._passed.setdefault(str(task["route"]), tid)
+        return self._passed
+
+    def _held(self, key: str) -> Wait | None:
+        loop = self.held.get(key)
+        if loop is None:
+            return None
+        detail = (
+            f"{key} is in a death loop ({loop['n']} identical failures); "
+            f"`control-room route resume {key} --because ...` to release it"
+        )
+        why = f"waits for `control-room route resume {key}`: a death loop ({loop['n']} identical failures)"
+        return Wait("held", why, events.ROUTE_HELD, detail)
+
+    def _approved(self, task_id: str, s: dict[str, Any]) -> Wait | None:
+        # with a repo, `merge` holds the merge, not the run (dispatch/merge/integrate.py)
+        merge = "merge" if self.settings.repo else ""
+        missing = [g for g in s["gate"] if g != merge and not self.settings.approved(task_id, g)]
+        if not missing:
+            return None
+        gates = ", ".join(missing)
+        return Wait(
+            "gate",
+            f"waits for gate{'s' if len(missing) > 1 else ''} {gates}: `control-room approve {task_id}`",
+            events.approval_needed(missing[0]),
+            f"gate {gates} needs `control-room approve {task_id}`",
+        )
+
+    def _budget(self, s: dict[str, Any]) -> Wait:
+        cost, budget = float(s.get("max_cost_usd", 0)), self.budget
+        detail = (
+            f"${self.spend:.2f} spent or reserved by running tasks today; this task may cost "
+            f"${cost:.2f} more, over the ${budget:.2f} daily budget"
+        )
+        why = f"waits for the daily budget: ${self.spend:.2f} used or reserved + ${cost:.2f} > ${budget:.2f}"
+        return Wait("budget", why, events.BUDGET_HOLD, detail)
+
+
+def readiness(room: Room, settings: Settings) -> Readiness:
+    """Readiness as of now, from the caches: today's spend (the ledger summary) and the death
+    loops (the history)."""
+    spent = summary(room.ledger, room.cache / "ledger-summary")["spend_by_day"].get(today(), 0.0)
+    return Readiness(room, settings, spent=spent, held=history.held(room, settings))
+
+
+def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]], dict[str, str], float]:
+    """(each path a running task owns, with its id; each route a task runs on -> that task;
+    what running tasks may still spend)."""
+    owned: list[tuple[str, str]] = []
+    routes: dict[str, str] = {}
+    reserved = 0.0
+    for task_id in sorted(folders.ids("running")):
+        task, _ = swarm.read_task(swarm.task_file(room, "running", task_id))
+        owned += [(task_id, p) for p in task.get("owns", [])]
+        if task.get("route"):
+            routes.setdefault(str(task["route"]), task_id)
+        reserved += float(task.get("max_cost_usd", 0))
+    return owned, routes, reserved
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """One path is the other or lies under it: ``src`` and ``src/parse.py``, not ``src2``."""
+    a, b = a.strip("/") + "/", b.strip("/") + "/"
+    return a.startswith(b) or b.startswith(a)

@@ -1,0 +1,210 @@
+"""Review lenses (SPEC §12): which lenses review a task, one bounded review task per lens, the
+report a review must give, and undoing what a reviewer changed.
+
+A task, its route (CONTROL.md ``review`` as a mapping) or CONTROL.md (``review`` as a list)
+names lenses (``agents/lenses/<name>.md``). When such a task passes its validator, it waits in
+``swarm/passed/`` and one bounded review task per lens is queued (role ``reviewer``, the lens's
+adapter, model and caps, ``reviews: ID``, no ``owns``), run in the task's worktree (with a repo;
+anything a reviewer changes there is discarded) and shown only what its lens ``sees``
+(``materials``). A review answers ``DECISION: accept`` or ``reject``; a reject without a
+CONFIRMED item is not a review (a failed round of the review task). What the verdicts add up
+to is ``verdicts``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from control_room import ledger
+from control_room.dispatch.review.materials import serves as serves  # its callers say review.serves
+from control_room.dispatch.round.report import Report
+from control_room.dispatch.worktrees import place, worktree
+from control_room.errors import RoomInvalidError
+from control_room.ledger import events
+from control_room.room import lenses, swarm
+from control_room.room import results as results_folder
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.store import records
+from control_room.store.files import atomic_write
+from control_room.timeutil import now_iso
+
+VALIDATOR = ["true"]  # a review's check is its report (``check_report``), not a command
+
+
+def lenses_for(settings: Settings, task: dict[str, Any]) -> list[str]:
+    """The lenses that review ``task`` when it passes: its own ``review``, else its route's in
+    CONTROL.md, else CONTROL.md's. Reviews, arbiters and the merge queue's helpers are not
+    reviewed (a helper carries work reviewed already)."""
+    if serves(task) or task.get("for_task"):
+        return []
+    if "review" in task:
+        return list(task["review"])
+    wanted = settings.review
+    if isinstance(wanted, dict):
+        return list(wanted.get(str(task.get("route") or ""), wanted.get("*", [])))
+    return list(wanted)
+
+
+def check_lenses(room: Room, settings: Settings, task: dict[str, Any]) -> list[lenses.Lens]:
+    """The task's lenses, read; a missing or broken lens is the room's fault (RoomInvalidError),
+    found before the agent runs."""
+    try:
+        return [lenses.read(room, name) for name in lenses_for(settings, task)]
+    except Exception as exc:  # InvalidError, a broken front matter: one line either way
+        raise RoomInvalidError(f"room invalid: {exc}") from None
+
+
+def needs_verdict(task: dict[str, Any]) -> bool:
+    """Whether the task waits for its reviews (or an arbiter) before it may integrate."""
+    return bool(task.get("review_tasks")) and task.get("review_verdict") != "accept"
+
+
+def queue_reviews(
+    room: Room, settings: Settings, task: dict[str, Any], chosen: list[lenses.Lens], state: str
+) -> list[str]:
+    """Queue one review task per lens for ``task`` (in ``state``); its ids."""
+    tid = task["id"]
+    head = _head(room, settings, task)
+    ran = records.read_object(results_folder.folder(room, tid) / "meta.json") or {}
+    ids = []
+    for lens in chosen:
+        rid = free_id(room, f"review-{lens.name}-{tid}")
+        review = {
+            "id": rid,
+            "objective": (
+                f"Review task {tid} through the {lens.name} lens; answer accept or reject."
+                if state == "passed"
+                else f"Review the failed round of task {tid} through the {lens.name} lens: reject, with "
+                "findings, what its next round must not repeat; accept if there is nothing to add."
+            ),
+            "falsifier": "the change breaks what this lens checks, and this review accepts it",
+            "validator": VALIDATOR,
+            "max_cost_usd": lens.max_cost_usd,
+            "wall_clock_s": lens.wall_clock_s,
+            "kill_condition": "the review cannot be done with what the lens shows",
+            "role": "reviewer",
+            "reviews": tid,
+            "lens": lens.name,
+            "priority": int(task.get("priority", 0)) + 50,
+            "created": now_iso(),
+            **({"route": task["route"]} if task.get("route") else {}),
+            **({"adapter": lens.adapter} if lens.adapter else {}),
+            **({"model": lens.model} if lens.model else {}),
+        }
+        swarm.write_new(room, review)
+        ids.append(rid)
+        if lens.model and lens.model == ran.get("model"):
+            ledger.append(
+                room.ledger,
+                events.WARNING,
+                task=rid,
+                detail=f"lens {lens.name} runs on {lens.model}, the model of the work it reviews; "
+                "give the lens another model (agents/lenses/" + lens.name + ".md)",
+            )
+    drop = ("review_verdict", "reviewed_commit", "reviewed_state")
+    updated = {**{k: v for k, v in task.items() if k not in drop}, "review_tasks": ids}
+    if head:
+        updated["reviewed_commit"] = head
+    if state == "queue":  # a failed round (review_when: always): its next round waits for these
+        updated["deps"] = [*task.get("deps", []), *ids]
+        saved = _save_state(room, settings, task)
+        if saved:
+            updated["reviewed_state"] = saved
+    atomic_write(swarm.task_file(room, state, tid), swarm.dumps(updated))
+    ledger.append(
+        room.ledger,
+        events.REVIEW_QUEUED,
+        task=tid,
+        route=task.get("route", ""),
+        detail=", ".join(f"{lens.name}: {rid}" for lens, rid in zip(chosen, ids, strict=True)),
+    )
+    return ids
+
+
+def _save_state(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
+    """A failed round's work is uncommitted in its worktree: kept in a stash commit (the tree
+    is left as it is), so that what a reviewer changes can be undone without losing it."""
+    if not settings.repo:
+        return None
+    path = place.path_of(room, task)
+    worktree.git(path, "add", "-A")  # new files too: `git stash create` takes only the index's
+    code, out, _ = worktree.git(path, *worktree.IDENTITY, "stash", "create")
+    worktree.git(path, "reset", "-q")
+    return out.strip() if code == 0 and out.strip() else None
+
+
+def _head(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
+    if not settings.repo:
+        return None
+    code, out, _ = worktree.git(place.path_of(room, task), "rev-parse", "HEAD")
+    return out.strip() if code == 0 else None
+
+
+def free_id(room: Room, stem: str) -> str:
+    return swarm.free_id(room, stem[:60].rstrip("-."))
+
+
+# Checks of the report and the worktree ---------------------------------------------------------
+
+
+def word(rep: Report) -> str:
+    """The DECISION's first word, lower case, without punctuation: ``accept``, ``a``..."""
+    first = rep.decision.strip().split()[:1]
+    return re.sub(r"[^a-z]", "", first[0].lower()) if first else ""
+
+
+def check_report(task: dict[str, Any], rep: Report) -> str | None:
+    """Why the report of a review or arbiter task is not a verdict, or None."""
+    if task.get("reviews"):
+        d = word(rep)
+        if d not in ("accept", "reject"):
+            return f"a review's DECISION must be accept or reject (got {rep.decision.strip()[:60]!r})"
+        if d == "reject" and not rep.confirmed:
+            return "a review that rejects must give at least one CONFIRMED evidence item; this one gives none"
+    elif task.get("arbitrates") and word(rep) not in ("a", "b", "escalate"):
+        return f"an arbiter's DECISION must be A, B or escalate (got {rep.decision.strip()[:60]!r})"
+    return None
+
+
+def discard_edits(room: Room, settings: Settings, task: dict[str, Any], workdir: Path) -> None:
+    """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line)."""
+    target_id = serves(task)
+    if not target_id or not settings.repo:
+        return
+    state = swarm.state_of(room, target_id)
+    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else ({}, [])
+    head = target.get("reviewed_commit")
+    changed = _changed_since(workdir, target.get("reviewed_state"))
+    now = worktree.git(workdir, "rev-parse", "HEAD")[1].strip()
+    if not changed and (not head or now == head):
+        return
+    if head:
+        worktree.git(workdir, "reset", "-q", "--hard", head)
+    else:
+        worktree.git(workdir, "reset", "-q", "--hard")
+    worktree.git(workdir, "clean", "-fdq")
+    if target.get("reviewed_state"):  # a failed round's uncommitted work: put back as it was
+        worktree.git(workdir, "stash", "apply", "-q", str(target["reviewed_state"]))
+        worktree.git(workdir, "reset", "-q")
+    what = ", ".join(changed[:5]) if changed else f"commits on top of {head[:12] if head else 'HEAD'}"
+    ledger.append(
+        room.ledger,
+        events.WARNING,
+        task=task["id"],
+        detail=f"the {'review' if task.get('reviews') else 'arbiter'} changed the worktree ({what}); "
+        "discarded: reviewers never edit",
+    )
+
+
+def _changed_since(workdir: Path, saved: str | None) -> list[str]:
+    """The paths a reviewer changed: against the clean tree, or against a failed round's saved
+    work."""
+    if not saved:
+        return worktree.dirty(workdir)
+    worktree.git(workdir, "add", "-A")
+    code, out, _ = worktree.git(workdir, "diff", "--cached", "--name-only", saved)
+    worktree.git(workdir, "reset", "-q")
+    return out.split() if code == 0 else ["(git diff failed)"]

@@ -1,0 +1,68 @@
+"""Which queued tasks this machine may claim in a shared room, and claiming them on the remote
+(``dispatch/shared/claimrefs.py`` for the refs, ``dispatch/shared/sync.py`` for git).
+
+A task is ours to claim when its claim ref is absent; ours already (a claim of this host that
+a local recovery put back in the queue); another host's whose lease (wall clock plus
+``grace_s``) is over; or finished by a commit our branch holds. Anything else is held
+elsewhere, and ``pick`` passes it by.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from control_room import ledger
+from control_room.dispatch.shared import claimrefs
+from control_room.dispatch.shared.sync import Shared
+from control_room.ledger import events
+from control_room.room.layout import Room
+from control_room.timeutil import now_iso
+
+
+class Chooser:
+    def __init__(self, share: Shared, grace_s: float) -> None:
+        self.share, self.grace_s = share, grace_s
+        self.refs = share.refs()
+        self.beaten: set[str] = set()  # taken by another machine while we tried
+
+    def taken(self, task_id: str) -> str | None:
+        """Why ``task_id`` is not ours to claim, or None."""
+        if task_id in self.beaten:
+            return "claimed by another machine a moment ago"
+        ref = self.refs.get(task_id)
+        if ref is None:
+            return None
+        if ref.live:
+            if ref.host == self.share.host or claimrefs.lease_over(ref, self.grace_s):
+                return None
+            return f"claimed by {ref.host} (lease until {now_iso(ref.until + self.grace_s)})"
+        if self.share.contains(ref.sha):
+            return None
+        return "its last run, on another machine, is not merged here yet (the next sync brings it)"
+
+    def claim(self, room: Room, task: dict[str, Any], until: float, info: dict[str, object]) -> bool:
+        """Claim ``task`` on the remote; False when another machine moved first. Taking over a
+        claim whose lease is over writes a ``recover`` line naming the machine that lost it."""
+        tid = task["id"]
+        ref = self.refs.get(tid)
+        if self.share.claim(tid, ref.sha if ref is not None else "", until, info) is None:
+            self.beaten.add(tid)
+            return False
+        if ref is not None and ref.live and ref.host != self.share.host:
+            late = time.time() - ref.until
+            ledger.append(
+                room.ledger,
+                events.RECOVER,
+                task=tid,
+                route=task.get("route", ""),
+                detail=f"the claim of {ref.host} passed its lease {late:.0f}s ago (wall clock plus "
+                f"{self.grace_s:g}s grace); taken over by {self.share.host}, no round used",
+            )
+        return True
+
+
+def info(host: str, slot: int, until: float) -> dict[str, object]:
+    """What a claim commit says of its claim."""
+    return {"host": host, "pid": os.getpid(), "slot": slot, "started": now_iso(), "deadline": until}

@@ -1,0 +1,399 @@
+"""A room shared by several machines through a git remote (SPEC §14, docs/many-machines.md).
+
+With CONTROL.md ``remote:`` set, the room's folder is a git work tree and each machine's clone
+of it:
+
+- **syncs** (``Shared.sync``): commits what changed here, fetches the remote's branch and
+  claim refs, merges (LEDGER.md by event id, the views by their own drivers; any other file
+  both sides changed keeps the remote's version, with a ``sync-conflict`` ledger line naming
+  it), then pushes, retrying on a rejected push. The push also *finishes* this machine's claims
+  whose task left ``swarm/running/`` (each claim ref moves to the pushed commit, atomically with
+  the branch), so a result and the end of its claim land together or not at all.
+- **claims** (``Shared.claim``) a task by moving its claim ref (``dispatch/shared/claimrefs.py``) with
+  a compare-and-swap push; a refused push means another machine took it first.
+- **loses** a claim cleanly (``dispatch/shared/lost_claims.py``) when its lease ran out and another
+  machine took the task over.
+
+What never goes to the branch: ``STOP`` (a local STOP halts this machine only; ``control-room
+stop --everywhere`` commits it), ``swarm/running/``, and a run in progress (its queue file,
+outbox note and results land whole, at its end). Every git call here is a subprocess of a few
+milliseconds; the ones a cycle makes are counted in bench/many_machines.py.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from control_room import errors, proc
+from control_room.dispatch.round import claims
+from control_room.dispatch.shared import claimrefs, lost_claims
+from control_room.knowledge import routes
+from control_room.room import gitmerge
+from control_room.room import settings as settings_file
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.store import lock
+from control_room.store.files import append_lines, read_optional
+
+MINE = "refs/control-room/"  # what a clone keeps of the remote: remote/<branch>, claims/<id>
+TRACKING = MINE + "remote/"  # the remote's branch, as last fetched
+PUSH_TRIES = 8  # `control-room sync`, the merge queue
+CYCLE_TRIES = 2  # a cycle's syncs (see Shared.sync)
+LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
+NETWORK_TIMEOUT_S = 60.0
+VIEWS = {"control-room/CURRENT_CONTEXT.md", "control-room/DIGEST.md"}  # each clone refreshes its own
+_IGNORING: set[Path] = set()  # the rooms whose info/exclude this process checked
+# A merge of task moves sees no renames: two task files differ by a few bytes, so git would take
+# one machine's move of a.json for a rename of b.json, and the move of the last file out of
+# passed/ for a rename of the folder (then b.json, new in passed/ on the other side, "follows"
+# it). Each move is a deletion and an addition, which merge cleanly.
+NO_RENAMES = ("-c", "merge.renames=false", "-c", "merge.directoryRenames=false")
+
+
+@dataclass
+class Synced:
+    """What a sync did, in lines a person reads (empty: nothing new)."""
+
+    said: list[str] = field(default_factory=list)
+    merged: bool = False  # the remote brought something new
+    pushed: bool = False
+    unpushed: bool = False  # something of ours is still to push: the remote moved on every try
+
+
+class Shared:
+    """A room whose clones share ``remote``'s ``branch``; this clone is ``host``."""
+
+    def __init__(self, room: Room, remote: str, branch: str, host: str) -> None:
+        self.room, self.remote, self.branch, self.host = room, remote, branch, host
+        self._seen: tuple[str | None, dict[str, claimrefs.Ref]] | None = None  # the refs, until a fetch
+
+    # -- git ------------------------------------------------------------------------------
+    def git(
+        self, *args: str, timeout_s: float = NETWORK_TIMEOUT_S, input_text: str | None = None
+    ) -> tuple[int, str, str]:
+        who = f"control-room ({self.host})"
+        env = {
+            **os.environ,
+            "GIT_TERMINAL_PROMPT": "0",  # a remote asking for a password is unreachable, not a hang
+            **dict.fromkeys(("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"), who),
+            **dict.fromkeys(("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"), f"control-room@{self.host}"),
+        }
+        argv = ["git", "-C", str(self.room.root), *gitmerge.config_args(), *NO_RENAMES, *args]
+        try:
+            return proc.call(argv, cwd=self.room.root, timeout_s=timeout_s, env=env, input_text=input_text)
+        except subprocess.TimeoutExpired:
+            return 124, "", f"git {args[0]} gave no answer in {timeout_s:g}s"
+
+    def must(self, *args: str) -> str:
+        code, out, err = self.git(*args)
+        if code != 0:
+            what = f"git {' '.join(args[:2])} in {self.room.root}"
+            raise errors.ControlRoomError(f"{what} failed: {_tail(err or out)}")
+        return out
+
+    def head(self) -> str | None:
+        code, out, _ = self.git("rev-parse", "-q", "--verify", "HEAD")
+        return out.strip() if code == 0 else None
+
+    def contains(self, sha: str) -> bool:
+        """Whether our branch holds commit ``sha``."""
+        return self.git("merge-base", "--is-ancestor", sha, "HEAD")[0] == 0
+
+    def _scan(self) -> tuple[str | None, dict[str, claimrefs.Ref]]:
+        """(the remote branch's commit or None, every task's claim ref), as last fetched: one
+        ``for-each-ref``, kept until the next fetch or push of ours."""
+        if self._seen is None:
+            out = self.must("for-each-ref", "--format=%(refname)%00%(objectname)%00%(subject)", MINE)
+            tracking, found = None, {}
+            for line in out.splitlines():
+                name, sha, subject = [*line.split("\0"), "", ""][:3]
+                if name == TRACKING + self.branch:
+                    tracking = sha
+                elif name.startswith(claimrefs.PREFIX):
+                    tid = name[len(claimrefs.PREFIX) :]
+                    found[tid] = claimrefs.parse(tid, sha, subject)
+            self._seen = (tracking, found)
+        return self._seen
+
+    def tracking(self) -> str | None:
+        """The remote branch's commit as last fetched, or None (the remote has no such branch)."""
+        return self._scan()[0]
+
+    def refs(self) -> dict[str, claimrefs.Ref]:
+        """Every task's claim ref, as last fetched."""
+        return self._scan()[1]
+
+    def _set_refs(self, names: list[str], sha: str) -> None:
+        """Our copies of refs we just pushed: they hold ``sha`` now (no fetch needed)."""
+        code, out, err = self.git(
+            "update-ref", "--stdin", input_text="".join(f"update {n} {sha}\n" for n in names)
+        )
+        if code != 0:
+            raise errors.ControlRoomError(f"git update-ref in {self.room.root} failed: {_tail(err or out)}")
+        self._seen = None
+
+    # -- commit, fetch, merge, push ---------------------------------------------------------
+    def commit(self, message: str) -> bool:
+        """Commit what changed in the room (``git add -A``), but STOP, swarm/running/, and the
+        queue file, outbox note and results of a task running here (a run lands whole, at its
+        end); whether there was anything."""
+        keep_out = [":(exclude)STOP", ":(exclude)swarm/running"]
+        for tid in claims.running_ids(self.room):
+            keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
+            keep_out.append(f":(exclude)swarm/results/{tid}")
+        self.must("add", "-A", "--", ".", *keep_out)
+        if self.git("diff", "--cached", "--quiet")[0] == 0:
+            return False
+        self.must("commit", "-q", "--no-verify", "-m", message)
+        return True
+
+    def ignore_local(self) -> None:
+        """This clone's own files never go to the branch, even in a room whose .gitignore
+        predates them: ``.git/info/exclude`` (this clone's, never shared) lists them. Once per
+        process."""
+        if self.room.root in _IGNORING:
+            return
+        _IGNORING.add(self.room.root)
+        path = Path(self.must("rev-parse", "--git-path", "info/exclude").strip())
+        path = path if path.is_absolute() else self.room.root / path
+        text = read_optional(path) or ""
+        missing = [p for p in LOCAL_ONLY if p not in text.splitlines()]
+        if missing:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            append_lines(path, ["# control-room: this clone's own files (docs/many-machines.md)", *missing])
+
+    def fetch(self) -> None:
+        """The remote's branch and every claim ref; OfflineError when the remote cannot be
+        reached. A remote without the branch yet is not an error (the first push makes it)."""
+        self._seen = None
+        claims_spec = f"+{claimrefs.PREFIX}*:{claimrefs.PREFIX}*"
+        branch_spec = f"+refs/heads/{self.branch}:{TRACKING}{self.branch}"
+        code, _, err = self.git("fetch", "-q", "--no-tags", self.remote, branch_spec, claims_spec)
+        if code == 0:
+            return
+        if "couldn't find remote ref" in err:
+            code, _, err = self.git("fetch", "-q", "--no-tags", self.remote, claims_spec)
+            if code == 0:
+                self.git("update-ref", "-d", TRACKING + self.branch)
+                return
+        raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {_tail(err)}")
+
+    def merge(self) -> tuple[bool, list[str]]:
+        """Merge the fetched branch into ours: (whether it brought anything, the paths both
+        sides changed that no driver could merge, each resolved to the remote's version)."""
+        theirs = self.tracking()
+        if theirs is None:
+            return False, []
+        message = f"control-room sync on {self.host}"
+        code, out, err = self.git("merge", "--no-edit", "--no-verify", "--no-stat", "-m", message, theirs)
+        if code == 0:
+            return "Already up to date" not in out, []
+        conflicted = [p for p in self.must("diff", "--name-only", "--diff-filter=U").splitlines() if p]
+        if not conflicted:
+            self.git("merge", "--abort")
+            raise errors.ControlRoomError(
+                f"git merge of {self.remote}/{self.branch} in {self.room.root} failed: {_tail(err or out)}"
+            )
+        for path in conflicted:  # the remote's version; the file if only we still have it
+            stages = {
+                line.split()[2] for line in self.must("ls-files", "-u", "--", path).splitlines() if line
+            }
+            side = "--theirs" if "3" in stages else "--ours" if "2" in stages else None
+            if side is None:
+                self.must("rm", "-q", "--", path)
+                continue
+            self.must("checkout", side, "--", path)
+            self.must("add", "--", path)
+        self.must("commit", "-q", "--no-edit", "--no-verify")
+        return True, conflicted
+
+    def push(self, finishing: dict[str, str]) -> bool:
+        """Push our branch, and move each finishing claim ref (task -> our claim commit) to it,
+        all or nothing. False when the remote refused (it moved on: fetch and try again)."""
+        leases = [
+            f"--force-with-lease={claimrefs.PREFIX}{tid}:{sha}" for tid, sha in sorted(finishing.items())
+        ]
+        moves = [f"HEAD:{claimrefs.PREFIX}{tid}" for tid in sorted(finishing)]
+        argv = [
+            "push",
+            "--porcelain",
+            "--atomic",
+            *leases,
+            self.remote,
+            f"HEAD:refs/heads/{self.branch}",
+            *moves,
+        ]
+        code, out, err = self.git(*argv)
+        if code == 0:
+            head = self.head()
+            assert head is not None
+            self._set_refs([TRACKING + self.branch, *(claimrefs.PREFIX + tid for tid in finishing)], head)
+            return True
+        if any(line.startswith("!") for line in out.splitlines()):
+            return False
+        raise errors.OfflineError(f"cannot push to remote {self.remote!r}: {_tail(err or out)}")
+
+    def publish_stop(self, stopped: bool) -> None:
+        """Commit STOP's presence (``stopped``) or its absence, for every machine; ``sync``
+        then pushes it."""
+        if stopped:
+            self.must("add", "-f", "--", "STOP")
+        else:
+            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", "STOP")
+        if self.git("diff", "--cached", "--quiet", "--", "STOP")[0] != 0:
+            what = "STOP: every machine halts" if stopped else "STOP removed: every machine resumes"
+            message = f"control-room: {what} (from {self.host})"
+            self.must("commit", "-q", "--no-verify", "-m", message, "--", "STOP")
+
+    def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
+        """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
+        claim commit of ours; its id, or None when another machine moved the ref first."""
+        ref = claimrefs.PREFIX + task_id
+        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info))
+        if sha is not None:
+            claimrefs.remember(self.room, task_id, sha)
+            self._set_refs([ref], sha)
+        return sha
+
+    def cas(self, ref: str, expect: str, message: str) -> str | None:
+        """git's compare-and-swap on the remote: point ``ref`` at a new commit (an empty tree,
+        ``message``) only if it still holds ``expect`` (empty: only if it does not exist), under
+        the remote's ref lock. The commit, or None when the remote refused."""
+        sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", message).strip()
+        lease = f"--force-with-lease={ref}:{expect}"
+        code, out, err = self.git("push", "--porcelain", lease, self.remote, f"{sha}:{ref}")
+        if code == 0:
+            return sha
+        if any(line.startswith("!") for line in out.splitlines()):
+            return None
+        raise errors.OfflineError(f"cannot push {ref} to remote {self.remote!r}: {_tail(err or out)}")
+
+    # -- the whole sync -------------------------------------------------------------------------
+    def sync(
+        self,
+        *,
+        why: str,
+        fetched: bool = False,
+        optimistic: bool = False,
+        views_alone: bool = False,
+        tries: int = PUSH_TRIES,
+    ) -> Synced:
+        """Commit, fetch, merge, push, retried while the remote moves on, ``tries`` pushes at
+        most (see the module doc). ``fetched``: we fetched a moment ago; ``optimistic``: try the
+        push before any fetch (the end of a cycle: nobody may have pushed since it began);
+        ``views_alone``: a change of the views only is published too (``control-room sync``; a
+        cycle's syncs leave it for their next change of substance, which halves the pushes:
+        bench/many_machines.py). A cycle tries twice: a push another machine beat waits for the
+        next cycle, which then publishes both results at once (a claim stays ours until then),
+        rather than racing every other machine for the branch while they work. Runs under
+        ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
+        done = Synced()
+        self.room.make_folders()
+        try:
+            with lock.held(self.room.cr / ".sync.lock"):
+                self.ignore_local()
+                self.commit(f"control-room: {why} on {self.host}")
+                self._publish(done, fetched or optimistic, not optimistic, views_alone, tries)
+        finally:
+            self.room.make_folders()  # a merge that emptied a folder removed it
+        if done.merged:  # each side counted only its own runs on the board: count the merged ledger
+            routes.recount(self.room)
+        return done
+
+    def _publish(self, done: Synced, fetched: bool, merge_first: bool, views_alone: bool, tries: int) -> None:
+        for attempt in range(tries):
+            if attempt or not fetched:
+                self.fetch()
+            if attempt or merge_first:
+                done.said += lost_claims.set_aside(self)
+                merged, conflicted = self.merge()
+                done.merged = done.merged or merged
+                if conflicted:
+                    done.said.append(lost_claims.conflicts(self, conflicted))
+            finishing = self._finishing()
+            if not finishing and not self._news(views_alone):
+                return  # nothing of ours to publish
+            if self.push(finishing):
+                for tid in finishing:
+                    claimrefs.forget(self.room, tid)
+                done.pushed = True
+                return
+            if attempt + 1 < tries:
+                time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))  # another machine pushed first
+        done.unpushed = True
+        done.said.append(
+            f"not pushed yet: other machines pushed first ({tries} tries); what this machine did is "
+            "committed here and the next sync pushes it"
+        )
+
+    def _news(self, views_alone: bool) -> bool:
+        """Whether our branch holds something the remote's lacks, worth a push: not when it
+        differs only in the views (each clone refreshes its own after a merge; they go with the
+        next change of substance), unless ``views_alone``."""
+        theirs, head = self.tracking(), self.head()
+        if theirs == head:
+            return False
+        if theirs is None or head is None or views_alone:
+            return True
+        changed = self.must("diff", "--name-only", "--relative", theirs, head).split()
+        return not set(changed) <= VIEWS
+
+    def _finishing(self) -> dict[str, str]:
+        """Our claims whose task is no longer running here and that the remote (as last seen)
+        still shows as ours: they finish with this push."""
+        running = set(claims.running_ids(self.room))
+        refs = self.refs()
+        return {
+            tid: sha
+            for tid, sha in claimrefs.pending(self.room).items()
+            if tid not in running and tid in refs and refs[tid].sha == sha
+        }
+
+
+def stop_is_shared(room: Room) -> bool:
+    """Whether STOP is committed in a shared room (so a commit may lift it): a look at
+    CONTROL.md's text, then git's index; False in any other room, at no cost."""
+    if not settings_file.mentions(room, "remote"):
+        return False
+    try:
+        argv = ["git", "-C", str(room.root), "ls-files", "--error-unmatch", "STOP"]
+        code, _, _ = proc.call(argv, cwd=room.root)
+    except (proc.ExecutableNotFound, subprocess.TimeoutExpired):
+        return False
+    return code == 0
+
+
+def shared(room: Room, settings: Settings) -> Shared | None:
+    """The room's sharing, or None when CONTROL.md sets no ``remote``. A ``remote`` on a room
+    that is no git work tree, or on a detached HEAD, is a RoomInvalidError."""
+    if not settings.remote:
+        return None
+    probe = Shared(room, settings.remote, "", claims.host(room))
+    code, out, err = probe.git("symbolic-ref", "-q", "--short", "HEAD")
+    if code != 0 and "not a git repository" in err:
+        raise errors.RoomInvalidError(
+            f"CONTROL.md remote: {settings.remote} but {room.root} is not a git work tree "
+            "(clone the shared room, or `git init` it and add the remote; docs/many-machines.md)"
+        )
+    if code != 0 or not out.strip():
+        raise errors.RoomInvalidError(
+            f"CONTROL.md remote: {settings.remote} but {room.root} is on no branch (detached HEAD)"
+        )
+    return Shared(room, settings.remote, out.strip(), probe.host)
+
+
+def git_said(text: str) -> str:
+    """git's own words, in one line: its ``fatal:``/``error:`` lines, else its last two ("" if
+    it said nothing)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[-2:]
+    return " / ".join(said[:2])
+
+
+def _tail(text: str) -> str:
+    return git_said(text) or "no message"

@@ -1,0 +1,227 @@
+"""dispatch.review.queueing: which lenses, queued reviews, what a review must answer, discarded edits."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from reviewing import lens, put, rep, warned
+from support import TIME, entries, git, task, task_json
+
+from control_room.dispatch.review import queueing
+from control_room.dispatch.round import report
+from control_room.errors import RoomInvalidError
+from control_room.room import results, swarm
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+
+
+def test_lenses_for_a_task_are_its_own_else_its_routes_else_the_rooms() -> None:
+    listed = Settings(review=["correctness", "security"])
+    assert queueing.lenses_for(listed, task("t1")) == ["correctness", "security"]
+    assert queueing.lenses_for(listed, task("t1", review=[])) == []  # its own overrides
+    assert queueing.lenses_for(listed, task("t1", review=["claims"])) == ["claims"]
+    by_route = Settings(review={"r1": ["falsifier"], "*": ["correctness"]})
+    assert queueing.lenses_for(by_route, task("t1", route="r1")) == ["falsifier"]
+    assert queueing.lenses_for(by_route, task("t1", route="r2")) == ["correctness"]
+    assert queueing.lenses_for(by_route, task("t1")) == ["correctness"]
+    assert queueing.lenses_for(Settings(review={"r1": ["falsifier"]}), task("t1", route="r2")) == []
+
+
+def test_reviews_arbiters_and_helpers_are_never_reviewed() -> None:
+    s = Settings(review=["correctness"])
+    for served in ({"reviews": "t0"}, {"arbitrates": "t0"}, {"for_task": "t0"}):
+        assert queueing.lenses_for(s, task("t1", review=["claims"], **served)) == []
+
+
+def test_check_lenses_reads_them_and_a_missing_or_broken_one_is_the_rooms_fault(room: Room) -> None:
+    s = Settings(review=["security"])
+    [sec] = queueing.check_lenses(room, s, task("t1"))
+    assert (sec.name, sec.sees, sec.max_cost_usd, sec.wall_clock_s) == ("security", ("diff",), 0.5, 600.0)
+    path = room.root / "agents" / "lenses"
+    with pytest.raises(RoomInvalidError) as err:
+        queueing.check_lenses(room, s, task("t1", review=["security", "nope"]))
+    assert str(err.value) == (
+        f"room invalid: lens 'nope' has no file: {path / 'nope.md'} is missing (lenses here: arbiter, "
+        "claims, correctness, falsifier, security)"
+    )
+    (path / "odd.md").write_text("---\nsees: [smell]\n---\nbody\n")
+    with pytest.raises(RoomInvalidError) as err:
+        queueing.check_lenses(room, s, task("t1", review=["odd"]))
+    assert str(err.value) == (
+        f"room invalid: {path / 'odd.md'}: sees must list some of diff, history, code, spec, positions "
+        "(got ['smell'])"
+    )
+
+
+def test_a_task_needs_a_verdict_while_it_has_reviews_and_no_accept() -> None:
+    assert queueing.needs_verdict(task("t1")) is False
+    assert queueing.needs_verdict(task("t1", review_tasks=["r1"])) is True
+    assert queueing.needs_verdict(task("t1", review_tasks=["r1"], review_verdict="reject")) is True
+    assert queueing.needs_verdict(task("t1", review_tasks=["r1"], review_verdict="accept")) is False
+
+
+def test_word_is_the_decisions_first_word_in_lower_case() -> None:
+    assert queueing.word(rep("Accept. Nothing breaks")) == "accept"
+    assert queueing.word(rep("**B**")) == "b"
+    assert queueing.word(report.Report(ok=False)) == ""
+
+
+def test_check_report_asks_a_review_for_accept_or_reject_with_evidence() -> None:
+    rv = {"id": "r", "reviews": "t1"}
+    assert queueing.check_report(rv, rep("accept")) is None
+    assert queueing.check_report(rv, rep("reject", confirmed="`ls` shows no tests")) is None
+    assert queueing.check_report(rv, rep("reject")) == (
+        "a review that rejects must give at least one CONFIRMED evidence item; this one gives none"
+    )
+    assert queueing.check_report(rv, rep("maybe, " + "x" * 80)) == (
+        "a review's DECISION must be accept or reject (got 'maybe, " + "x" * 53 + "')"
+    )
+
+
+def test_check_report_asks_an_arbiter_for_a_b_or_escalate() -> None:
+    arb = {"id": "a", "arbitrates": "t1"}
+    for decision in ("A", "b", "Escalate"):
+        assert queueing.check_report(arb, rep(decision)) is None
+    assert (
+        queueing.check_report(arb, rep("accept"))
+        == "an arbiter's DECISION must be A, B or escalate (got 'accept')"
+    )
+    assert queueing.check_report(task("t1"), rep("whatever")) is None  # the work itself: not a verdict
+
+
+def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: Room) -> None:
+    lens(room, "style", adapter="codex", model="m-style")
+    lens(room, "safety", "[history]")
+    target = put(room, "passed", "t1", route="r1", priority=3, review_verdict="reject", reviewed_commit="old")
+    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style", "safety"]))
+    ids = queueing.queue_reviews(room, Settings(), target, chosen, "passed")
+    assert ids == ["review-style-t1", "review-safety-t1"]
+    style = task_json(room, "queue", "review-style-t1")
+    assert re.fullmatch(TIME, style.pop("created"))
+    assert style == {
+        "id": "review-style-t1",
+        "objective": "Review task t1 through the style lens; answer accept or reject.",
+        "falsifier": "the change breaks what this lens checks, and this review accepts it",
+        "validator": ["true"],
+        "max_cost_usd": 0.1,
+        "wall_clock_s": 60.0,
+        "kill_condition": "the review cannot be done with what the lens shows",
+        "role": "reviewer",
+        "route": "r1",
+        "adapter": "codex",
+        "model": "m-style",
+        "priority": 53,
+        "reviews": "t1",
+        "lens": "style",
+    }
+    safety = task_json(room, "queue", "review-safety-t1")
+    assert ("adapter" in safety, "model" in safety, safety["lens"]) == (False, False, "safety")
+    now = task_json(room, "passed", "t1")
+    drop = ("review_verdict", "reviewed_commit")  # a verdict of earlier reviews is no verdict of these
+    assert now == {**{k: v for k, v in target.items() if k not in drop}, "review_tasks": ids}
+    [line] = entries(room, "review-queued")
+    assert (line.task, line.route, line.detail) == (
+        "t1",
+        "r1",
+        "style: review-style-t1, safety: review-safety-t1",
+    )
+    assert entries(room, "warning") == []
+
+
+def test_a_lens_on_the_model_of_the_work_it_reviews_is_warned_of(room: Room) -> None:
+    lens(room, "style", model="m-work")
+    target = put(room, "passed", "t1")
+    folder = results.folder(room, "t1")
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text(json.dumps({"adapter": "probe", "model": "m-work"}))
+    put(room, "done", "review-style-t1")  # an id taken: the next free one
+    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    assert queueing.queue_reviews(room, Settings(), target, chosen, "passed") == ["review-style-t1-2"]
+    [line] = entries(room, "warning")
+    assert (line.task, line.detail) == (
+        "review-style-t1-2",
+        "lens style runs on m-work, the model of the work it reviews; give the lens another model "
+        "(agents/lenses/style.md)",
+    )
+
+
+def test_reviews_of_a_failed_round_become_the_tasks_deps(room: Room) -> None:
+    lens(room, "style")
+    target = put(room, "queue", "t1", deps=["t0"], rounds=1, last_failure="validator exited 1")
+    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    assert queueing.queue_reviews(room, Settings(), target, chosen, "queue") == ["review-style-t1"]
+    assert task_json(room, "queue", "review-style-t1")["objective"] == (
+        "Review the failed round of task t1 through the style lens: reject, with findings, what its next "
+        "round must not repeat; accept if there is nothing to add."
+    )
+    now = task_json(room, "queue", "t1")
+    assert (now["deps"], now["review_tasks"], "reviewed_state" in now) == (
+        ["t0", "review-style-t1"], ["review-style-t1"], False)  # fmt: skip  # no repo: nothing to save
+
+
+def test_reviews_record_the_commit_or_the_failed_rounds_work_they_review(
+    room: Room, repo_room: tuple[Settings, Path]
+) -> None:
+    s, tree = repo_room
+    lens(room, "style")
+    chosen = queueing.check_lenses(room, s, task("t1", review=["style"]))
+    queueing.queue_reviews(room, s, put(room, "passed", "t1", route="r1"), chosen, "passed")
+    head = git(tree, "rev-parse", "HEAD")
+    assert task_json(room, "passed", "t1")["reviewed_commit"] == head
+    swarm.move(room, "t1", "passed", "queue")
+    (tree / "c.txt").write_text("c\n")  # a failed round leaves its work uncommitted
+    failed = put(room, "queue", "t1", route="r1", rounds=1)
+    queueing.queue_reviews(room, s, failed, chosen, "queue")
+    saved = task_json(room, "queue", "t1")["reviewed_state"]
+    assert git(tree, "diff", "--name-only", "HEAD", saved) == "c.txt"  # a stash commit of the work
+    assert git(tree, "status", "--porcelain") == "?? c.txt"  # the worktree as it was, index too
+
+
+def test_a_reviewers_changes_are_discarded_with_a_warning(
+    room: Room, repo_room: tuple[Settings, Path]
+) -> None:
+    s, tree = repo_room
+    head = git(tree, "rev-parse", "HEAD")
+    put(room, "passed", "t1", route="r1", review_tasks=["review-style-t1"], reviewed_commit=head)
+    rv = put(room, "running", "review-style-t1", reviews="t1", lens="style", route="r1")
+    queueing.discard_edits(room, s, rv, tree)  # nothing changed: nothing to do
+    assert warned(room) == []
+    (tree / "b.txt").write_text("a reviewer's edit\n")
+    (tree / "new.txt").write_text("new\n")
+    queueing.discard_edits(room, s, rv, tree)
+    assert (tree / "b.txt").read_text() == "b\n" and not (tree / "new.txt").exists()
+    assert git(tree, "status", "--porcelain") == ""
+    (tree / "b.txt").write_text("committed by a reviewer\n")
+    git(tree, "commit", "-q", "-am", "a reviewer's commit")
+    queueing.discard_edits(room, s, rv, tree)
+    assert git(tree, "rev-parse", "HEAD") == head
+    assert warned(room) == [
+        ("review-style-t1", "the review changed the worktree (b.txt, new.txt); discarded: reviewers never "
+                            "edit"),
+        ("review-style-t1", f"the review changed the worktree (commits on top of {head[:12]}); discarded: "
+                            "reviewers never edit"),
+    ]  # fmt: skip
+    queueing.discard_edits(room, Settings(), rv, tree)  # no repo: not looked at
+    queueing.discard_edits(room, s, task("t9"), tree)  # not a review
+    assert len(warned(room)) == 2
+
+
+def test_an_arbiters_changes_to_a_failed_rounds_work_are_undone_and_the_work_put_back(
+    room: Room, repo_room: tuple[Settings, Path]
+) -> None:
+    s, tree = repo_room
+    lens(room, "style")
+    (tree / "c.txt").write_text("c\n")
+    failed = put(room, "queue", "t1", route="r1", rounds=1)
+    chosen = queueing.check_lenses(room, s, task("t1", review=["style"]))
+    queueing.queue_reviews(room, s, failed, chosen, "queue")
+    (tree / "c.txt").write_text("changed by the arbiter\n")
+    arbiter = put(room, "running", "arbitrate-t1", arbitrates="t1", lens="arbiter", route="r1")
+    queueing.discard_edits(room, s, arbiter, tree)
+    assert (tree / "c.txt").read_text() == "c\n" and git(tree, "status", "--porcelain") == "?? c.txt"
+    assert warned(room) == [
+        ("arbitrate-t1", "the arbiter changed the worktree (c.txt); discarded: reviewers never edit")
+    ]

@@ -1,0 +1,94 @@
+"""dispatch.round.claims: slots, claim files, when a claim is dead, and killing only a
+process group that is provably the task's agent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from control_room.dispatch.round import claims
+from control_room.room.layout import Room
+from control_room.store import lock
+
+PY = sys.executable
+
+
+def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent(room: Room) -> None:
+    env = {**os.environ, "CONTROL_ROOM_TASK": "mine"}
+    # Each says "ready" once it runs: before its exec, /proc/PID/environ is still the parent's.
+    sleeper = [PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
+    stranger = subprocess.Popen(sleeper, start_new_session=True, stdout=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(sleeper, start_new_session=True, env=env, stdout=subprocess.PIPE, text=True)
+    assert stranger.stdout is not None and agent.stdout is not None
+    assert (stranger.stdout.readline(), agent.stdout.readline()) == ("ready\n", "ready\n")
+    try:
+        here = claims.host(room)
+        assert claims.kill_agent(room, {"host": here, "agent_pgid": stranger.pid}, "mine") is False
+        assert claims.kill_agent(room, {"host": "elsewhere", "agent_pgid": agent.pid}, "mine") is False
+        assert claims.kill_agent(room, {"host": here, "agent_pgid": agent.pid}, "mine") is True
+        assert agent.wait(timeout=10) == -9
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        agent.kill()
+        stranger.wait()
+        agent.wait()
+
+
+def test_slots_are_taken_one_each_until_none_is_free(room: Room) -> None:
+    first = claims.take_slot(room, 2)
+    second = claims.take_slot(room, 2)
+    assert first is not None and second is not None and (first[0], second[0]) == (0, 1)
+    try:
+        assert claims.take_slot(room, 2) is None
+        assert (claims.slot_free(room, 0), claims.slot_free(room, 1)) == (False, False)
+    finally:
+        os.close(first[1])
+    assert claims.slot_free(room, 0) is True
+    again = claims.take_slot(room, 2)
+    assert again is not None and again[0] == 0
+    os.close(again[1])
+    os.close(second[1])
+
+
+def test_why_a_claim_is_dead(room: Room) -> None:
+    here = claims.host(room)
+    assert (
+        claims.why_dead(room, None, 60, mine=None) == "it has no claim file (its cycle died while claiming)"
+    )
+    alive = {"host": here, "pid": os.getpid(), "slot": 3, "deadline": time.time() + 600}
+    held = lock.take(room.cr / ".slot-3.lock")  # its cycle (this process) holds slot 3
+    assert held is not None
+    try:
+        assert claims.why_dead(room, alive, 60, mine=None) is None
+        assert (
+            claims.why_dead(room, alive, 60, mine=3)
+            == "its slot 3 is ours now, so the cycle that held it is gone"
+        )
+    finally:
+        os.close(held)
+    gone = {**alive, "pid": 2**22 + 12345}
+    assert claims.why_dead(room, gone, 60, mine=None) == f"its cycle (pid {2**22 + 12345} on {here}) is gone"
+    late = {"host": "elsewhere", "pid": 1, "deadline": time.time() - 120}
+    assert claims.why_dead(room, late, 60, mine=None) == "its wall clock plus 60s grace has passed"
+    assert claims.why_dead(room, {**late, "deadline": time.time() - 30}, 60, mine=None) is None
+
+
+def test_a_claim_whose_slot_is_free_is_dead(room: Room) -> None:
+    claim = {"host": claims.host(room), "pid": os.getpid(), "slot": 4, "deadline": time.time() + 600}
+    assert (
+        claims.why_dead(room, claim, 60, mine=None) == "its slot 4 is free, so the cycle that held it is gone"
+    )
+
+
+def test_sweep_removes_only_claims_whose_task_left(room: Room) -> None:
+    running = room.state_dir("running")
+    (running / "kept.json").write_text("{}")
+    claims.write_claim(room, "kept", {"pid": 1})
+    claims.write_claim(room, "left", {"pid": 1})
+    claims.sweep(room)
+    assert sorted(p.name for p in running.iterdir()) == ["kept.claim", "kept.json"]
+    assert claims.running_ids(room) == ["kept"]
+    assert claims.read_claim(room, "kept") == {"pid": 1}
