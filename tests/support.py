@@ -50,6 +50,33 @@ def drop(room: Room, name: str, content: str | bytes | dict[str, Any]) -> Path:
     return path
 
 
+def written(room: Room, state: str, t: dict[str, Any]) -> Path:
+    """Write task ``t`` into swarm/<state>/ as control-room writes it (``swarm.dumps``: its
+    dispatcher fields sealed), unlike ``drop``, which writes what a person would."""
+    from control_room.room import swarm  # as the package's writers do
+
+    path = room.state_dir(state) / f"{t['id']}.json"
+    path.write_text(swarm.dumps(t))
+    return path
+
+
+def sealed(t: dict[str, Any]) -> dict[str, Any]:
+    """``t`` with the seal control-room writes beside its dispatcher fields (``tasks.seal``)."""
+    from control_room.room import tasks  # as above
+
+    seal = tasks.seal(t)
+    return {**t, "seal": seal} if seal else dict(t)
+
+
+def unsealed(t: dict[str, Any]) -> dict[str, Any]:
+    """A task file's fields without its seal, once the seal is checked: control-room wrote
+    them (or the file has none of the fields the seal covers)."""
+    from control_room.room import tasks  # as above
+
+    assert tasks.sealed(t), f"task {t.get('id')}: its seal does not match its fields"
+    return {k: v for k, v in t.items() if k != "seal"}
+
+
 def data_lines(ledger: Path) -> list[str]:
     """The ledger's data lines (after the header and the separator)."""
     lines = ledger.read_text(encoding="utf-8").split("\n")

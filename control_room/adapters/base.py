@@ -52,7 +52,7 @@ class Setup:
 
 @dataclass
 class Invocation:
-    task: dict[str, Any]
+    task: Mapping[str, Any]  # the task (room/tasks.py Task): adapters read, never write it
     prompt: str
     brief: Path  # the prompt, written into the work dir
     workdir: Path

@@ -7,12 +7,12 @@ from typing import Any
 
 from control_room.errors import InvalidError, NotFoundError
 from control_room.room.layout import Room
-from control_room.room.tasks import DEFAULT_ROLE
+from control_room.room.tasks import DEFAULT_ROLE, Task
 from control_room.room.values import is_id
 from control_room.store import docs
 
 
-def name_of(task: dict[str, Any]) -> str:
+def name_of(task: Task) -> str:
     """The role a task runs as."""
     return str(task.get("role") or DEFAULT_ROLE)
 

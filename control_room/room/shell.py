@@ -9,9 +9,8 @@ says so, ``sh -c 'make && ./bench'``, and the quoted part reaches ``sh`` whole.
 
 from __future__ import annotations
 
-from typing import Any
-
 from control_room.room import tasks
+from control_room.room.tasks import Task
 
 ARGV_FIELDS = tuple(f.name for f in tasks.FIELDS if f.kind == "argv")  # validator, command
 _PAIRS = ("&&", "||", "$(")
@@ -85,7 +84,7 @@ def problem(field: str, value: object) -> str | None:
     )
 
 
-def problems(task: dict[str, Any]) -> list[str]:
+def problems(task: Task) -> list[str]:
     """What ``problem`` says of each command string of ``task``."""
     found = (problem(name, task.get(name)) for name in ARGV_FIELDS)
     return [p for p in found if p is not None]

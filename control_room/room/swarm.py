@@ -10,6 +10,7 @@ question; listing folders fast is ``dispatch.queue.index``'s.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from control_room.errors import ConflictError, InvalidError, NotFoundError
 from control_room.ledger import events
 from control_room.room import shell, tasks, values
 from control_room.room.layout import STATES, Room
+from control_room.room.tasks import Task
 from control_room.room.values import check_id, is_id
 from control_room.store import records
 from control_room.store.files import atomic_write, create_exclusive
@@ -89,32 +91,32 @@ MAX_BYTES = records.MAX_BYTES
 TOO_BIG = f"the task file is larger than {MAX_BYTES} bytes (1 MiB): keep long text in a file the task names"
 
 
-def read_task(path: Path) -> tuple[dict[str, Any], list[str]]:
+def read_task(path: Path) -> tuple[Task, list[str]]:
     """Load and validate one task file; (task, problems), never raises for bad content."""
     problem = _name_problem(path.name)
     if problem is not None:
-        return {}, [problem]
+        return tasks.as_task({}), [problem]
     try:
         raw = records.head(path, MAX_BYTES)
     except OSError as exc:
-        return {}, [f"cannot read: {exc.strerror or exc}"]
+        return tasks.as_task({}), [f"cannot read: {exc.strerror or exc}"]
     return parse_task(path.name, raw)
 
 
-def parse_task(name: str, raw: bytes) -> tuple[dict[str, Any], list[str]]:
+def parse_task(name: str, raw: bytes) -> tuple[Task, list[str]]:
     """The task in ``raw``, the content of a file named ``name``, and every problem that keeps
     it out of the queue: its name, its size, its JSON, the schema, a command that needs a shell.
     Never raises. ``task add`` asks this of the file it would write (``render``), so it
     refuses exactly what the queue scan would reject, in the same words."""
     problem = _name_problem(name)
     if problem is not None:
-        return {}, [problem]
+        return tasks.as_task({}), [problem]
     if len(raw) > MAX_BYTES:
-        return {}, [TOO_BIG]
+        return tasks.as_task({}), [TOO_BIG]
     try:
         data = records.parse(raw)
     except InvalidError as exc:
-        return {}, [str(exc)]
+        return tasks.as_task({}), [str(exc)]
     task, problems = tasks.validate(data, expected_id=name[: -len(".json")])
     return task, problems + shell.problems(task)
 
@@ -160,7 +162,7 @@ def reject(
     return dst
 
 
-def write_new(room: Room, task: dict[str, Any]) -> Path:
+def write_new(room: Room, task: Task) -> Path:
     """Create ``swarm/queue/<id>.json``; never replaces a file (admission checked the rest)."""
     path = task_file(room, "queue", task["id"])
     if not create_exclusive(path, dumps(task)):
@@ -174,19 +176,30 @@ def exists_already(task_id: str, state: str) -> str:
     return values.exists_already("task", task_id, where) + "; ids are unique: give this one a new id"
 
 
-def dumps(task: dict[str, Any]) -> str:
-    """The text of a task file: the fields in schema order, indented JSON. A key the schema
-    does not know is a bug of the code that wrote it (a person's file with one is rejected
-    before it gets here): it raises rather than vanish without a word."""
+def dumps(task: Mapping[str, Any], *, seal: bool = True) -> str:
+    """The text of a task file: the fields in schema order, indented JSON, and the seal of the
+    dispatcher's fields (``tasks.seal``) when it has some: every task file control-room writes
+    is written here. A key the schema does not know is a bug of the code that wrote it (a
+    person's file with one is rejected before it gets here): it raises rather than vanish
+    without a word."""
     unknown = [k for k in task if k not in tasks.BY_NAME]
     if unknown:
         raise AssertionError(
             f"task {task.get('id')!r}: fields not in room/tasks.py FIELDS: {', '.join(unknown)}"
         )
-    return records.dumps({f.name: task[f.name] for f in tasks.FIELDS if f.name in task})
+    out = {f.name: task[f.name] for f in tasks.FIELDS if f.name in task and f.name != "seal"}
+    sealed = tasks.seal(out) if seal else None
+    if sealed is not None:
+        out["seal"] = sealed
+    return records.dumps(out)
 
 
-def render(task: dict[str, Any]) -> bytes:
+def as_written(task: Task) -> Task:
+    """``task`` as ``dumps`` writes it: its fields in schema order, and its seal."""
+    return tasks.as_task(records.parse(dumps(task)))
+
+
+def render(task: Task) -> bytes:
     """The bytes ``write_new`` would write; text that is not Unicode (a lone surrogate, from a
     command line in an unknown encoding) is kept as the bytes that ``parse_task`` refuses."""
     return dumps(task).encode("utf-8", "surrogatepass")
@@ -205,7 +218,7 @@ def move(
     src: str,
     dst: str,
     *,
-    task: dict[str, Any] | None = None,
+    task: Task | None = None,
     reason: str | None = None,
 ) -> Path:
     """Move a task between state folders (one rename), rewriting it first if ``task`` is given.

@@ -1,94 +1,170 @@
-"""The task schema (SPEC §3), in one place, and its validation.
+"""The task schema (SPEC §3), in one place: the table of fields, the ``Task`` type, validation.
+
+``FIELDS`` is the one table: each field's kind (what validation checks), whether a task needs
+it, what its absence means, one line of doc, and who writes it: ``person`` (whoever writes the
+task: ``task add``, a file dropped into the queue, a plan, an agent's proposal, an MCP client)
+or ``dispatcher`` (control-room itself, keeping the task's history: rounds, reviews, merges).
+``Task`` declares the same fields with their types, in the same order (a test holds the two
+together); docs/tasks.md's table is generated from ``FIELDS``.
 
 ``validate`` takes anything (the result of ``json.loads`` on a hand-written file included) and
 returns the normalised task plus a list of problems; it never raises. A task with problems never
-enters the queue.
+enters the queue. A task's author may not write the dispatcher's fields (``owned_problem``, one
+wording for every way in); the dispatcher's own files carry a ``seal`` over them, so a file
+dropped by hand that carries them is told apart (``sealed``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from control_room.room.values import is_id, is_number
+
+PERSON, DISPATCHER = "person", "dispatcher"
 
 
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # text | id | ids | cost | seconds | int | argv | paths | bool | sides
+    kind: str  # text | id | ids | cost | seconds | int | strs | argv | paths | sides
     required: bool
+    default: Any  # what an absent field means (None: nothing)
+    writer: str  # PERSON or DISPATCHER
     help: str
 
 
+def _f(name: str, kind: str, help: str, *, default: Any = None, required: bool = False) -> Field:
+    return Field(name, kind, required, default, PERSON, help)
+
+
+def _d(name: str, kind: str, help: str, *, default: Any = None) -> Field:
+    return Field(name, kind, False, default, DISPATCHER, help)
+
+
+DEFAULT_ROLE = "engineer"
+
 FIELDS: tuple[Field, ...] = (
-    Field("id", "id", False, "[a-z0-9][a-z0-9._-]{0,63}; generated if absent; never a path"),
-    Field("objective", "text", True, "what to do, in words"),
-    Field("falsifier", "text", True, "the result that would prove this route wrong"),
-    Field("validator", "argv", True, "command the dispatcher runs after the agent; exit 0 = pass"),
-    Field("max_cost_usd", "cost", True, "cost ceiling for this run, in USD"),
-    Field("wall_clock_s", "seconds", True, "hard time limit for the agent, in seconds"),
-    Field("kill_condition", "text", True, "when the route should be killed rather than retried"),
-    Field("role", "id", False, "agents/<role>.md; default engineer"),
-    Field("route", "id", False, "the route in ROUTES.md this task serves"),
-    Field("adapter", "id", False, "override the role's / CONTROL.md default adapter"),
-    Field("model", "text", False, "override the role's / CONTROL.md default model"),
-    Field("deps", "ids", False, "task ids that must be done before this one is ready"),
-    Field("owns", "paths", False, "paths this task may edit"),
-    Field("gate", "ids", False, "gates (gpu, submit, merge, ...) that need an approval first"),
-    Field("priority", "int", False, "higher runs first; ties oldest first"),
-    Field("extra_args", "strs", False, "extra CLI flags; refused unless CONTROL.md allows them"),
-    Field("command", "argv", False, "what the probe adapter runs itself"),
-    Field(
-        "review",
-        "ids",
-        False,
-        "lenses that review this task when it passes ([] for none); overrides CONTROL.md",
-    ),
-    Field("brief", "text", False, "what the agent is told beyond the objective (a fan-out slice's text)"),
-    Field("fanout_of", "id", False, "the task this is a fan-out slice of (`task fanout`): its gather step"),
-    Field("plan", "text", False, "the plan file it was imported from (`plan import`)"),
-    Field("plan_hash", "text", False, "its content hash as `plan import` wrote it (unchanged: untouched)"),
-    # Written by control-room, not by people:
-    Field("created", "text", False, "when the task was queued (UTC, ISO 8601)"),
-    Field("rounds", "int", False, "failed rounds so far"),
-    Field("dispatcher_deaths", "int", False, "times the cycle running it died (not rounds)"),
-    Field("last_failure", "text", False, "what failed in the last round, for the next brief"),
-    Field("passed_at", "text", False, "when the task passed its validator"),
-    Field(
+    _f("id", "id", "`[a-z0-9][a-z0-9._-]{0,63}`; generated if absent; never a path"),
+    _f("objective", "text", "what to do, in words", required=True),
+    _f("falsifier", "text", "the result that would prove this route wrong", required=True),
+    _f("validator", "argv", "command the dispatcher runs after the agent; exit 0 = pass", required=True),
+    _f("max_cost_usd", "cost", "cost ceiling for this run, in USD", required=True),
+    _f("wall_clock_s", "seconds", "hard time limit for the agent, in seconds", required=True),
+    _f("kill_condition", "text", "when the route should be killed rather than retried", required=True),
+    _f("role", "id", "`agents/<role>.md`", default=DEFAULT_ROLE),
+    _f("route", "id", "the route in ROUTES.md this task serves"),
+    _f("adapter", "id", "override the role's / CONTROL.md default adapter"),
+    _f("model", "text", "override the role's / CONTROL.md default model"),
+    _f("deps", "ids", "task ids that must be done before this one is ready", default=[]),
+    _f("owns", "paths", "paths this task may edit (none: any)", default=[]),
+    _f("gate", "ids", "gates (gpu, submit, merge, ...) that need an approval first", default=[]),
+    _f("priority", "int", "higher runs first; ties oldest first", default=0),
+    _f("extra_args", "strs", "extra CLI flags; refused unless CONTROL.md allows them", default=[]),
+    _f("command", "argv", "what the probe adapter runs itself"),
+    _f("review", "ids", "lenses that review this task when it passes ([] for none); overrides CONTROL.md"),
+    _f("brief", "text", "what the agent is told beyond the objective (a fan-out slice's text)"),
+    # Written by control-room, not by a task's author:
+    _d("fanout_of", "id", "the task this is a fan-out slice of (`task fanout`): its gather step"),
+    _d("plan", "text", "the plan file it was imported from (`plan import`)"),
+    _d("plan_hash", "text", "its content hash as `plan import` wrote it (unchanged: untouched)"),
+    _d("created", "text", "when the task was queued (UTC, ISO 8601); absent: its file's time"),
+    _d("rounds", "int", "failed rounds so far", default=0),
+    _d("dispatcher_deaths", "int", "times the cycle running it died (not rounds)", default=0),
+    _d("last_failure", "text", "what failed in the last round, for the next brief"),
+    _d("passed_at", "text", "when the task passed its validator"),
+    _d(
         "for_task",
         "id",
-        False,
         "a conflict resolver or decompose task the merge queue queued for that task: runs in its worktree",
     ),
-    Field("reviews", "id", False, "a review task: the task it reviews (in that task's worktree)"),
-    Field("lens", "id", False, "a review task: its lens, `agents/lenses/<lens>.md`"),
-    Field("arbitrates", "id", False, "an arbiter task: the task whose reviews disagree"),
-    Field("sides", "sides", False, "an arbiter task: the review tasks behind Position A and B"),
-    Field("meaning", "sides", False, "an arbiter task: which of A and B accepts (never in its prompt)"),
-    Field(
+    _d("reviews", "id", "a review task: the task it reviews (in that task's worktree)"),
+    _d("lens", "id", "a review task: its lens, `agents/lenses/<lens>.md`"),
+    _d("arbitrates", "id", "an arbiter task: the task whose reviews disagree"),
+    _d("sides", "sides", "an arbiter task: the review tasks behind Position A and B"),
+    _d("meaning", "sides", "an arbiter task: which of A and B accepts (never in its prompt)"),
+    _d(
         "reviewed_state",
         "text",
-        False,
         "a failed round's uncommitted work, saved (`git stash create`) while reviewers look at it",
     ),
-    Field(
-        "reviewed_commit", "text", False, "the commit its reviews saw; what a reviewer changes is reset to it"
-    ),
-    Field("verdict", "text", False, "a review or arbiter task: its decision once it passed"),
-    Field("review_tasks", "ids", False, "the review tasks of this task's last pass"),
-    Field("review_verdict", "text", False, "`accept` once its reviews (or an arbiter) accepted it"),
-    Field("arbitrations", "int", False, "times its reviews needed an arbiter; a second escalates"),
-    Field("merged_at", "text", False, "when the merge queue fast-forwarded the base branch to it"),
-    Field("merged_commit", "text", False, "the base branch's commit after the merge"),
-    Field("done_at", "text", False, "when a person marked it Done (`control-room done ID`)"),
-    Field("done_by", "text", False, "who marked it Done"),
+    _d("reviewed_commit", "text", "the commit its reviews saw; what a reviewer changes is reset to it"),
+    _d("verdict", "text", "a review or arbiter task: its decision once it passed"),
+    _d("review_tasks", "ids", "the review tasks of this task's last pass"),
+    _d("review_verdict", "text", "`accept` once its reviews (or an arbiter) accepted it"),
+    _d("arbitrations", "int", "times its reviews needed an arbiter; a second escalates", default=0),
+    _d("arbiter", "id", "the arbiter task its reviews' last disagreement queued"),
+    _d("merged_at", "text", "when the merge queue fast-forwarded the base branch to it"),
+    _d("merged_commit", "text", "the base branch's commit after the merge"),
+    _d("done_at", "text", "when a person marked it Done (`control-room done ID`)"),
+    _d("done_by", "text", "who marked it Done"),
+    _d("seal", "text", "a check over its id and the fields above: written with them, by control-room"),
 )
 BY_NAME = {f.name: f for f in FIELDS}
 REQUIRED = tuple(f.name for f in FIELDS if f.required)
-DEFAULT_ROLE = "engineer"
+PERSON_FIELDS = tuple(f.name for f in FIELDS if f.writer == PERSON)
+OWNED = tuple(f.name for f in FIELDS if f.writer == DISPATCHER)  # the seal included
+
+
+class _Identity(TypedDict):
+    """What every task read from its file has: its id and the fields ``REQUIRED`` names."""
+
+    id: str
+    objective: str
+    falsifier: str
+    validator: str | list[str]
+    max_cost_usd: float
+    wall_clock_s: float
+    kill_condition: str
+
+
+class Task(_Identity, total=False):
+    """A task, as read from its file (``swarm.read_task``) and passed along: the fields of
+    ``FIELDS``, in the same order, with their types. A plain dict at run time (what JSON reads
+    and writes); mypy checks every key and value."""
+
+    role: str
+    route: str
+    adapter: str
+    model: str
+    deps: list[str]
+    owns: list[str]
+    gate: list[str]
+    priority: int
+    extra_args: list[str]
+    command: str | list[str]
+    review: list[str]
+    brief: str
+    fanout_of: str
+    plan: str
+    plan_hash: str
+    created: str
+    rounds: int
+    dispatcher_deaths: int
+    last_failure: str
+    passed_at: str
+    for_task: str
+    reviews: str
+    lens: str
+    arbitrates: str
+    sides: dict[str, Any]
+    meaning: dict[str, Any]
+    reviewed_state: str
+    reviewed_commit: str
+    verdict: str
+    review_tasks: list[str]
+    review_verdict: str
+    arbitrations: int
+    arbiter: str
+    merged_at: str
+    merged_commit: str
+    done_at: str
+    done_by: str
+    seal: str
 
 
 def _strs(v: object) -> bool:
@@ -133,10 +209,11 @@ def _check(f: Field, v: Any) -> str | None:
     raise AssertionError(f.kind)  # pragma: no cover
 
 
-def validate(data: object, *, expected_id: str | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Check a task; return (task, problems). Never raises."""
+def validate(data: object, *, expected_id: str | None = None) -> tuple[Task, list[str]]:
+    """Check a task; return (task, problems). Never raises. With problems, the task holds only
+    the fields that were valid (it is not a ``Task`` to run)."""
     if not isinstance(data, dict):
-        return {}, [f"a task must be a JSON object, not {type(data).__name__}"]
+        return as_task({}), [f"a task must be a JSON object, not {type(data).__name__}"]
     problems: list[str] = []
     missing = missing_fields(data)
     if missing:
@@ -160,11 +237,46 @@ def validate(data: object, *, expected_id: str | None = None) -> tuple[dict[str,
             task["id"] = expected_id
         elif task.get("id") not in (None, expected_id):
             problems.append(f"id {task['id']!r} does not match the file name {expected_id}.json")
-    return task, problems
+    return as_task(task), problems
 
 
-def missing_fields(data: dict[str, Any]) -> list[str]:
+def as_task(fields: dict[str, Any]) -> Task:
+    """``fields`` as a ``Task``: what ``validate`` checked (all of a task, without problems)."""
+    return cast(Task, fields)
+
+
+def missing_fields(data: Mapping[str, Any]) -> list[str]:
     return [name for name in REQUIRED if data.get(name) in (None, "")]
+
+
+def owned_problem(data: Mapping[str, Any]) -> str | None:
+    """The one refusal of a task whose author wrote fields only control-room writes (every
+    way in: ``task add``, a dropped file without its seal, a plan, a proposal, MCP), or None."""
+    written = [name for name in OWNED if data.get(name) not in (None, "")]
+    if not written:
+        return None
+    return (
+        f"{', '.join(written)}: {'a field' if len(written) == 1 else 'fields'} only control-room "
+        f"writes (a task's history is the room's): remove {'it' if len(written) == 1 else 'them'}"
+    )
+
+
+def seal(task: Mapping[str, Any]) -> str | None:
+    """The seal of a task's dispatcher fields: a hash of its id and their values, or None when
+    it has none. Not a secret: it tells the dispatcher's own files from a file written, copied or
+    edited by hand, not from a forger who computes it (docs/tasks.md)."""
+    owned = {k: task[k] for k in OWNED if k != "seal" and task.get(k) not in (None, "")}
+    if not owned:
+        return None
+    import hashlib  # only writers and a fresh queued file hash (status imports no hashlib)
+
+    text = json.dumps([task.get("id"), owned], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def sealed(task: Mapping[str, Any]) -> bool:
+    """Whether the task's dispatcher fields are as control-room wrote them (or it has none)."""
+    return task.get("seal") == seal(task)
 
 
 def new_id(objective: str) -> str:
@@ -172,3 +284,15 @@ def new_id(objective: str) -> str:
     words = re.findall(r"[a-z0-9]+", objective.lower())[:5]
     stem = "-".join(words)[:40].strip("-") or "task"
     return f"{stem}-{os.urandom(3).hex()}"
+
+
+def without(task: Task, *names: str) -> Task:
+    """A copy of ``task`` without the fields ``names``."""
+    return as_task({k: v for k, v in task.items() if k not in names})
+
+
+def split(task: Task) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(what its author wrote, what control-room wrote) of a task: the seal in neither."""
+    person = {k: v for k, v in task.items() if BY_NAME[k].writer == PERSON}
+    owned = {k: v for k, v in task.items() if BY_NAME[k].writer == DISPATCHER and k != "seal"}
+    return person, owned

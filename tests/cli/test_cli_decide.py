@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 from click.testing import Result
-from support import TIME, data_lines, events, queue, snapshot, where
+from support import TIME, data_lines, events, queue, snapshot, unsealed, where
 
 from control_room import errors
 from control_room.ledger.line import parse
@@ -39,11 +39,11 @@ def passed(run: Run, inside: Room) -> Room:
 
 
 def test_done_marks_a_passed_task_done(run: Run, passed: Room) -> None:
-    before = json.loads((passed.state_dir("done") / "t.json").read_text())
+    before = unsealed(json.loads((passed.state_dir("done") / "t.json").read_text()))
     assert "done_at" not in before  # passing is not Done
     result = run("done", "t", "--by", "alice")
     assert (result.exit_code, result.stdout, result.stderr) == (0, "t marked Done\n", "")
-    after = json.loads((passed.state_dir("done") / "t.json").read_text())
+    after = unsealed(json.loads((passed.state_dir("done") / "t.json").read_text()))
     assert re.fullmatch(TIME, after.pop("done_at"))
     assert after.pop("done_by") == "alice"
     assert after == before  # nothing else changed

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, entries, error, events, set_gate, task, task_json, where
+from support import ADD_ARGS, entries, error, events, set_gate, task, task_json, unsealed, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -62,7 +62,9 @@ def test_fanout_writes_a_child_per_slice_and_the_parent_waits_as_gather_step(run
         "priority": 2,
         "fanout_of": "fmt",
     }
-    children = {c: task_json(parent, "queue", c) for c in ("fmt-parser", "fmt-printer", "fmt-docs-page")}
+    children = {
+        c: unsealed(task_json(parent, "queue", c)) for c in ("fmt-parser", "fmt-printer", "fmt-docs-page")
+    }
     assert all(c.pop("created") for c in children.values())
     assert children == {
         "fmt-parser": {"id": "fmt-parser", "objective": "write the parser",

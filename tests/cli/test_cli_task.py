@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, data_lines, drop, events, no_room_error, task
+from support import ADD_ARGS, data_lines, drop, events, no_room_error, task, written
 
+from control_room.room import tasks
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
@@ -30,8 +31,9 @@ def test_add_queues_a_task(run: Run, inside: Room) -> None:
                  "--dep", "t0", "--gate", "gpu", *ADD_ARGS)  # fmt: skip
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == "queued t1  (swarm/queue/t1.json)\n"
-    written = json.loads((inside.state_dir("queue") / "t1.json").read_text())
-    assert {k: v for k, v in written.items() if k != "created"} == {
+    on_disk = json.loads((inside.state_dir("queue") / "t1.json").read_text())
+    assert tasks.sealed(on_disk)  # control-room's own file: its created is sealed
+    assert {k: v for k, v in on_disk.items() if k not in ("created", "seal")} == {
         "id": "t1",
         "objective": "make parse() twice as fast",
         "falsifier": "no gain over three runs",
@@ -165,8 +167,8 @@ def test_list_rejects_a_hand_dropped_bad_file(run: Run, inside: Room) -> None:
 
 
 def test_list_json_in_run_order(run: Run, inside: Room) -> None:
-    drop(inside, "low.json", task("low", priority=0, created="2025-01-01T00:00:00Z"))
-    drop(inside, "high.json", task("high", priority=2, created="2025-02-01T00:00:00Z"))
+    written(inside, "queue", task("low", priority=0, created="2025-01-01T00:00:00Z"))
+    written(inside, "queue", task("high", priority=2, created="2025-02-01T00:00:00Z"))
     result = run("task", "list", "--state", "queue", "--json")
     rows = json.loads(result.stdout)
     assert [(r["state"], r["file"], r["id"], r["priority"]) for r in rows] == [

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from support import ADD_ARGS, drop, entries, error, events, hold, ok, queue, task
+from support import ADD_ARGS, drop, entries, error, events, hold, ok, queue, task, written
 
-from control_room.room import swarm
+from control_room.errors import InvalidError
+from control_room.room import swarm, tasks
 from control_room.room.layout import Room
 
 Run = Callable[..., Result]
@@ -127,7 +128,8 @@ def test_a_file_dropped_by_hand_on_a_new_route_still_runs(run: Run, inside: Room
 
 
 def padded(task_id: str, size: int) -> dict[str, Any]:
-    """A task whose file, as ``task add`` writes it, is exactly ``size`` bytes."""
+    """A task whose file, as ``task add`` writes it (with ``created`` and its seal: fixed
+    lengths), is exactly ``size`` bytes."""
     t = task(task_id, created="2026-12-01T00:00:00Z")
     base = len(swarm.render(t))
     t["objective"] += "x" * (size - base)
@@ -135,12 +137,17 @@ def padded(task_id: str, size: int) -> dict[str, Any]:
     return t
 
 
+def spec_of(t: dict[str, Any]) -> str:
+    """What a person gives ``task add --file``: the task without what control-room writes."""
+    return json.dumps({k: v for k, v in t.items() if k != "created"})
+
+
 def test_the_biggest_task_add_accepts_is_kept_by_the_scan_and_one_byte_more_by_neither(
     run: Run, inside: Room, tmp_path: Path
 ) -> None:
     biggest = padded("biggest", swarm.MAX_BYTES)
     spec = tmp_path / "biggest.json"
-    spec.write_text(json.dumps(biggest))
+    spec.write_text(spec_of(biggest))
     ok(run("task", "add", "--file", str(spec)), "queued biggest  (swarm/queue/biggest.json)\n")
     assert (inside.state_dir("queue") / "biggest.json").stat().st_size == swarm.MAX_BYTES
     listing = run("task", "list")
@@ -148,7 +155,7 @@ def test_the_biggest_task_add_accepts_is_kept_by_the_scan_and_one_byte_more_by_n
     assert queued(inside) == ["biggest.json"]
 
     over = padded("over", swarm.MAX_BYTES + 1)
-    spec.write_text(json.dumps(over))
+    spec.write_text(spec_of(over))
     why = "the task file is larger than 1048576 bytes (1 MiB): keep long text in a file the task names"
     error(run("task", "add", "--file", str(spec)), 4, f"task refused: {why}")
     assert queued(inside) == ["biggest.json"]
@@ -235,3 +242,71 @@ def test_a_dropped_file_and_a_proposal_get_the_same_words(run: Run, inside: Room
         4, f"{plan}:1: task refused: {SLEEPY}\n{plan}: the only proposal is not a valid task\n",
     )  # fmt: skip
     assert events(inside.ledger) == ["init", "reject"]
+
+
+# fields only control-room writes ------------------------------------------------------------
+
+ROUNDS = "rounds: a field only control-room writes (a task's history is the room's): remove it"
+
+
+def test_a_field_only_control_room_writes_is_refused_in_one_wording_every_way_in(
+    run: Run, inside: Room, tmp_path: Path
+) -> None:
+    """task add, a file dropped into the queue, a plan, an MCP client, an orchestrator's
+    proposal: each refuses ``rounds`` in the same words, and writes no task."""
+    from control_room.views.mcp_tools import BY_NAME  # the MCP tools, as `control-room mcp` calls them
+
+    spec = tmp_path / "t1.json"
+    spec.write_text(json.dumps(task("t1", rounds=0)))
+    error(run("task", "add", "--file", str(spec)), 4, f"task refused: {ROUNDS}")
+    drop(inside, "t2.json", task("t2", rounds=0))
+    assert run("task", "list").exit_code == 0
+    assert reason(inside, "t2.json") == ROUNDS
+    plan = tmp_path / "PLAN.md"
+    plan.write_text(
+        "# a plan\n\n### t3\nobjective: o\nfalsifier: f\nvalidator: true\nmax_cost_usd: 0.1\n"
+        "wall_clock_s: 60\nkill_condition: k\nrounds: 0\n"
+    )
+    said = run("plan", "import", str(plan))
+    assert said.exit_code == 4 and f"task t3 (PLAN.md:3): {ROUNDS}" in said.stderr
+    with pytest.raises(InvalidError) as refused:
+        BY_NAME["task_add"].run(inside, "cl", {"task": task("t4", rounds=0)})
+    assert str(refused.value) == f"task refused: {ROUNDS}"
+    proposals = tmp_path / "answer.md"
+    proposals.write_text(f"```json\n{json.dumps([task('t5', rounds=0)])}\n```\n")
+    said = run("validate", "--proposals", str(proposals))
+    assert said.exit_code != 0 and ROUNDS in said.stdout + said.stderr
+    assert queued(inside) == []
+
+
+def test_control_room_s_own_files_keep_their_fields_and_a_copy_or_an_edit_does_not(
+    run: Run, inside: Room
+) -> None:
+    """A task back from a failed round carries its rounds, sealed: the scan keeps it. The same
+    file copied under another id, or with its rounds edited by hand, is refused."""
+    mine = written(inside, "queue", task("mine", rounds=1, last_failure="validator exited 1"))
+    text = json.loads(mine.read_text())
+    drop(inside, "copy.json", {**text, "id": "copy"})
+    drop(inside, "edited.json", {**text, "id": "edited", "seal": tasks.seal({**text, "id": "edited"})})
+    edited = inside.state_dir("queue") / "edited.json"
+    edited.write_text(json.dumps({**json.loads(edited.read_text()), "rounds": 0}))
+    assert run("task", "list").exit_code == 0
+    assert queued(inside) == ["mine.json"]
+    both = "rounds, last_failure, seal"
+    why = f"{both}: fields only control-room writes (a task's history is the room's): remove them"
+    assert reason(inside, "copy.json") == why and reason(inside, "edited.json") == why
+
+
+def test_a_task_file_from_before_seals_is_kept_when_the_ledger_has_its_history(
+    run: Run, inside: Room
+) -> None:
+    """Files a room's earlier version wrote carry no seal: one whose id the ledger names is the
+    room's own; one it never named was dropped by hand."""
+    ok(run("task", "add", "--id", "old", *ADD_ARGS), "queued old  (swarm/queue/old.json)\n")
+    path = inside.state_dir("queue") / "old.json"
+    before_seals = {k: v for k, v in json.loads(path.read_text()).items() if k != "seal"}
+    path.write_text(json.dumps({**before_seals, "rounds": 1}))
+    drop(inside, "never.json", {**before_seals, "id": "never"})
+    assert run("task", "list").exit_code == 0
+    assert queued(inside) == ["old.json"]
+    assert reason(inside, "never.json").startswith("created: a field only control-room writes")

@@ -63,6 +63,25 @@ def settings_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def tasks_table() -> str:
+    """The fields of a task file, from ``room.tasks.FIELDS``."""
+    from control_room.room.tasks import FIELDS, PERSON
+
+    def absent(v: object) -> str:
+        if v is None:
+            return "-"
+        if v == []:
+            return "`[]`"
+        return f"`{v}`"
+
+    rows = ["| field | required | kind | written by | absent | meaning |", "|---|---|---|---|---|---|"]
+    for f in FIELDS:
+        who = "its author" if f.writer == PERSON else "control-room"
+        need = "yes" if f.required else "no"
+        rows.append(f"| `{f.name}` | {need} | {f.kind} | {who} | {absent(f.default)} | {f.help} |")
+    return "\n".join(rows) + "\n"
+
+
 def events_table() -> str:
     """Every ledger event, from ``ledger.events.EVENTS``."""
     from control_room.ledger.events import EVENTS
@@ -87,6 +106,7 @@ def exit_codes_table() -> str:
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "cli-reference": ("cli.md", cli_reference),
     "settings": ("gates.md", settings_table),
+    "task-fields": ("tasks.md", tasks_table),
     "events": ("ledger.md", events_table),
     "exit-codes": ("exit-codes.md", exit_codes_table),
 }

@@ -124,3 +124,47 @@ def test_new_id_is_readable_and_valid() -> None:
 def test_the_schema_round_trips_through_json() -> None:
     data = json.loads(json.dumps(task("t1", command=["python3", "-c", "print(1)"], gate=["gpu"])))
     assert tasks.validate(data, expected_id="t1")[1] == []
+
+
+def test_the_task_type_declares_the_fields_of_the_table_in_its_order() -> None:
+    declared = [*tasks._Identity.__annotations__, *tasks.Task.__annotations__]
+    assert list(dict.fromkeys(declared)) == [f.name for f in tasks.FIELDS]
+    assert set(tasks.Task.__required_keys__) == {"id", *tasks.REQUIRED}
+
+
+def test_each_field_is_written_by_a_person_or_by_the_dispatcher() -> None:
+    assert {f.writer for f in tasks.FIELDS} == {tasks.PERSON, tasks.DISPATCHER}
+    assert {"rounds", "created", "passed_at", "dispatcher_deaths", "plan_hash", "seal"} <= set(tasks.OWNED)
+    assert not any(f.required for f in tasks.FIELDS if f.writer == tasks.DISPATCHER)
+    assert tasks.PERSON_FIELDS[:7] == ("id", *tasks.REQUIRED)
+
+
+def test_fields_only_control_room_writes_are_refused_in_one_wording() -> None:
+    assert tasks.owned_problem(task("t1")) is None
+    assert tasks.owned_problem(task("t1", rounds=0)) == (
+        "rounds: a field only control-room writes (a task's history is the room's): remove it"
+    )
+    assert tasks.owned_problem(task("t1", created="2026-01-01T00:00:00Z", done_by="me", seal="x")) == (
+        "created, done_by, seal: fields only control-room writes (a task's history is the room's): "
+        "remove them"
+    )
+
+
+def test_the_seal_covers_the_id_and_the_dispatchers_fields_only() -> None:
+    mine = task("t1", rounds=1, last_failure="validator exited 1")
+    seal = tasks.seal(mine)
+    assert seal is not None and len(seal) == 16
+    assert tasks.sealed({**mine, "seal": seal})
+    assert tasks.sealed({**mine, "objective": "a person's edit", "seal": seal})  # theirs to edit
+    assert not tasks.sealed({**mine, "rounds": 0, "seal": seal})  # a round count edited by hand
+    assert not tasks.sealed({**mine, "id": "t2", "seal": seal})  # a file copied under a new id
+    assert not tasks.sealed(mine)  # no seal at all
+    assert tasks.seal(task("t1")) is None and tasks.sealed(task("t1"))  # nothing to seal
+
+
+def test_split_parts_what_the_author_wrote_from_what_control_room_did() -> None:
+    both = tasks.as_task(
+        {**task("t1", route="r1"), "plan": "P.md", "created": "2026-01-01T00:00:00Z", "seal": "s"}
+    )
+    person, owned = tasks.split(both)
+    assert person == task("t1", route="r1") and owned == {"plan": "P.md", "created": "2026-01-01T00:00:00Z"}

@@ -28,6 +28,7 @@ from control_room.dispatch.queue import admission
 from control_room.dispatch.run import hello
 from control_room.dispatch.worktrees import place, worktree
 from control_room.room import roles
+from control_room.room.tasks import Task
 from control_room.words import count
 
 GIB, MIB = 2**30, 2**20
@@ -82,7 +83,18 @@ def _adapter(ctx: Context, name: str, where: list[str]) -> Finding:
             f"fix {'control-room/CONTROL.md' if where[0].startswith('CONTROL.md') else where[0]}",
         )
     role = next((w.split("/")[1][: -len(".md")] for w in where if w.startswith("agents/")), None)
-    task = {"id": "doctor", "objective": "doctor", "adapter": name, **({"role": role} if role else {})}
+    task: Task = {
+        "id": "doctor",
+        "objective": "doctor",
+        "falsifier": "the adapter cannot be found",
+        "validator": ["true"],
+        "max_cost_usd": 0.0,
+        "wall_clock_s": 60.0,
+        "kill_condition": "never: a check, not a route",
+        "adapter": name,
+    }
+    if role:
+        task["role"] = role
     try:
         plan = admission.resolve(room, ctx.settings, task)
         if name == "probe":  # built in: it runs each task's own command

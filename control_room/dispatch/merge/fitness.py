@@ -7,12 +7,12 @@ half done, the rebased diff stays inside the task's ``owns``, and no file grows 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 
 
 def main_tree_fit(room: Room, settings: Settings, repo: Path) -> str:
@@ -56,7 +56,7 @@ def changed(wt: Path, base: str) -> list[tuple[str, int, int]]:
     return found
 
 
-def outside_owns(task: dict[str, Any], paths: list[str]) -> list[str]:
+def outside_owns(task: Task, paths: list[str]) -> list[str]:
     owns = [str(o).strip("/") for o in task.get("owns", [])]
     if not owns:
         return []  # no owns declared: any path

@@ -21,7 +21,6 @@ Each outcome is one ``integrate`` ledger line. A person marks a merged task Done
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from control_room import errors, ledger
 from control_room.dispatch.merge import fitness
@@ -39,6 +38,7 @@ from control_room.room import results as results_folder
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import lock, records
 from control_room.timeutil import now_iso
 
@@ -69,7 +69,7 @@ def integrate(room: Room, settings: Settings, task_id: str | None = None) -> lis
         return [_one(room, settings, tid, explicit=False) for tid in queue_order(room)]
 
 
-def why_waiting(room: Room, settings: Settings, task: dict[str, Any]) -> str:
+def why_waiting(room: Room, settings: Settings, task: Task) -> str:
     """Why a task in ``passed/`` is not merged yet, in one line (``status``)."""
     tid = task["id"]
     if queueing.needs_verdict(task):
@@ -86,7 +86,7 @@ def why_waiting(room: Room, settings: Settings, task: dict[str, Any]) -> str:
     return f"waits for the merge queue: `control-room integrate {tid}`"
 
 
-def waits_for_gate(settings: Settings, task: dict[str, Any]) -> bool:
+def waits_for_gate(settings: Settings, task: Task) -> bool:
     """A ``merge`` gate not yet approved holds the task in ``passed/``."""
     return "merge" in task.get("gate", []) and not settings.approved(task["id"], "merge")
 
@@ -195,7 +195,7 @@ def _adapter(room: Room, tid: str) -> str:
     return str(meta.get("adapter", "")) if meta else ""
 
 
-def _line(room: Room, task: dict[str, Any], outcome: str, detail: str) -> None:
+def _line(room: Room, task: Task, outcome: str, detail: str) -> None:
     ledger.append(
         room.ledger,
         events.INTEGRATE,
@@ -207,12 +207,12 @@ def _line(room: Room, task: dict[str, Any], outcome: str, detail: str) -> None:
     )
 
 
-def _merged(room: Room, task: dict[str, Any], detail: str, head: str, *, src: str = "passed") -> None:
+def _merged(room: Room, task: Task, detail: str, head: str, *, src: str = "passed") -> None:
     _line(room, task, "merged", detail)
     swarm.move(room, task["id"], src, "to-test", task={**task, "merged_at": now_iso(), "merged_commit": head})
 
 
-def _fail(room: Room, settings: Settings, task: dict[str, Any], outcome: str, why: str) -> CycleResult:
+def _fail(room: Room, settings: Settings, task: Task, outcome: str, why: str) -> CycleResult:
     """A failed round: the task's own change did not survive the merge queue."""
     tid = task["id"]
     _line(room, task, outcome, why)
@@ -225,7 +225,7 @@ def _fail(room: Room, settings: Settings, task: dict[str, Any], outcome: str, wh
 def _conflict(
     room: Room,
     settings: Settings,
-    task: dict[str, Any],
+    task: Task,
     branch: str,
     base: str,
     files: list[str],
@@ -239,30 +239,29 @@ def _conflict(
     )
     if not settings.conflict_resolver or task.get("for_task"):
         return _fail(room, settings, task, "conflict", why)
-    helper = _helper(room, task, "resolve")
+    helper = _helper(room, task["id"], "resolve")
     swarm.write_new(
         room,
-        {
-            **_helper_fields(task, helper),
-            "role": settings.conflict_resolver,
-            "objective": (
+        _helper_task(
+            task,
+            helper,
+            role=settings.conflict_resolver,
+            objective=(
                 f"Rebase branch {branch} onto {base} in this worktree (`git rebase {base}`) and resolve "
                 f"the conflicts in {what}, keeping what both sides meant. Finish the rebase: leave "
                 f"no rebase in progress. The change being rebased serves task {task['id']}: "
                 f"{task['objective']}"
             ),
-            "falsifier": (
+            falsifier=(
                 f"the conflicts cannot be resolved keeping both sides, or {task['id']}'s validator "
                 "fails after it"
             ),
-        },
+        ),
     )
     return _waits(room, task, helper, f"rebasing {branch} onto {base} conflicted in {what}", "conflict")
 
 
-def _megafile(
-    room: Room, settings: Settings, task: dict[str, Any], big: list[tuple[str, int, int]]
-) -> CycleResult:
+def _megafile(room: Room, settings: Settings, task: Task, big: list[tuple[str, int, int]]) -> CycleResult:
     limit = settings.megafile_lines
     helpers = []
     for name, before, after in big:
@@ -278,47 +277,61 @@ def _megafile(
         state = swarm.state_of(room, helper)
         if state not in ("queue", "running", "passed"):  # one decompose task per file at a time
             if state is not None:
-                helper = _helper(room, {"id": helper}, "again")
+                helper = _helper(room, helper, "again")
             folder = name.rsplit("/", 1)[0] if "/" in name else name
             swarm.write_new(
                 room,
-                {
-                    **_helper_fields(task, helper),
-                    "role": "engineer",
-                    "owns": [folder],
-                    "objective": (
+                _helper_task(
+                    task,
+                    helper,
+                    role="engineer",
+                    owns=[folder],
+                    objective=(
                         f"Split {name} ({after} lines, over the room's megafile_lines {limit}) into smaller "
                         f"files beside it, each under {limit} lines, without changing behaviour."
                     ),
-                    "falsifier": (
+                    falsifier=(
                         f"{name} cannot be split without changing behaviour: {task['id']}'s validator fails"
                     ),
-                },
+                ),
             )
         helpers.append(helper)
     files = ", ".join(f"{n} ({b} -> {a} lines)" for n, b, a in big)
     return _waits(room, task, ",".join(helpers), f"it grows {files} past megafile_lines {limit}", "refused")
 
 
-def _helper(room: Room, task: dict[str, Any], kind: str) -> str:
-    """A free task id for a helper of ``task``: ``<kind>-<id>``, then ``-2``, ``-3``..."""
-    return swarm.free_id(room, f"{kind}-{task['id']}"[:60])
+def _helper(room: Room, task_id: str, kind: str) -> str:
+    """A free task id for a helper of ``task_id``: ``<kind>-<id>``, then ``-2``, ``-3``..."""
+    return swarm.free_id(room, f"{kind}-{task_id}"[:60])
 
 
-def _helper_fields(task: dict[str, Any], helper: str) -> dict[str, Any]:
-    """What a helper task takes from the task it serves: its route (so its worktree), caps,
-    validator (the same check must pass) and kill condition; it runs before anything else."""
-    keep = ("route", "validator", "max_cost_usd", "wall_clock_s", "kill_condition")
-    return {
+def _helper_task(
+    task: Task, helper: str, *, role: str, objective: str, falsifier: str, owns: list[str] | None = None
+) -> Task:
+    """A helper task (a resolver, a decompose task) of ``task``: what it takes from the task it
+    serves: its route (so its worktree), caps, validator (the same check must pass) and kill
+    condition; it runs before anything else."""
+    made: Task = {
         "id": helper,
-        **{k: task[k] for k in keep if k in task},
-        "for_task": task["id"],
+        "objective": objective,
+        "falsifier": falsifier,
+        "validator": task["validator"],
+        "max_cost_usd": task["max_cost_usd"],
+        "wall_clock_s": task["wall_clock_s"],
+        "kill_condition": task["kill_condition"],
+        "role": role,
         "priority": int(task.get("priority", 0)) + 100,
+        "for_task": task["id"],
         "created": now_iso(),
     }
+    if task.get("route"):
+        made["route"] = task["route"]
+    if owns is not None:
+        made["owns"] = owns
+    return made
 
 
-def _waits(room: Room, task: dict[str, Any], helpers: str, why: str, outcome: str) -> CycleResult:
+def _waits(room: Room, task: Task, helpers: str, why: str, outcome: str) -> CycleResult:
     """Back to the queue without using a round, waiting for its helper task(s)."""
     tid = task["id"]
     names = helpers.split(",")
@@ -330,7 +343,7 @@ def _waits(room: Room, task: dict[str, Any], helpers: str, why: str, outcome: st
     )
 
 
-def tidy(room: Room, settings: Settings, task: dict[str, Any]) -> None:
+def tidy(room: Room, settings: Settings, task: Task) -> None:
     """Remove the worktree and branch of a route (or route-less task) that has nothing left
     to run: no task on its branch queued, running, passed or parked (a parked task's work is
     kept for the person who decides)."""

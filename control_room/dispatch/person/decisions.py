@@ -8,13 +8,14 @@ from control_room import ledger
 from control_room.errors import ConflictError, InvalidError
 from control_room.ledger import events
 from control_room.room import settings as settings_file
-from control_room.room import swarm
+from control_room.room import swarm, tasks
 from control_room.room.layout import Room
+from control_room.room.tasks import Task
 from control_room.store.files import atomic_write, update
 from control_room.timeutil import now_iso
 
 
-def _load(room: Room, task_id: str, allowed: tuple[str, ...], verb: str) -> tuple[str, dict[str, Any]]:
+def _load(room: Room, task_id: str, allowed: tuple[str, ...], verb: str) -> tuple[str, Task]:
     state, path = swarm.locate(room, task_id)
     if state not in allowed:
         hint = " (stop it first: `control-room stop`)" if state == "running" else ""
@@ -63,7 +64,7 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
     return added
 
 
-def mark_done(room: Room, task_id: str, who: str) -> dict[str, Any]:
+def mark_done(room: Room, task_id: str, who: str) -> Task:
     """A person marks a passed task Done (with a repo: a merged one, from ``to-test/``);
     passing alone never is."""
     if swarm.task_file(room, "passed", task_id).exists():
@@ -76,7 +77,7 @@ def mark_done(room: Room, task_id: str, who: str) -> dict[str, Any]:
         raise ConflictError(
             f"{task_id} was marked Done already, at {task['done_at']} by {task.get('done_by')}"
         )
-    updated = {**task, "done_at": now_iso(), "done_by": who}
+    updated: Task = {**task, "done_at": now_iso(), "done_by": who}
     if state == "to-test":
         swarm.move(room, task_id, "to-test", "done", task=updated)
     else:
@@ -84,17 +85,15 @@ def mark_done(room: Room, task_id: str, who: str) -> dict[str, Any]:
     ledger.append(
         room.ledger, events.DONE, task=task_id, route=task.get("route", ""), detail=f"marked Done by {who}"
     )
-    return updated
+    return swarm.as_written(updated)
 
 
 def retry(room: Room, task_id: str) -> str:
     """Back to the queue with a fresh round count, from parked, rejected, cancelled or done."""
     state, task = _load(room, task_id, ("parked", "rejected", "cancelled", "done"), "retry")
-    fresh = {
-        k: v
-        for k, v in task.items()
-        if k not in ("rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by")
-    }
+    fresh = tasks.without(
+        task, "rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by"
+    )
     swarm.move(room, task_id, state, "queue", task=fresh)
     ledger.append(
         room.ledger,

@@ -26,6 +26,7 @@ ledger line.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +37,10 @@ from control_room.dispatch.queue import deps as depcheck
 from control_room.dispatch.round import claims
 from control_room.errors import ConflictError, InvalidError, QueueFullError
 from control_room.ledger import events
-from control_room.room import swarm
+from control_room.room import swarm, tasks
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import records
 from control_room.store.files import update
 from control_room.words import count
@@ -58,7 +60,7 @@ class Item:
     route: str | None
     action: str
     why: str = ""
-    task: dict[str, Any] = field(default_factory=dict)  # as it would be written (add, update)
+    task: Task = field(default_factory=lambda: tasks.as_task({}))  # as it would be written (add, update)
 
 
 @dataclass
@@ -71,9 +73,11 @@ class Outcome:
         return {a: sum(1 for i in self.items if i.action == a) for a in ACTIONS}
 
 
-def content_hash(task: dict[str, Any]) -> str:
-    """The hash ``plan_hash`` records: the task file's text without ``plan`` and ``plan_hash``."""
-    text = swarm.dumps({k: v for k, v in task.items() if k not in ("plan", "plan_hash")})
+def content_hash(task: Mapping[str, Any]) -> str:
+    """The hash ``plan_hash`` records: the task file's text without ``plan``, ``plan_hash`` and
+    the seal (as the file was written before control-room sealed its files)."""
+    left = {k: v for k, v in task.items() if k not in ("plan", "plan_hash", "seal")}
+    text = swarm.dumps(left, seal=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -140,7 +144,7 @@ def _decide(room: Room, settings: Settings, t: PlanTask, name: str, locate: Any)
     state = swarm.state_of(room, t.id, order=swarm.LIVE_FIRST)
     if state is None:
         task = admission.check_new(room, settings, t.data(), new_route=True, where=locate)
-        task.update(plan=name, plan_hash=content_hash(task))
+        task["plan"], task["plan_hash"] = name, content_hash(task)
         return Item(t.id, t.route, "add", task=task)
     if state != "queue":
         return Item(t.id, t.route, "kept", f"in swarm/{state}/: it ran; the plan's version is not applied")
@@ -152,12 +156,12 @@ def _decide(room: Room, settings: Settings, t: PlanTask, name: str, locate: Any)
     if content_hash(now) != now["plan_hash"]:
         return Item(t.id, t.route, "kept", "edited or run since it was imported: left as it is")
     try:
-        task = admission.shape({**t.data(), "created": now.get("created")})
+        task = admission.shape(t.data(), {"created": now["created"]} if now.get("created") else None)
         admission.admit(room, task, admission.Stage.QUEUED, where=locate)  # deps: plan or room tasks
         admission.admit(room, task, admission.Stage.RUN, settings)  # role, adapter, cost, graveyard
     except admission.Refused as exc:
         raise InvalidError(str(exc)) from None
-    task.update(plan=name, plan_hash=content_hash(task))
+    task["plan"], task["plan_hash"] = name, content_hash(task)
     if task["plan_hash"] == now["plan_hash"]:
         return Item(t.id, t.route, "unchanged", task={**now, "plan": now.get("plan", name)})
     return Item(t.id, t.route, "update", task=task)
@@ -202,7 +206,8 @@ def apply(room: Room, settings: Settings, name: str, text: str) -> Outcome:
                 if new and any(i.route == r.name and i.action in WRITES for i in out.items):
                     routes.add(room, r.name, r.title or r.name, r.falsifier, note=f"from plan {name}")
             for item in _deps_first([i for i in out.items if i.action == "add"]):
-                admission.add(room, settings, item.task, source=f"plan {name}")
+                person, own = tasks.split(item.task)
+                admission.add(room, settings, person, own=own, source=f"plan {name}")
                 added.append(item.id)
             for item in out.items:
                 if item.action == "update":
@@ -258,11 +263,11 @@ def _rewrite(room: Room, item: Item) -> None:
     update(swarm.task_file(room, "queue", item.id), change)
 
 
-def _plan_order(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _plan_order(found: list[Task]) -> list[Task]:
     """Each task after the queued tasks it waits for, else by priority (higher first) and id:
     an order that depends only on the tasks (not on when each was queued)."""
     left = sorted(found, key=lambda t: (-int(t.get("priority", 0)), t["id"]))
-    out: list[dict[str, Any]] = []
+    out: list[Task] = []
     while left:
         waiting = {t["id"] for t in left}
         ready = [t for t in left if not waiting & set(t.get("deps", []))] or left[:1]  # a cycle: as it is
@@ -271,12 +276,12 @@ def _plan_order(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def export(room: Room, intro: str) -> tuple[str, list[dict[str, Any]], list[str]]:
+def export(room: Room, intro: str) -> tuple[str, list[Task], list[str]]:
     """The queue as a plan: (its text, the tasks in it, the files left out and why)."""
     from control_room.dispatch.queue import index  # the queue scan (its index), as `task list` reads it
     from control_room.knowledge import routes  # see _board
 
-    found: list[dict[str, Any]] = []
+    found: list[Task] = []
     skipped = []
     for listed in index.scan(room, "queue", reject=False):
         task, problems = swarm.read_task(room.state_dir("queue") / listed.name)
@@ -284,8 +289,8 @@ def export(room: Room, intro: str) -> tuple[str, list[dict[str, Any]], list[str]
             skipped.append(f"swarm/queue/{listed.name}: {'; '.join(problems)}")
         else:
             found.append(task)
-    loose: list[dict[str, Any]] = []
-    by_route: dict[str, list[dict[str, Any]]] = {}
+    loose: list[Task] = []
+    by_route: dict[str, list[Task]] = {}
     for task in _plan_order(found):
         (by_route.setdefault(task["route"], []) if task.get("route") else loose).append(task)
     board = {str(r["route"]): r for r in routes.rows(room) if r.get("route")}

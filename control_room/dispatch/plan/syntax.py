@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from control_room.room import tasks
+from control_room.room.tasks import Task
 from control_room.room.values import is_id
 from control_room.timeutil import parse_duration
 
-# The fields a plan sets: those a person writes (``task add``'s), but the id (the heading), the
-# route (the ``##`` above), the brief (the prose) and what control-room itself writes.
-_NOT_IN_PLAN = ("id", "route", "brief", "fanout_of", "plan", "plan_hash")
-_PEOPLE = [f.name for f in tasks.FIELDS][: [f.name for f in tasks.FIELDS].index("created")]
-PLAN_FIELDS: tuple[str, ...] = tuple(n for n in _PEOPLE if n not in _NOT_IN_PLAN)
+# The fields a plan sets: those a task's author writes (``tasks.PERSON_FIELDS``), but the id (the
+# heading), the route (the ``##`` above) and the brief (the prose).
+_NOT_IN_PLAN = ("id", "route", "brief")
+PLAN_FIELDS: tuple[str, ...] = tuple(n for n in tasks.PERSON_FIELDS if n not in _NOT_IN_PLAN)
 _ROUTE = re.compile(r"^##\s+(\S+)(?:\s+[—–-]+\s*(.*?))?\s*$")
 _TASK = re.compile(r"^###\s+(.*?)\s*$")
 _FIELD = re.compile(r"^(?:[-*]\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
@@ -161,7 +162,9 @@ def parse(text: str, name: str = "the plan") -> Parsed:
 
 
 def _field(t: PlanTask, key: str, text: str) -> None:
-    if key not in PLAN_FIELDS:
+    if key in tasks.OWNED:  # the one wording of every way in (``tasks.owned_problem``)
+        t.problems.append(str(tasks.owned_problem({key: text or "-"})))
+    elif key not in PLAN_FIELDS:
         why = "is not set in a plan" if key in tasks.BY_NAME else "is not a task field"
         t.problems.append(f"{key} {why} (a plan sets: {', '.join(PLAN_FIELDS)})")
     elif key in t.fields:
@@ -189,7 +192,7 @@ def show(name: str, v: Any) -> str:
     return " ".join(str(v).split())
 
 
-def render_task(task: dict[str, Any]) -> list[str]:
+def render_task(task: Mapping[str, Any]) -> list[str]:
     lines = [f"### {task['id']}"]
     lines += [f"{k}: {show(k, task[k])}" for k in PLAN_FIELDS if task.get(k) not in (None, "", [])]
     if task.get("brief"):
@@ -197,10 +200,10 @@ def render_task(task: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-Section = tuple[PlanRoute, list[dict[str, Any]]]
+Section = tuple[PlanRoute, list[Task]]
 
 
-def render(intro: str, loose: list[dict[str, Any]], routes: list[Section]) -> str:
+def render(intro: str, loose: list[Task], routes: list[Section]) -> str:
     """A plan: ``intro`` (its first lines), the tasks of no route, then each route's."""
     lines = [intro.rstrip("\n"), ""]
     for t in loose:

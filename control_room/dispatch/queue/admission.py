@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import enum
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,9 +44,10 @@ from typing import TYPE_CHECKING, Any
 from control_room import ledger
 from control_room.dispatch.queue import deps as depcheck
 from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
-from control_room.ledger import events
+from control_room.ledger import events, read
 from control_room.room import swarm, tasks
 from control_room.room.layout import Room
+from control_room.room.tasks import Task
 from control_room.timeutil import now_iso
 from control_room.words import count
 
@@ -83,7 +84,7 @@ class Plan:
 
     def invocation(
         self,
-        task: dict[str, Any],
+        task: Task,
         prompt: str,
         brief: Path,
         workdir: Path,
@@ -108,7 +109,7 @@ class Plan:
 
 def admit(
     room: Room,
-    task: dict[str, Any],
+    task: Task,
     stage: Stage,
     settings: Settings | None = None,
     *,
@@ -137,6 +138,10 @@ def admit(
         if loop is not None:
             raise Refused(depcheck.cycle_refusal(loop))
     if stage is Stage.QUEUED:
+        if not tasks.sealed(task) and not _logged(room, task["id"]):
+            why = tasks.owned_problem(task)
+            if why is not None:  # a file dropped by hand, with fields only control-room writes
+                raise Refused(why)
         return None
     if settings is None:
         raise TypeError("admit needs the settings at NEW and RUN")
@@ -172,15 +177,21 @@ def admit(
     return plan
 
 
-def shape(data: dict[str, Any]) -> dict[str, Any]:
+def shape(data: Mapping[str, Any], own: Mapping[str, Any] | None = None) -> Task:
     """A new task as it would be queued: empty values dropped, an id and ``created`` filled in,
-    the schema checked. Raises ``Refused``."""
+    the schema checked. ``data`` is what its author wrote, and may hold no field only
+    control-room writes (``tasks.owned_problem``); ``own`` is what the dispatcher itself adds
+    (a plan's name, a slice's parent). Raises ``Refused``."""
     data = {k: v for k, v in data.items() if v not in (None, "", [], ())}
     missing = tasks.missing_fields(data)
     if missing:
         raise Refused(f"missing {', '.join(missing)} {VIBE}")
+    why = tasks.owned_problem(data)
+    if why is not None:
+        raise Refused(why)
     if "id" not in data:
         data["id"] = tasks.new_id(str(data.get("objective", "")))
+    data.update(own or {})
     data.setdefault("created", now_iso())
     task, problems = tasks.validate(data)
     if not problems:  # the file it would be, as the queue scan reads it: size, UTF-8, shell
@@ -193,23 +204,31 @@ def shape(data: dict[str, Any]) -> dict[str, Any]:
 def check_new(
     room: Room,
     settings: Settings,
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     *,
+    own: Mapping[str, Any] | None = None,
     new_route: bool = False,
     where: Callable[[str], str | None] | None = None,
-) -> dict[str, Any]:
+) -> Task:
     """The task as ``add`` would queue it, without writing anything; ``InvalidError`` saying
     ``task refused: <reason>`` if it may not. Its route must be on the board (ROUTES.md)
-    unless ``new_route``: ``add`` then puts it there. ``where``: as for ``admit`` (``validate
-    --proposals`` counts the proposals before this one as queued)."""
+    unless ``new_route``: ``add`` then puts it there. ``own``: as for ``shape``. ``where``: as
+    for ``admit`` (``validate --proposals`` counts the proposals before this one as queued)."""
     try:
-        task = shape(data)
+        task = shape(data, own)
         admit(room, task, Stage.NEW, settings, where=where)
         if not new_route:
             known_route(room, task.get("route") or "")
     except Refused as exc:
         raise InvalidError(f"task refused: {exc}") from None
     return task
+
+
+def _logged(room: Room, task_id: str) -> bool:
+    """Whether the ledger names ``task_id``: a task file written before control-room sealed
+    its files (0.4) is the dispatcher's if the room has a line of its history. Read backwards,
+    so a task that ran lately is found at once; asked only of an unsealed file read afresh."""
+    return read.names_task(room.ledger, task_id)
 
 
 def known_route(room: Room, route: str) -> None:
@@ -237,17 +256,18 @@ def known_route(room: Room, route: str) -> None:
 def add(
     room: Room,
     settings: Settings,
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     *,
+    own: Mapping[str, Any] | None = None,
     source: str = "",
     new_route: str | None = None,
-) -> dict[str, Any]:
+) -> Task:
     """Admit ``data`` and queue it as a new task (SPEC §3); return the task as written.
 
-    ``new_route``: put the task's route on the board first if it is not there, with this
-    title (empty: the task's objective) and the task's falsifier; None: the route must be
-    there already (``known_route``)."""
-    task = check_new(room, settings, data, new_route=new_route is not None)
+    ``own``: the fields the dispatcher adds itself (``shape``). ``new_route``: put the task's
+    route on the board first if it is not there, with this title (empty: the task's objective)
+    and the task's falsifier; None: the route must be there already (``known_route``)."""
+    task = check_new(room, settings, data, own=own, new_route=new_route is not None)
     queued = room.counts()["queue"]
     if queued >= settings.max_queued:
         raise QueueFullError(
@@ -265,10 +285,10 @@ def add(
         adapter=task.get("adapter", ""),
         detail=(f"proposed by {source}: " if source else "") + str(task["objective"]),
     )
-    return task
+    return swarm.as_written(task)
 
 
-def _put_route(room: Room, task: dict[str, Any], title: str) -> None:
+def _put_route(room: Room, task: Task, title: str) -> None:
     """Put the task's route on the board (``route add``, its ledger line) unless it is there."""
     from control_room.knowledge import routes  # see known_route
 
@@ -277,7 +297,7 @@ def _put_route(room: Room, task: dict[str, Any], title: str) -> None:
         routes.add(room, task["route"], title, str(task["falsifier"]), note=f"for task {task['id']}")
 
 
-def resolve(room: Room, settings: Settings, task: dict[str, Any]) -> Plan:
+def resolve(room: Room, settings: Settings, task: Task) -> Plan:
     """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's."""
     from control_room import adapters  # see admit: not for the queue scan
     from control_room.room import roles  # likewise
@@ -347,9 +367,7 @@ def _setup(
     return setup, where, name if mine is None else f"{name}@{role}"
 
 
-def agent_env(
-    room: Room, settings: Settings, task: dict[str, Any], keep: tuple[str, ...] = ()
-) -> dict[str, str]:
+def agent_env(room: Room, settings: Settings, task: Task, keep: tuple[str, ...] = ()) -> dict[str, str]:
     """The agent's environment: the dispatcher's, or only the names in CONTROL.md
     ``env_allow`` (and ``keep``: the variable an adapter's ``api_key_env`` names); plus where
     the room is and which task this is."""

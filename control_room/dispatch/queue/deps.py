@@ -12,10 +12,10 @@ through each member, so that each refusal names its cycle). Light on purpose: ``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from control_room.room import swarm
 from control_room.room.layout import Room
+from control_room.room.tasks import Task
 
 
 def refusal(dep: str, state: str | None) -> str | None:
@@ -40,7 +40,7 @@ def cycle_refusal(loop: list[str], at: int = 0) -> str:
 _WAITING = ("queue", "running", "passed", "parked", "cancelled")  # a task here may wait for its deps again
 
 
-def cycle_through(room: Room, task: dict[str, Any]) -> list[str] | None:
+def cycle_through(room: Room, task: Task) -> list[str] | None:
     """The cycle a new task would close, ``[id, dep, ...]`` (the last waits for ``id``): a path
     from its deps back to it through tasks that are not done, read from their files (a few;
     only at NEW)."""

@@ -21,6 +21,7 @@ happens under the claim lock, so no cycle claims the parent half-way.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +30,10 @@ from control_room.dispatch.queue import admission
 from control_room.dispatch.round import claims
 from control_room.errors import InvalidError, NotFoundError, QueueFullError
 from control_room.ledger import events
-from control_room.room import swarm
+from control_room.room import swarm, tasks
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.room.values import is_id
 from control_room.store import records
 from control_room.store.files import update
@@ -76,8 +78,8 @@ class Slice:
 class Fanout:
     """What ``fanout`` wrote: the parent as it is now, and the children."""
 
-    parent: dict[str, Any]
-    children: list[dict[str, Any]] = field(default_factory=list)
+    parent: Task
+    children: list[Task] = field(default_factory=list)
 
 
 def parse_slice(text: str) -> Slice:
@@ -166,7 +168,7 @@ def same_information(slices: list[Slice]) -> str | None:
     return None
 
 
-def _children(parent: dict[str, Any], slices: list[Slice]) -> list[dict[str, Any]]:
+def _children(parent: Task, slices: list[Slice]) -> list[dict[str, Any]]:
     pid = parent["id"]
     room_for = 64 - len(pid) - 1  # ids are at most 64 characters
     made: dict[str, str] = {}
@@ -185,8 +187,9 @@ def _children(parent: dict[str, Any], slices: list[Slice]) -> list[dict[str, Any
                 f"distinct titles{NOTHING}"
             )
         made[cid] = s.title
-        child = {k: parent[k] for k in INHERITED if k in parent}
-        child.update(id=cid, objective=s.objective, brief=s.brief, fanout_of=pid)
+        fields: Mapping[str, Any] = parent
+        child = {k: fields[k] for k in INHERITED if k in fields}
+        child.update(id=cid, objective=s.objective, brief=s.brief)
         if s.owns:
             child["owns"] = list(s.owns)
         if s.validator:
@@ -220,7 +223,7 @@ def fanout(room: Room, settings: Settings, parent_id: str, slices: list[Slice]) 
         children = _children(parent, slices)
         for child in children:
             try:
-                admission.check_new(room, settings, child)
+                admission.check_new(room, settings, child, own={"fanout_of": parent_id})
             except InvalidError as exc:
                 raise InvalidError(f"fanout refused: slice {child['id']}: {exc}{NOTHING}") from None
         queued = room.counts()["queue"]
@@ -229,7 +232,7 @@ def fanout(room: Room, settings: Settings, parent_id: str, slices: list[Slice]) 
                 f"fanout refused: the queue holds {count(queued, 'task')} and CONTROL.md max_queued is "
                 f"{settings.max_queued}: no room for {count(len(children), 'slice')}{NOTHING}"
             )
-        written = [admission.add(room, settings, child) for child in children]
+        written = [admission.add(room, settings, child, own={"fanout_of": parent_id}) for child in children]
         ids = [c["id"] for c in written]
         parent = _gather(room, parent_id, ids)
     ledger.append(
@@ -242,7 +245,7 @@ def fanout(room: Room, settings: Settings, parent_id: str, slices: list[Slice]) 
     return Fanout(parent, written)
 
 
-def _queued(room: Room, parent_id: str) -> dict[str, Any]:
+def _queued(room: Room, parent_id: str) -> Task:
     """The parent, read from ``swarm/queue/``; refused if it is elsewhere, broken or a gather
     step already."""
     state = swarm.state_of(room, parent_id)
@@ -272,7 +275,7 @@ def _queued(room: Room, parent_id: str) -> dict[str, Any]:
     return parent
 
 
-def _gather(room: Room, parent_id: str, ids: list[str]) -> dict[str, Any]:
+def _gather(room: Room, parent_id: str, ids: list[str]) -> Task:
     """Make the parent wait for its slices, and say on its objective that it is their gather
     step. A read-modify-write: a person's edit meanwhile is kept, the change applied to it."""
     path = swarm.task_file(room, "queue", parent_id)
@@ -289,4 +292,4 @@ def _gather(room: Room, parent_id: str, ids: list[str]) -> dict[str, Any]:
         return swarm.dumps(task)
 
     update(path, change)
-    return out
+    return tasks.as_task(out)

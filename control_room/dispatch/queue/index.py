@@ -16,13 +16,14 @@ import heapq
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from control_room.dispatch.queue import deps
 from control_room.room import swarm
 from control_room.room.layout import CLAIM, Room
+from control_room.room.tasks import Task
 from control_room.room.values import is_id
 from control_room.store import cache
 from control_room.timeutil import now_iso
@@ -69,9 +70,10 @@ class Listed:
         return str(self.summary.get("id") or self.name)
 
 
-def summarize(task: dict[str, Any], mtime: float | None = None) -> dict[str, Any]:
+def summarize(task: Task, mtime: float | None = None) -> dict[str, Any]:
     """What the index keeps of a task: enough to order, filter and list it."""
-    out = {k: task[k] for k in _SUMMARY_KEYS if k in task}
+    fields: Mapping[str, Any] = task
+    out = {k: fields[k] for k in _SUMMARY_KEYS if k in fields}
     out["id"] = task["id"]
     out["objective"] = " ".join(str(task.get("objective", "")).split())[:120]
     out.setdefault("priority", 0)

@@ -28,6 +28,7 @@ from control_room.ledger import events
 from control_room.room import results
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 
 ROUTE = "orchestrate"  # so repeated identical failures make a death loop
 TITLE = "the orchestrator: proposes the next tasks when none is ready"  # its row in ROUTES.md
@@ -50,7 +51,7 @@ def queue_one(room: Room, settings: Settings) -> bool:
         return False
     task_id = f"{PREFIX}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{os.urandom(2).hex()}"
     answer = results.folder(room, task_id) / "answer.md"  # where the runner keeps what it said
-    task: dict[str, Any] = {
+    task: Task = {
         "id": task_id,
         "role": "orchestrator",
         "priority": -1,

@@ -27,13 +27,14 @@ from control_room.proc import which
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import cache
 from control_room.timeutil import today
 
 
 @dataclass
 class Pick:
-    task: dict[str, Any]
+    task: Task
     plan: Plan
 
 

@@ -22,6 +22,7 @@ an agent's CLI is installed is the cycle's own last check (``pick``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from control_room.dispatch.queue import deps
@@ -131,7 +132,7 @@ class Readiness:
             return self._budget(s)
         return None
 
-    def _worktree(self, task: dict[str, Any]) -> Wait | None:
+    def _worktree(self, task: Mapping[str, Any]) -> Wait | None:
         """Whether the worktree ``task`` runs in is half done; asked once per branch (a route's
         tasks share one)."""
         branch = place.branch_of(task)

@@ -6,13 +6,14 @@ id blanked out), each cut at ``MATERIAL_MAX`` characters, and what it was not sh
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from control_room.dispatch.worktrees import place, worktree
-from control_room.room import lenses, swarm
+from control_room.room import lenses, swarm, tasks
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import records
 from control_room.store.files import read_optional
 
@@ -25,18 +26,18 @@ NOT_SHOWN = {
 }
 
 
-def serves(task: dict[str, Any]) -> str | None:
+def serves(task: Task) -> str | None:
     """The task a review or arbiter task is about."""
     return task.get("reviews") or task.get("arbitrates")
 
 
-def materials(room: Room, settings: Settings, task: dict[str, Any]) -> str:
+def materials(room: Room, settings: Settings, task: Task) -> str:
     """The prompt section of a review or arbiter task: its lens, what it was shown, what not."""
     target_id = serves(task)
     if not target_id:
         return ""
     state = swarm.state_of(room, target_id)
-    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else ({}, [])
+    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else (tasks.as_task({}), [])
     lens = lenses.read(room, str(task.get("lens") or lenses.ARBITER))
     parts = [f"## Your lens: {lens.name}\n\n{lens.prompt}"]
     sees = lens.sees
@@ -58,7 +59,7 @@ def materials(room: Room, settings: Settings, task: dict[str, Any]) -> str:
                 f"## The executor's history: {what}\n\n{_cut(read_optional(res / name) or '(none)')}"
             )
     if "positions" in sees:
-        parts.append(positions_text(room, task))
+        parts.append(positions_text(room, task.get("sides") or {}))
     where = (
         "You run in the change's worktree: read anything there; what you change is discarded."
         if settings.repo
@@ -76,7 +77,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= MATERIAL_MAX else text[:MATERIAL_MAX] + "\n[... cut by control-room]"
 
 
-def _diff(room: Room, settings: Settings, target: dict[str, Any]) -> str:
+def _diff(room: Room, settings: Settings, target: Task) -> str:
     repo = worktree.repo_of(room, settings)
     if repo is None or not target:
         return "(no repository is set: there is no diff to show)"
@@ -90,10 +91,10 @@ def _diff(room: Room, settings: Settings, target: dict[str, Any]) -> str:
     )
 
 
-def positions_text(room: Room, arbiter: dict[str, Any]) -> str:
-    """Position A and Position B as the arbiter reads them: the reviews' reports, each side's
-    together, with every lens, adapter and model name blanked out."""
-    side = arbiter.get("sides") or {}
+def positions_text(room: Room, side: Mapping[str, list[str]]) -> str:
+    """Position A and Position B as the arbiter reads them (``side``: an arbiter's ``sides``):
+    the reviews' reports, each side's together, with every lens, adapter and model name blanked
+    out."""
     hide = names_to_hide(room, [*side.get("A", []), *side.get("B", [])])
     out = []
     for label in ("A", "B"):

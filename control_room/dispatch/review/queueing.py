@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from control_room import ledger
 from control_room.dispatch.review.materials import serves as serves  # its callers say review.serves
@@ -23,10 +22,11 @@ from control_room.dispatch.round.report import Report
 from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
 from control_room.ledger import events
-from control_room.room import lenses, swarm
+from control_room.room import lenses, swarm, tasks
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
@@ -34,7 +34,7 @@ from control_room.timeutil import now_iso
 VALIDATOR = ["true"]  # a review's check is its report (``check_report``), not a command
 
 
-def lenses_for(settings: Settings, task: dict[str, Any]) -> list[str]:
+def lenses_for(settings: Settings, task: Task) -> list[str]:
     """The lenses that review ``task`` when it passes: its own ``review``, else its route's in
     CONTROL.md, else CONTROL.md's. Reviews, arbiters and the merge queue's helpers are not
     reviewed (a helper carries work reviewed already)."""
@@ -48,7 +48,7 @@ def lenses_for(settings: Settings, task: dict[str, Any]) -> list[str]:
     return list(wanted)
 
 
-def check_lenses(room: Room, settings: Settings, task: dict[str, Any]) -> list[lenses.Lens]:
+def check_lenses(room: Room, settings: Settings, task: Task) -> list[lenses.Lens]:
     """The task's lenses, read; a missing or broken lens is the room's fault (RoomInvalidError),
     found before the agent runs."""
     try:
@@ -57,13 +57,13 @@ def check_lenses(room: Room, settings: Settings, task: dict[str, Any]) -> list[l
         raise RoomInvalidError(f"room invalid: {exc}") from None
 
 
-def needs_verdict(task: dict[str, Any]) -> bool:
+def needs_verdict(task: Task) -> bool:
     """Whether the task waits for its reviews (or an arbiter) before it may integrate."""
     return bool(task.get("review_tasks")) and task.get("review_verdict") != "accept"
 
 
 def queue_reviews(
-    room: Room, settings: Settings, task: dict[str, Any], chosen: list[lenses.Lens], state: str
+    room: Room, settings: Settings, task: Task, chosen: list[lenses.Lens], state: str
 ) -> list[str]:
     """Queue one review task per lens for ``task`` (in ``state``); its ids."""
     tid = task["id"]
@@ -72,7 +72,7 @@ def queue_reviews(
     ids = []
     for lens in chosen:
         rid = free_id(room, f"review-{lens.name}-{tid}")
-        review = {
+        review: Task = {
             "id": rid,
             "objective": (
                 f"Review task {tid} through the {lens.name} lens; answer accept or reject."
@@ -90,10 +90,13 @@ def queue_reviews(
             "lens": lens.name,
             "priority": int(task.get("priority", 0)) + 50,
             "created": now_iso(),
-            **({"route": task["route"]} if task.get("route") else {}),
-            **({"adapter": lens.adapter} if lens.adapter else {}),
-            **({"model": lens.model} if lens.model else {}),
         }
+        if task.get("route"):
+            review["route"] = task["route"]
+        if lens.adapter:
+            review["adapter"] = lens.adapter
+        if lens.model:
+            review["model"] = lens.model
         swarm.write_new(room, review)
         ids.append(rid)
         if lens.model and lens.model == ran.get("model"):
@@ -124,7 +127,7 @@ def queue_reviews(
     return ids
 
 
-def _save_state(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
+def _save_state(room: Room, settings: Settings, task: Task) -> str | None:
     """A failed round's work is uncommitted in its worktree: kept in a stash commit (the tree
     is left as it is), so that what a reviewer changes can be undone without losing it."""
     if not settings.repo:
@@ -136,7 +139,7 @@ def _save_state(room: Room, settings: Settings, task: dict[str, Any]) -> str | N
     return out.strip() if code == 0 and out.strip() else None
 
 
-def _head(room: Room, settings: Settings, task: dict[str, Any]) -> str | None:
+def _head(room: Room, settings: Settings, task: Task) -> str | None:
     if not settings.repo:
         return None
     code, out, _ = worktree.git(place.path_of(room, task), "rev-parse", "HEAD")
@@ -156,7 +159,7 @@ def word(rep: Report) -> str:
     return re.sub(r"[^a-z]", "", first[0].lower()) if first else ""
 
 
-def check_report(task: dict[str, Any], rep: Report) -> str | None:
+def check_report(task: Task, rep: Report) -> str | None:
     """Why the report of a review or arbiter task is not a verdict, or None."""
     if task.get("reviews"):
         d = word(rep)
@@ -169,13 +172,13 @@ def check_report(task: dict[str, Any], rep: Report) -> str | None:
     return None
 
 
-def discard_edits(room: Room, settings: Settings, task: dict[str, Any], workdir: Path) -> None:
+def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path) -> None:
     """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line)."""
     target_id = serves(task)
     if not target_id or not settings.repo:
         return
     state = swarm.state_of(room, target_id)
-    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else ({}, [])
+    target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else (tasks.as_task({}), [])
     head = target.get("reviewed_commit")
     changed = _changed_since(workdir, target.get("reviewed_state"))
     now = worktree.git(workdir, "rev-parse", "HEAD")[1].strip()

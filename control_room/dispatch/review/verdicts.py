@@ -11,7 +11,6 @@ that is parked leaves it waiting, never merged by default.
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from control_room import ledger
 from control_room.dispatch.review import materials
@@ -26,12 +25,13 @@ from control_room.room import lenses, swarm
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
 
 
 def after_pass(
-    room: Room, settings: Settings, task: dict[str, Any], rep: Report, adapter: str
+    room: Room, settings: Settings, task: Task, rep: Report, adapter: str
 ) -> tuple[str, str | None]:
     """A review or arbiter task passed (it is in ``done/``): record its verdict, then settle
     the task it serves. Returns (what happened, in words; the id of a task now accepted)."""
@@ -117,12 +117,12 @@ def _after_failure(room: Room, target_id: str) -> str:
     return f"{target_id}'s failed round was reviewed ({said}); the findings join its next brief"
 
 
-def _accepted(room: Room, settings: Settings, target: dict[str, Any], why: str) -> tuple[str, str | None]:
+def _accepted(room: Room, settings: Settings, target: Task, why: str) -> tuple[str, str | None]:
     tid = target["id"]
     ledger.append(
         room.ledger, events.REVIEW, task=tid, route=target.get("route", ""), outcome="accepted", detail=why
     )
-    accepted = {**target, "review_verdict": "accept"}
+    accepted: Task = {**target, "review_verdict": "accept"}
     if settings.repo and worktree.ahead(room, settings, place.path_of(room, target)):
         atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(accepted))
         return f"{tid} accepted ({why}); it may integrate", tid
@@ -144,7 +144,7 @@ def findings(room: Room, review_ids: list[str]) -> str:
     return "\n".join(out)
 
 
-def _rejected(room: Room, settings: Settings, target: dict[str, Any], rejects: list[str], why: str) -> str:
+def _rejected(room: Room, settings: Settings, target: Task, rejects: list[str], why: str) -> str:
     tid = target["id"]
     found = findings(room, rejects)
     ledger.append(
@@ -156,9 +156,7 @@ def _rejected(room: Room, settings: Settings, target: dict[str, Any], rejects: l
     return f"{tid} rejected by review ({why}); {where}"
 
 
-def _arbitrate(
-    room: Room, settings: Settings, target: dict[str, Any], accepts: list[str], rejects: list[str]
-) -> str:
+def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str], rejects: list[str]) -> str:
     tid = target["id"]
     sides = {"accept": accepts, "reject": rejects}
     first = random.choice(("accept", "reject"))  # which side is A: never always the same
@@ -169,7 +167,7 @@ def _arbitrate(
         )
     arbiter_lens = lenses.read(room, lenses.ARBITER)
     aid = free_id(room, f"arbitrate-{tid}")
-    arbiter = {
+    arbiter: Task = {
         "id": aid,
         "objective": f"Two reviews of task {tid} disagree: decide by evidence, Position A or Position B.",
         "falsifier": "the chosen position's evidence does not hold when checked",
@@ -184,10 +182,13 @@ def _arbitrate(
         "meaning": {"A": first, "B": second},
         "priority": int(target.get("priority", 0)) + 60,
         "created": now_iso(),
-        **({"route": target["route"]} if target.get("route") else {}),
-        **({"adapter": arbiter_lens.adapter} if arbiter_lens.adapter else {}),
-        **({"model": arbiter_lens.model} if arbiter_lens.model else {}),
     }
+    if target.get("route"):
+        arbiter["route"] = target["route"]
+    if arbiter_lens.adapter:
+        arbiter["adapter"] = arbiter_lens.adapter
+    if arbiter_lens.model:
+        arbiter["model"] = arbiter_lens.model
     swarm.write_new(room, arbiter)
     updated = {**target, "arbitrations": int(target.get("arbitrations", 0)) + 1}
     atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(updated))
@@ -203,7 +204,7 @@ def _arbitrate(
 
 
 def _arbitrated(
-    room: Room, settings: Settings, arbiter: dict[str, Any], verdict: str, rep: Report
+    room: Room, settings: Settings, arbiter: Task, verdict: str, rep: Report
 ) -> tuple[str, str | None]:
     tid = str(arbiter["arbitrates"])
     if not swarm.task_file(room, "passed", tid).exists():
@@ -228,9 +229,9 @@ def _arbitrated(
     return _rejected(room, settings, target, list(sides.get(label, [])), why), None
 
 
-def _escalate(room: Room, target: dict[str, Any], sides: dict[str, list[str]], why: str) -> str:
+def _escalate(room: Room, target: Task, sides: dict[str, list[str]], why: str) -> str:
     tid = target["id"]
-    both = materials.positions_text(room, {"sides": sides})
+    both = materials.positions_text(room, sides)
     reason = (
         f"Parked at {now_iso()} for a person: its reviews disagree and {why}.\n\n"
         f"Both positions, side by side (who wrote each is withheld here too; the review tasks are "

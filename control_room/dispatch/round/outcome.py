@@ -12,7 +12,6 @@ times is parked as a poison task.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from control_room import ledger
 from control_room.dispatch.round import claims
@@ -21,6 +20,7 @@ from control_room.ledger.events import Event
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.timeutil import now_iso
 
 LAST_FAILURE_MAX = 8000  # characters of what failed kept in the task file, for the next brief
@@ -35,14 +35,14 @@ class CycleResult:
     merge: str | None = None  # a task now ready for the merge queue (auto_integrate takes it)
 
 
-def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *, src: str) -> str:
+def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str) -> str:
     """Count a failed round: back to the queue with what failed, or parked after the last.
     Returns where the task went, in words."""
     tid = task["id"]
     rounds = int(task.get("rounds", 0)) + 1
     # Cut (the whole text is in its results), so that the task file stays a size the scan admits.
     kept = why if len(why) <= LAST_FAILURE_MAX else why[: LAST_FAILURE_MAX - 3] + "..."
-    updated = {**task, "rounds": rounds, "last_failure": kept}
+    updated: Task = {**task, "rounds": rounds, "last_failure": kept}
     max_rounds = settings.max_rounds
     plural = "s" if rounds != 1 else ""
     if rounds >= max_rounds:
@@ -61,14 +61,14 @@ def fail_round(room: Room, settings: Settings, task: dict[str, Any], why: str, *
     return where
 
 
-def dispatcher_died(room: Room, settings: Settings, task: dict[str, Any], why: str) -> str:
+def dispatcher_died(room: Room, settings: Settings, task: Task, why: str) -> str:
     """The cycle that ran ``task`` is gone (SIGKILL, OOM, reboot): back to the queue without
     using a round, or parked as a poison task after ``max_dispatcher_deaths``. Returns what
     happened, in one line."""
     tid = task["id"]
     deaths = int(task.get("dispatcher_deaths", 0)) + 1
     limit = settings.max_dispatcher_deaths
-    updated = {**task, "dispatcher_deaths": deaths}
+    updated: Task = {**task, "dispatcher_deaths": deaths}
     count = f"dispatcher death {deaths} of {limit}"
     route = task.get("route", "")
     if deaths < limit:
@@ -97,7 +97,7 @@ def dispatcher_died(room: Room, settings: Settings, task: dict[str, Any], why: s
     return f"recovered {tid}: {why}; parked as a poison task (the cycle running it died {times})"
 
 
-def park(room: Room, task: dict[str, Any], src: str, reason: str, detail: str) -> None:
+def park(room: Room, task: Task, src: str, reason: str, detail: str) -> None:
     """To ``swarm/parked/`` with ``reason`` beside it (and what a person may do), one ``park`` line."""
     tid = task["id"]
     decide = (
@@ -108,7 +108,7 @@ def park(room: Room, task: dict[str, Any], src: str, reason: str, detail: str) -
     ledger.append(room.ledger, events.PARK, task=tid, route=task.get("route", ""), detail=detail)
 
 
-def requeue(room: Room, task: dict[str, Any], event: Event, detail: str, *, adapter: str = "") -> bool:
+def requeue(room: Room, task: Task, event: Event, detail: str, *, adapter: str = "") -> bool:
     """Back to the queue from ``running/`` without using a round, with one ledger line; False
     (and no line) if the task had left ``running/`` already."""
     tid = task["id"]

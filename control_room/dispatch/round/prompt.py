@@ -10,6 +10,7 @@ context pressure.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from control_room.errors import InvalidError
 from control_room.room import roles
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store.files import read_optional
 from control_room.words import count
 
@@ -112,7 +114,7 @@ def add_lesson(room: Room, settings: Settings, lesson: str) -> int:
     return len(guide_lines(new))
 
 
-def task_block(task: dict[str, Any]) -> str:
+def task_block(task: Task) -> str:
     keys = (
         "id",
         "objective",
@@ -129,9 +131,10 @@ def task_block(task: dict[str, Any]) -> str:
         "command",
     )
     lines = []
+    fields: Mapping[str, Any] = task
     for k in keys:
-        if k in task:
-            v = task[k]
+        if k in fields:
+            v = fields[k]
             if isinstance(v, list):
                 v = " ".join(v) if k in ("validator", "command") else ", ".join(v)
             lines.append(f"{k}: {v}")
@@ -156,7 +159,7 @@ def place(role: str, meta: dict[str, Any]) -> str:
 
 def assemble(
     room: Room,
-    task: dict[str, Any],
+    task: Task,
     role: str,
     settings: Settings,
     history: str = "",

@@ -12,13 +12,14 @@ from control_room.adapters.probe import argv_of
 from control_room.errors import ControlRoomError
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store.files import atomic_write
 
 
 def run(
     room: Room,
     settings: Settings,
-    task: dict[str, Any],
+    task: Task,
     workdir: Path,
     env: dict[str, str],
     results: Path,

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from control_room import errors, proc
 from control_room.dispatch.queue.admission import Plan, agent_env
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store.files import atomic_write, read_optional
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def prepare(
     room: Room,
     settings: Settings,
     plan: Plan,
-    task: dict[str, Any],
+    task: Task,
     text: str,
     workdir: Path,
     results: Path,

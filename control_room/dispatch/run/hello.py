@@ -24,6 +24,7 @@ from control_room.dispatch.run import agent
 from control_room.ledger import events
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 
 HELLO = (
     "This is a connection check from control-room, not a task. Do not use any tool. "
@@ -42,11 +43,15 @@ class Check:
 
 def check(room: Room, settings: Settings, name: str, *, timeout_s: float = 60.0) -> Check:
     """Say hello through adapter ``name``; never raises for what the check finds."""
-    task = {
+    task: Task = {
         "id": f"check-{name}",
         "objective": "connection check",
-        "adapter": name,
+        "falsifier": "the CLI does not answer",
+        "validator": ["true"],
+        "max_cost_usd": 0.0,
         "wall_clock_s": timeout_s,
+        "kill_condition": "never: a check, not a route",
+        "adapter": name,
     }
     try:
         plan = resolve(room, settings, task)

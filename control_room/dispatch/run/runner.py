@@ -30,6 +30,7 @@ from control_room.room import results as results_folder
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
@@ -271,7 +272,7 @@ def _finish(
     chosen = queueing.check_lenses(room, settings, task)
     served = queueing.serves(task)  # a review or an arbiter: never merged, never reviewed
     merge = bool(settings.repo) and not served and worktree.ahead(room, settings, Path(meta["workdir"]))
-    passed = {**task, "passed_at": now_iso()}
+    passed: Task = {**task, "passed_at": now_iso()}
     swarm.move(room, tid, "running", "passed" if merge or chosen else "done", task=passed)
     claims.release(room, tid)
     if plan.role_meta.get("writes_tasks") is True:
@@ -294,7 +295,7 @@ def _finish(
     return CycleResult(errors.PASSED, f"passed: {tid} ({summary}){waits}", tid, merge=ready)
 
 
-def _message(task: dict[str, Any], adapter: str, round_no: int) -> str:
+def _message(task: Task, adapter: str, round_no: int) -> str:
     """The commit message of a task's work: its objective's first line, then where it came from."""
     first = str(task["objective"]).strip().splitlines()[0][:72]
     route = f", route {task['route']}" if task.get("route") else ""
@@ -347,7 +348,7 @@ def _stopped(room: Room, picked: Pick, when: str) -> CycleResult:
     return CycleResult(errors.STOPPED, f"stopped: STOP appeared {when}; {tid} is back in the queue", tid)
 
 
-def _after(room: Room, settings: Settings, task: dict[str, Any], verdict: str, cost: float) -> None:
+def _after(room: Room, settings: Settings, task: Task, verdict: str, cost: float) -> None:
     """Step 8, the model's part: ROUTES.md and a new death loop's announcement. The views
     (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
     if task.get("route"):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 from control_room import ledger
 from control_room.dispatch.shared import claimrefs
 from control_room.dispatch.shared.sync import Shared
 from control_room.ledger import events
 from control_room.room.layout import Room
+from control_room.room.tasks import Task
 from control_room.timeutil import now_iso
 
 
@@ -42,7 +42,7 @@ class Chooser:
             return None
         return "its last run, on another machine, is not merged here yet (the next sync brings it)"
 
-    def claim(self, room: Room, task: dict[str, Any], until: float, info: dict[str, object]) -> bool:
+    def claim(self, room: Room, task: Task, until: float, info: dict[str, object]) -> bool:
         """Claim ``task`` on the remote; False when another machine moved first. Taking over a
         claim whose lease is over writes a ``recover`` line naming the machine that lost it."""
         tid = task["id"]

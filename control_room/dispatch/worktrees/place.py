@@ -7,6 +7,7 @@ Making, using and removing worktrees is ``worktrees``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ def folder(room: Room) -> Path:
     return room.cr / "worktrees"
 
 
-def branch_of(task: dict[str, Any]) -> str:
+def branch_of(task: Mapping[str, Any]) -> str:
     """``route/<route>``; a task with no route: ``task/<id>``, or for a task that serves another
     (a resolver or decompose task: ``for_task``; a review: ``reviews``; an arbiter:
     ``arbitrates``), the branch of the task it serves."""
@@ -35,7 +36,7 @@ def branch_of(task: dict[str, Any]) -> str:
     return f"task/{served or task['id']}"
 
 
-def path_of(room: Room, task: dict[str, Any]) -> Path:
+def path_of(room: Room, task: Mapping[str, Any]) -> Path:
     """Where ``task``'s worktree is (or would be)."""
     return (folder(room) / branch_of(task).replace("/", "-")).resolve()
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from control_room import errors, ledger, proc
 from control_room.dispatch.shared import repo_remote
@@ -26,6 +25,7 @@ from control_room.room import scaffold
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store import lock
 from control_room.store.files import atomic_write, update
 
@@ -91,7 +91,7 @@ def dirty(path: Path, *, room: Room | None = None) -> list[str]:
     return [n for n in names if not any(n == m or n.startswith(m + "/") for m in mine)]
 
 
-def remove(room: Room, settings: Settings, task: dict[str, Any], why: str) -> bool:
+def remove(room: Room, settings: Settings, task: Task, why: str) -> bool:
     """Remove ``task``'s worktree, and its branch if merged into the base, with one
     ``worktree-remove`` line. A worktree git will not remove (uncommitted changes) stays:
     returns False."""
@@ -149,13 +149,13 @@ def changing(room: Room) -> contextlib.AbstractContextManager[None]:
     return lock.held(room.cr / ".worktrees.lock")
 
 
-def workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
+def workdir(room: Room, settings: Settings, task: Task) -> Path:
     """The worktree ``task`` runs in, made (or made again) if needed. Raises RoomInvalidError."""
     with changing(room):
         return _workdir(room, settings, task)
 
 
-def _workdir(room: Room, settings: Settings, task: dict[str, Any]) -> Path:
+def _workdir(room: Room, settings: Settings, task: Task) -> Path:
     repo = repo_of(room, settings)
     assert repo is not None
     why = check(room, settings)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import entries, git, make_repo, passed_on_branch, set_gate, snapshot, task_json, where
+from support import entries, git, make_repo, passed_on_branch, set_gate, snapshot, task_json, where, written
 
 from control_room import errors
 from control_room.dispatch.merge import integrate
@@ -397,7 +397,7 @@ def test_tidy_keeps_a_routes_worktree_while_a_task_of_it_is_pending(room: Room, 
     wt = passed_on_branch(room, "t1", {"a.txt": "a"}, route="r1")
     git(repo, "merge", "-q", "--ff-only", "route/r1")
     t1 = task_json(room, "passed", "t1")
-    (room.state_dir("queue") / "t2.json").write_text(json.dumps({**t1, "id": "t2"}))
+    written(room, "queue", {**t1, "id": "t2"})
     integrate.tidy(room, settings(room), t1)  # t1 itself does not count; t2 does
     assert wt.is_dir() and entries(room, "worktree-remove") == []
     (room.state_dir("queue") / "t2.json").unlink()

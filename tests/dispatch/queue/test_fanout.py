@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import entries, snapshot, task, task_json
+from support import entries, snapshot, task, task_json, unsealed
 
 from control_room.dispatch.queue import fanout
 from control_room.dispatch.queue.fanout import Slice
@@ -135,7 +135,7 @@ def test_fanout_writes_the_children_and_makes_the_parent_their_gather_step(room:
     inherited = {k: parent[k] for k in fanout.INHERITED if k in parent}
     assert set(inherited) == {"falsifier", "validator", "max_cost_usd", "wall_clock_s", "kill_condition",
                               "model", "command", "priority", "deps"}  # fmt: skip
-    children = [{k: v for k, v in c.items() if k != "created"} for c in done.children]
+    children = [{k: v for k, v in unsealed(c).items() if k != "created"} for c in done.children]
     assert children == [
         {**inherited, "id": "fmt-parser", "objective": "write the parser",
          "brief": "Parser: write the parser", "fanout_of": "fmt", "owns": ["src/p.py"]},
@@ -144,7 +144,7 @@ def test_fanout_writes_the_children_and_makes_the_parent_their_gather_step(room:
     ]  # fmt: skip  # no route, no review, no brief of the parent's
     assert [task_json(room, "queue", c["id"]) for c in done.children] == done.children
     assert done.parent == task_json(room, "queue", "fmt")
-    assert done.parent == {**parent, "deps": ["base", "fmt-parser", "fmt-docs"],
+    assert unsealed(done.parent) == {**parent, "deps": ["base", "fmt-parser", "fmt-docs"],
                            "objective": parent["objective"] + fanout.gather_note(2)}  # fmt: skip
     assert [(e.task, e.detail) for e in entries(room, "task-add")] == [
         ("fmt-parser", "write the parser"),

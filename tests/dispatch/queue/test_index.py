@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support import data_lines, drop, order, queue, task
+from support import data_lines, drop, order, queue, task, written
 
 from control_room.dispatch.queue import index
 from control_room.ledger.line import parse
@@ -137,7 +137,7 @@ def test_queue_order_is_priority_then_age_then_id(room: Room) -> None:
         ("newest-low", 0, "2025-06-01T00:00:00Z"),
     ]
     for tid, prio, created in specs:
-        drop(room, f"{tid}.json", task(tid, priority=prio, created=created))
+        written(room, "queue", task(tid, priority=prio, created=created))  # as task add wrote them
     ordered = [t.id for t in index.queue_order(index.scan(room, "queue"))]
     assert ordered == ["old-high", "new-high", "a-tie", "b-tie", "old-low", "newest-low",
                        "negative"]  # fmt: skip

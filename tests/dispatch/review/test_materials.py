@@ -142,8 +142,10 @@ STYLE = "DECISION: accept\nWHY: the [withheld] lens ([withheld], [withheld]) lik
 
 def test_positions_are_each_sides_reports_with_every_name_withheld(room: Room) -> None:
     arbiter = reviewed(room)
-    assert rm.positions_text(room, arbiter) == f"## Position A\n\n{SAFETY}\n\n## Position B\n\n{STYLE}"
-    both = {**arbiter, "sides": {"A": ["review-safety-t1", "review-style-t1"]}}
+    assert (
+        rm.positions_text(room, arbiter["sides"]) == f"## Position A\n\n{SAFETY}\n\n## Position B\n\n{STYLE}"
+    )
+    both = {"A": ["review-safety-t1", "review-style-t1"]}
     assert rm.positions_text(room, both) == (
         f"## Position A\n\n{SAFETY}\n\n---\n\n{STYLE}\n\n## Position B\n\n(nothing)"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from reviewing import lens, put, rep, warned
-from support import TIME, entries, git, task, task_json
+from support import TIME, entries, git, task, task_json, unsealed
 
 from control_room.dispatch.review import queueing
 from control_room.dispatch.round import report
@@ -99,7 +99,7 @@ def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: R
     chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style", "safety"]))
     ids = queueing.queue_reviews(room, Settings(), target, chosen, "passed")
     assert ids == ["review-style-t1", "review-safety-t1"]
-    style = task_json(room, "queue", "review-style-t1")
+    style = unsealed(task_json(room, "queue", "review-style-t1"))
     assert re.fullmatch(TIME, style.pop("created"))
     assert style == {
         "id": "review-style-t1",
@@ -119,8 +119,12 @@ def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: R
     }
     safety = task_json(room, "queue", "review-safety-t1")
     assert ("adapter" in safety, "model" in safety, safety["lens"]) == (False, False, "safety")
-    now = task_json(room, "passed", "t1")
-    drop = ("review_verdict", "reviewed_commit")  # a verdict of earlier reviews is no verdict of these
+    now = unsealed(task_json(room, "passed", "t1"))
+    drop = (
+        "review_verdict",
+        "reviewed_commit",
+        "seal",
+    )  # a verdict of earlier reviews is no verdict of these
     assert now == {**{k: v for k, v in target.items() if k not in drop}, "review_tasks": ids}
     [line] = entries(room, "review-queued")
     assert (line.task, line.route, line.detail) == (

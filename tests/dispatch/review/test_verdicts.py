@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from reviewing import arbitrated, put, rep, verdict, waiting
-from support import TIME, entries, task_json, where
+from support import TIME, entries, task_json, unsealed, where
 
 from control_room.dispatch.review import queueing, verdicts
 from control_room.knowledge import routes
@@ -73,7 +73,7 @@ def test_accept_against_reject_queues_an_arbiter_with_the_sides_as_a_and_b(
     assert said == ("t1's reviews disagree (2 accept, 1 reject); queued arbitrate-t1", None)
     sides = {"accept": ["review-a-t1", "review-c-t1"], "reject": ["review-b-t1"]}
     second = "reject" if first == "accept" else "accept"
-    arbiter = task_json(room, "queue", "arbitrate-t1")
+    arbiter = unsealed(task_json(room, "queue", "arbitrate-t1"))
     assert re.fullmatch(TIME, arbiter.pop("created"))
     assert arbiter == {
         "id": "arbitrate-t1",
