@@ -1,43 +1,34 @@
-"""Running a claimed task (SPEC §4 steps 4-8): prepare, run the adapter, validate, write.
-
-The order of writes is what makes a crash safe: results files first, then the ledger line,
-then the task's move out of ``swarm/running/``. A cycle killed at any point leaves its task in
-``running/`` with a claim that the next cycle recovers.
+"""Running a claimed task (SPEC §4 steps 4-7): its work dir, the prompt, the agent's run, its
+report and the validator; then ``finish`` writes it down (step 8) and, with ``auto_integrate``,
+the merge queue takes a pass at once. A STOP or a missing CLI puts the task back without a
+round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room import errors, interrupt, ledger, proc
 from control_room.dispatch.merge import integrate
-from control_room.dispatch.queue import orchestrator
 from control_room.dispatch.queue.pick import Pick
-from control_room.dispatch.review import materials, queueing, verdicts
+from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator
-from control_room.dispatch.round.outcome import CycleResult, fail_round, requeue
-from control_room.dispatch.round.report import Report, claims_success
+from control_room.dispatch.round.outcome import CycleResult, requeue
 from control_room.dispatch.round.report import validate as validate_report
-from control_room.dispatch.run import agent, preflight
-from control_room.dispatch.shared import repo_remote
-from control_room.dispatch.worktrees import place, worktree
-from control_room.knowledge import digest, history, routes
+from control_room.dispatch.run import agent, finish, preflight
+from control_room.dispatch.worktrees import worktree
+from control_room.knowledge import digest
 from control_room.ledger import events
-from control_room.ledger.result import RunResult
 from control_room.room import results as results_folder
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
-from control_room.room.tasks import Task
-from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
-from control_room.words import count
 
 if TYPE_CHECKING:
-    from control_room.adapters import Outcome
+    pass
 
 
 # (task id, adapter, seconds elapsed, the time limit, output bytes so far)
@@ -132,7 +123,9 @@ def run_claimed(
         return _stopped(room, picked, "while its validator ran")
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
     with interrupt.deferred():
-        done = _finish(room, settings, picked, results, meta, res, outcome, rep, val, answer)
+        done = finish.finish(
+            room, settings, finish.Ran(picked, results, meta, res, outcome, rep, val, answer)
+        )
     if done.code == errors.PASSED and settings.auto_integrate and done.merge:
         return _auto_integrate(room, settings, done.merge, done)
     return done
@@ -158,184 +151,6 @@ def _auto_integrate(room: Room, settings: Settings, ready: str, passed: CycleRes
     return CycleResult(merged.code, f"{passed.message}; {merged.message}", passed.task_id, passed.notes)
 
 
-def _finish(
-    room: Room,
-    settings: Settings,
-    picked: Pick,
-    results: Path,
-    meta: dict[str, Any],
-    res: proc.Result,
-    outcome: Outcome,
-    rep: Report,
-    val: proc.Result | None,
-    answer: str,
-) -> CycleResult:
-    task, plan = picked.task, picked.plan
-    adapter = plan.adapter
-    tid = task["id"]
-    round_no = int(task.get("rounds", 0)) + 1
-    failures = []
-    if res.timed_out:  # the adapter's words say why, where it knows (codex: while reconnecting)
-        limit = float(task["wall_clock_s"])
-        failures.append(outcome.error or f"the agent was killed at its {limit:g}s time limit")
-    elif not outcome.ok:
-        failures.append(outcome.error or f"{adapter.name} failed")
-    if not rep.ok:
-        failures.append(
-            "broken report: " + "; ".join(f"line {v.line}: {v.message}" for v in rep.violations[:3])
-        )
-    elif queueing.serves(task):  # a review or an arbiter: its report must be a verdict
-        not_a_verdict = queueing.check_report(task, rep)
-        if not_a_verdict:
-            failures.append(not_a_verdict)
-    val_ok = val is not None and val.ok
-    if not val_ok:
-        failures.append(validator.failure(val, settings))
-    if not failures and settings.repo and not queueing.serves(task):  # the work: a commit on its branch
-        try:
-            meta["commit"] = worktree.commit(
-                Path(meta["workdir"]), _message(task, plan.adapter.name, round_no)
-            )
-        except errors.ControlRoomError as exc:
-            failures.append(str(exc))
-        if meta.get("commit") and settings.repo_remote:  # other machines see the route's work
-            unpushed = repo_remote.push_branch(Path(meta["workdir"]), settings, place.branch_of(task))
-            if unpushed is not None:
-                why = f"{place.branch_of(task)} not pushed to {settings.repo_remote}: {unpushed}"
-                ledger.append(room.ledger, events.WARNING, task=task["id"], detail=why)
-    unsupported = rep.ok and not val_ok and claims_success(rep)
-    meta.update(
-        {
-            "ended": now_iso(),
-            "exit_code": res.exit_code,
-            "timed_out": res.timed_out,
-            "duration_s": round(res.duration_s, 3),
-            "notes": res.notes,
-            "input_tokens": outcome.input_tokens,
-            "output_tokens": outcome.output_tokens,
-            "cost_usd": outcome.cost_usd,
-            "agent_ok": outcome.ok,
-            "agent_error": outcome.error,
-            "report": {
-                "ok": rep.ok,
-                "decision": rep.decision,
-                "violations": [[v.line, v.message] for v in rep.violations],
-            },
-            "validator": validator.meta(val),
-            "metrics": validator.metrics(val),
-            "verdict": "pass" if not failures else "fail",
-            "failures": failures,
-            "unsupported_claim": unsupported,
-        }
-    )
-    records.write(results / "meta.json", meta)
-    cost = outcome.cost_usd or 0.0
-    tokens = (
-        f", tokens {outcome.input_tokens or 0}/{outcome.output_tokens or 0}" if outcome.input_tokens else ""
-    )
-    summary = (
-        f"round {round_no}; agent exit {res.exit_code} in {res.duration_s:.1f}s{tokens}; "
-        f"report {'ok' if rep.ok else 'broken'}; validator {validator.word(val)}; "
-        f"prompt {meta['prompt_bytes']} B ~{meta['prompt_tokens_est']} tokens "
-        f"({meta['context_pressure']:.1%} of context)"
-    )
-    run = RunResult(
-        decision=rep.decision,
-        failed="; ".join(failures),
-        unsupported=unsupported,
-        round=round_no,
-        exit=res.exit_code,
-        seconds=res.duration_s,
-        report="ok" if rep.ok else "broken",
-        validator=validator.word(val),
-        model=plan.model or "default",  # no model set: the adapter CLI's own default
-        role=plan.role,
-        input_tokens=outcome.input_tokens,
-        output_tokens=outcome.output_tokens,
-        metrics=validator.metrics(val),
-    )
-    if cost > float(task["max_cost_usd"]):
-        ledger.append(
-            room.ledger,
-            events.COST_OVERRUN,
-            task=tid,
-            route=task.get("route", ""),
-            adapter=adapter.name,
-            detail=f"spent ${cost:.4f}, above the task's max_cost_usd ${task['max_cost_usd']}",
-        )
-    if failures:
-        return _finish_fail(room, settings, picked, run, cost=cost)
-    _log_result(room, picked, "pass", cost, run)
-    # with a repo, a pass with work on its branch waits for the merge queue, and a pass with
-    # lenses waits for its reviews; otherwise (no repo, an orchestrator, a task that changed
-    # nothing, no review) it is done
-    chosen = queueing.check_lenses(room, settings, task)
-    served = queueing.serves(task)  # a review or an arbiter: never merged, never reviewed
-    merge = bool(settings.repo) and not served and worktree.ahead(room, settings, Path(meta["workdir"]))
-    passed: Task = {**task, "passed_at": now_iso()}
-    swarm.move(room, tid, "running", "passed" if merge or chosen else "done", task=passed)
-    claims.release(room, tid)
-    if plan.role_meta.get("writes_tasks") is True:
-        orchestrator.accept(room, settings, tid, answer)
-    _after(room, settings, task, "pass", cost)
-    ready = tid if merge and not chosen else None
-    if chosen:
-        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed")
-        waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
-    elif merge:
-        waits = "; waits in swarm/passed/ for `control-room integrate`"
-    elif settings.repo and not served:
-        waits = "; nothing to merge: its branch holds no change against the base"
-        integrate.tidy(room, settings, task)
-    else:
-        waits = ""
-    if served:  # a verdict: what the reviewed task's reviews now add up to
-        said, ready = verdicts.after_pass(room, settings, passed, rep, adapter.name)
-        waits += f"; {said}"
-    return CycleResult(errors.PASSED, f"passed: {tid} ({summary}){waits}", tid, merge=ready)
-
-
-def _message(task: Task, adapter: str, round_no: int) -> str:
-    """The commit message of a task's work: its objective's first line, then where it came from."""
-    first = str(task["objective"]).strip().splitlines()[0][:72]
-    route = f", route {task['route']}" if task.get("route") else ""
-    where = f"control-room task {task['id']}{route}, round {round_no}, adapter {adapter}"
-    return f"{task['id']}: {first}\n\n{where}\n"
-
-
-def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunResult) -> None:
-    task = picked.task
-    ledger.append(
-        room.ledger,
-        events.RESULT,
-        task=task["id"],
-        route=task.get("route", ""),
-        adapter=picked.plan.adapter.name,
-        outcome=outcome,
-        cost_usd=cost,
-        detail=run.detail(),
-    )
-
-
-def _finish_fail(
-    room: Room, settings: Settings, picked: Pick, run: RunResult, *, cost: float = 0.0
-) -> CycleResult:
-    task = picked.task
-    tid = task["id"]
-    why = run.failed
-    _log_result(room, picked, "fail", cost, run)
-    where = fail_round(room, settings, task, why, src="running")
-    _after(room, settings, task, "fail", cost)
-    back = swarm.task_file(room, "queue", tid)
-    if settings.review_when == "always" and back.exists():  # its next round waits for reviews
-        chosen = queueing.check_lenses(room, settings, task)
-        if chosen:
-            failed, _ = swarm.read_task(back)
-            ids = queueing.queue_reviews(room, settings, failed, chosen, "queue")
-            where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
-    return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
-
-
 def _stopped(room: Room, picked: Pick, when: str) -> CycleResult:
     tid = picked.task["id"]
     requeue(
@@ -346,21 +161,3 @@ def _stopped(room: Room, picked: Pick, when: str) -> CycleResult:
         adapter=picked.plan.adapter.name,
     )
     return CycleResult(errors.STOPPED, f"stopped: STOP appeared {when}; {tid} is back in the queue", tid)
-
-
-def _after(room: Room, settings: Settings, task: Task, verdict: str, cost: float) -> None:
-    """Step 8, the model's part: ROUTES.md and a new death loop's announcement. The views
-    (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
-    if task.get("route"):
-        routes.record_run(room, task["route"], task["id"], verdict, cost)
-    for key, loop in history.held(room, settings).items():
-        if not loop["announced"]:
-            route = key if not key.startswith("task:") else ""
-            ledger.append(
-                room.ledger,
-                events.DEATH_LOOP,
-                task=key[5:] if not route else "",
-                route=route,
-                detail=f"{count(loop['n'], 'failure')} in a row with the same {loop['same']}: "
-                f"{loop['cause']}; held until `control-room route resume {key} --because ...`",
-            )

@@ -1,0 +1,280 @@
+"""Writing down a finished run (SPEC §4 steps 7-8): what failed, the commit of its work, its
+results, the ledger line, and where the task goes (``destination``).
+
+The order of writes is what makes a crash safe: results files first (meta.json), then the
+ledger line, then the task's move out of ``swarm/running/``. A cycle killed at any point leaves
+its task in ``running/`` with a claim that the next cycle recovers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from control_room import errors, ledger, proc
+from control_room.dispatch.merge import integrate
+from control_room.dispatch.queue import orchestrator
+from control_room.dispatch.queue.pick import Pick
+from control_room.dispatch.review import queueing, verdicts
+from control_room.dispatch.round import claims, validator
+from control_room.dispatch.round.outcome import CycleResult, fail_round
+from control_room.dispatch.round.report import Report, claims_success
+from control_room.dispatch.run import destination
+from control_room.dispatch.shared import repo_remote
+from control_room.dispatch.worktrees import place, worktree
+from control_room.knowledge import history, routes
+from control_room.ledger import events
+from control_room.ledger.result import RunResult
+from control_room.room import swarm
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.room.tasks import Task
+from control_room.store import records
+from control_room.timeutil import now_iso
+from control_room.words import count
+
+if TYPE_CHECKING:
+    from control_room.adapters import Outcome
+
+
+@dataclass
+class Ran:
+    """One finished run of a claimed task, as the runner read it back, not yet written down."""
+
+    picked: Pick
+    results: Path  # its results folder
+    meta: dict[str, Any]  # meta.json so far (the runner's part: task, round, argv, prompt size)
+    res: proc.Result  # the agent's process
+    outcome: Outcome  # what the adapter read from it
+    rep: Report  # its report, checked
+    val: proc.Result | None  # the validator's process (None: it could not start)
+    answer: str  # what the agent said (proposals are read from it)
+
+    @property
+    def task(self) -> Task:
+        return self.picked.task
+
+    @property
+    def round(self) -> int:
+        return int(self.task.get("rounds", 0)) + 1
+
+    @property
+    def workdir(self) -> Path:
+        return Path(self.meta["workdir"])
+
+
+def finish(room: Room, settings: Settings, ran: Ran) -> CycleResult:
+    """Write the run down: its failures (or the commit of its work), meta.json, its ledger
+    lines, and the task's move: a failed round, or where a pass goes."""
+    failures = _failures(settings, ran)
+    if not failures and settings.repo and not queueing.serves(ran.task):
+        _commit(room, settings, ran, failures)
+    run = _record(ran, failures)
+    cost = ran.outcome.cost_usd or 0.0
+    task = ran.task
+    if cost > float(task["max_cost_usd"]):
+        ledger.append(
+            room.ledger,
+            events.COST_OVERRUN,
+            task=task["id"],
+            route=task.get("route", ""),
+            adapter=ran.picked.plan.adapter.name,
+            detail=f"spent ${cost:.4f}, above the task's max_cost_usd ${task['max_cost_usd']}",
+        )
+    _log_result(room, ran.picked, "fail" if failures else "pass", cost, run)
+    if failures:
+        return _failed(room, settings, ran.picked, run.failed, cost)
+    return _passed(room, settings, ran, cost)
+
+
+def _failures(settings: Settings, ran: Ran) -> list[str]:
+    """What failed, in the order a person reads it: the agent, its report, the validator."""
+    task, outcome, rep, val = ran.task, ran.outcome, ran.rep, ran.val
+    failures = []
+    if ran.res.timed_out:  # the adapter's words say why, where it knows (codex: while reconnecting)
+        limit = float(task["wall_clock_s"])
+        failures.append(outcome.error or f"the agent was killed at its {limit:g}s time limit")
+    elif not outcome.ok:
+        failures.append(outcome.error or f"{ran.picked.plan.adapter.name} failed")
+    if not rep.ok:
+        failures.append(
+            "broken report: " + "; ".join(f"line {v.line}: {v.message}" for v in rep.violations[:3])
+        )
+    elif queueing.serves(task):  # a review or an arbiter: its report must be a verdict
+        not_a_verdict = queueing.check_report(task, rep)
+        if not_a_verdict:
+            failures.append(not_a_verdict)
+    if val is None or not val.ok:
+        failures.append(validator.failure(val, settings))
+    return failures
+
+
+def _commit(room: Room, settings: Settings, ran: Ran, failures: list[str]) -> None:
+    """The work of a passing run: a commit on its branch (a failure if it cannot be made),
+    pushed to ``repo_remote:`` so other machines see it (a warning if not)."""
+    task = ran.task
+    try:
+        ran.meta["commit"] = worktree.commit(
+            ran.workdir, _message(task, ran.picked.plan.adapter.name, ran.round)
+        )
+    except errors.ControlRoomError as exc:
+        failures.append(str(exc))
+    if ran.meta.get("commit") and settings.repo_remote:
+        unpushed = repo_remote.push_branch(ran.workdir, settings, place.branch_of(task))
+        if unpushed is not None:
+            why = f"{place.branch_of(task)} not pushed to {settings.repo_remote}: {unpushed}"
+            ledger.append(room.ledger, events.WARNING, task=task["id"], detail=why)
+
+
+def _record(ran: Ran, failures: list[str]) -> RunResult:
+    """meta.json, written whole; and the ``result`` line's detail."""
+    res, outcome, rep, val, plan = ran.res, ran.outcome, ran.rep, ran.val, ran.picked.plan
+    unsupported = rep.ok and not (val is not None and val.ok) and claims_success(rep)
+    ran.meta.update(
+        {
+            "ended": now_iso(),
+            "exit_code": res.exit_code,
+            "timed_out": res.timed_out,
+            "duration_s": round(res.duration_s, 3),
+            "notes": res.notes,
+            "input_tokens": outcome.input_tokens,
+            "output_tokens": outcome.output_tokens,
+            "cost_usd": outcome.cost_usd,
+            "agent_ok": outcome.ok,
+            "agent_error": outcome.error,
+            "report": {
+                "ok": rep.ok,
+                "decision": rep.decision,
+                "violations": [[v.line, v.message] for v in rep.violations],
+            },
+            "validator": validator.meta(val),
+            "metrics": validator.metrics(val),
+            "verdict": "pass" if not failures else "fail",
+            "failures": failures,
+            "unsupported_claim": unsupported,
+        }
+    )
+    records.write(ran.results / "meta.json", ran.meta)
+    return RunResult(
+        decision=rep.decision,
+        failed="; ".join(failures),
+        unsupported=unsupported,
+        round=ran.round,
+        exit=res.exit_code,
+        seconds=res.duration_s,
+        report="ok" if rep.ok else "broken",
+        validator=validator.word(val),
+        model=plan.model or "default",  # no model set: the adapter CLI's own default
+        role=plan.role,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        metrics=validator.metrics(val),
+    )
+
+
+def _summary(ran: Ran) -> str:
+    """The run in one line, for the cycle's message."""
+    res, outcome, meta = ran.res, ran.outcome, ran.meta
+    tokens = (
+        f", tokens {outcome.input_tokens or 0}/{outcome.output_tokens or 0}" if outcome.input_tokens else ""
+    )
+    return (
+        f"round {ran.round}; agent exit {res.exit_code} in {res.duration_s:.1f}s{tokens}; "
+        f"report {'ok' if ran.rep.ok else 'broken'}; validator {validator.word(ran.val)}; "
+        f"prompt {meta['prompt_bytes']} B ~{meta['prompt_tokens_est']} tokens "
+        f"({meta['context_pressure']:.1%} of context)"
+    )
+
+
+def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResult:
+    """Move a passing task where ``destination.decide`` says, and do what follows there."""
+    task, plan = ran.task, ran.picked.plan
+    tid = task["id"]
+    chosen = queueing.check_lenses(room, settings, task)
+    served = bool(queueing.serves(task))
+    ahead = bool(settings.repo) and not served and worktree.ahead(room, settings, ran.workdir)
+    goes = destination.decide(
+        serves=served,
+        lenses=bool(chosen),
+        repo=bool(settings.repo),
+        ahead=ahead,
+        writes_tasks=plan.role_meta.get("writes_tasks") is True,
+    )
+    passed: Task = {**task, "passed_at": now_iso()}
+    swarm.move(room, tid, "running", goes.state, task=passed)
+    claims.release(room, tid)
+    if goes.proposals:
+        orchestrator.accept(room, settings, tid, ran.answer)
+    _after(room, settings, task, "pass", cost)
+    ready = tid if goes.merge else None
+    waits = ""
+    if goes.then == destination.REVIEWS:
+        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed")
+        waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
+    elif goes.then == destination.MERGE:
+        waits = "; waits in swarm/passed/ for `control-room integrate`"
+    elif goes.then == destination.NOTHING_TO_MERGE:
+        waits = "; nothing to merge: its branch holds no change against the base"
+        integrate.tidy(room, settings, task)
+    elif goes.then == destination.VERDICT:  # what the reviewed task's reviews now add up to
+        said, ready = verdicts.after_pass(room, settings, passed, ran.rep, plan.adapter.name)
+        waits = f"; {said}"
+    return CycleResult(errors.PASSED, f"passed: {tid} ({_summary(ran)}){waits}", tid, merge=ready)
+
+
+def _failed(room: Room, settings: Settings, picked: Pick, why: str, cost: float) -> CycleResult:
+    """A failed round: back to the queue with what failed (its reviews first, with
+    ``review_when: always``), or parked after the last."""
+    task = picked.task
+    tid = task["id"]
+    where = fail_round(room, settings, task, why, src="running")
+    _after(room, settings, task, "fail", cost)
+    back = swarm.task_file(room, "queue", tid)
+    if settings.review_when == "always" and back.exists():  # its next round waits for reviews
+        chosen = queueing.check_lenses(room, settings, task)
+        if chosen:
+            failed, _ = swarm.read_task(back)
+            ids = queueing.queue_reviews(room, settings, failed, chosen, "queue")
+            where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
+    return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
+
+
+def _message(task: Task, adapter: str, round_no: int) -> str:
+    """The commit message of a task's work: its objective's first line, then where it came from."""
+    first = str(task["objective"]).strip().splitlines()[0][:72]
+    route = f", route {task['route']}" if task.get("route") else ""
+    where = f"control-room task {task['id']}{route}, round {round_no}, adapter {adapter}"
+    return f"{task['id']}: {first}\n\n{where}\n"
+
+
+def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunResult) -> None:
+    task = picked.task
+    ledger.append(
+        room.ledger,
+        events.RESULT,
+        task=task["id"],
+        route=task.get("route", ""),
+        adapter=picked.plan.adapter.name,
+        outcome=outcome,
+        cost_usd=cost,
+        detail=run.detail(),
+    )
+
+
+def _after(room: Room, settings: Settings, task: Task, verdict: str, cost: float) -> None:
+    """Step 8, the model's part: ROUTES.md and a new death loop's announcement. The views
+    (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
+    if task.get("route"):
+        routes.record_run(room, task["route"], task["id"], verdict, cost)
+    for key, loop in history.held(room, settings).items():
+        if not loop["announced"]:
+            route = key if not key.startswith("task:") else ""
+            ledger.append(
+                room.ledger,
+                events.DEATH_LOOP,
+                task=key[5:] if not route else "",
+                route=route,
+                detail=f"{count(loop['n'], 'failure')} in a row with the same {loop['same']}: "
+                f"{loop['cause']}; held until `control-room route resume {key} --because ...`",
+            )
