@@ -35,6 +35,10 @@ class ExecutableNotFound(ControlRoomError):
     """The program to run is not installed (not on PATH)."""
 
 
+class TimedOut(ControlRoomError):
+    """A short command of ours (``call``) gave no answer in its time; it was killed."""
+
+
 @dataclass
 class Stream:
     path: Path
@@ -182,20 +186,23 @@ def call(
 ) -> tuple[int, str, str]:
     """A short command of our own (git), its output captured in memory: (exit code, stdout,
     stderr); ``input_text`` on its stdin (else none). No shell; raises ExecutableNotFound if
-    the program is missing, and subprocess.TimeoutExpired after ``timeout_s``."""
-    exe = which(argv[0])
+    the program is missing, and TimedOut (the program killed) after ``timeout_s``."""
+    exe = which(argv[0], env)
     if exe is None:
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
-    done = subprocess.run(
-        [exe, *argv[1:]],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        stdin=subprocess.DEVNULL if input_text is None else None,
-        input=input_text,
-        env=env,
-    )
+    try:
+        done = subprocess.run(
+            [exe, *argv[1:]],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL if input_text is None else None,
+            input=input_text,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        raise TimedOut(f"`{' '.join(argv[:2])}` gave no answer in {timeout_s:g}s") from None
     return done.returncode, done.stdout, done.stderr
 
 

@@ -370,7 +370,7 @@ def passed_on_branch(room: Room, task_id: str, files: dict[str, str], **fields: 
     for name, text in files.items():
         (wt / name).parent.mkdir(parents=True, exist_ok=True)
         (wt / name).write_text(text)
-    worktree.commit(wt, f"{task_id}: {t['objective']}")
+    worktree.commit(wt, f"{task_id}: {t['objective']}", "tester")
     (room.state_dir("passed") / f"{task_id}.json").write_text(json.dumps(t))
     return wt
 

@@ -62,6 +62,7 @@ class Invocation:
     setup: Setup = field(default_factory=Setup)
     state: Path | None = None  # the adapter's state folder (control-room/.adapters/NAME), if set up
     results: Path | None = None  # the run's results folder (swarm/results/ID), where outputs go
+    command: list[str] | None = None  # the task's own `command` as argv (the probe runs it), if any
 
 
 @dataclass

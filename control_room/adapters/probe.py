@@ -13,19 +13,6 @@ from control_room.errors import InvalidError
 from control_room.proc import Result
 
 
-def argv_of(command: object, what: str) -> list[str]:
-    """A task's command field as argv: a list as it is, a string split like a shell would
-    split it (but never run through one)."""
-    if isinstance(command, list):
-        return [str(a) for a in command]
-    if isinstance(command, str):
-        try:
-            return shlex.split(command)
-        except ValueError as exc:
-            raise InvalidError(f"{what} cannot be split into arguments: {exc}") from None
-    raise InvalidError(f"{what} is missing")
-
-
 class Probe(Adapter):
     name = "probe"
     binary = None
@@ -34,7 +21,9 @@ class Probe(Adapter):
     install = "built in"
 
     def command(self, inv: Invocation) -> list[str]:
-        return argv_of(inv.task.get("command"), f"task {inv.task.get('id')}: `command` (the probe runs it)")
+        if not inv.command:
+            raise InvalidError(f"task {inv.task.get('id')}: `command` (the probe runs it) is missing")
+        return list(inv.command)
 
     def executable(self, inv: Invocation) -> str | None:
         return self.command(inv)[0]

@@ -86,13 +86,14 @@ def config_args() -> list[str]:
 def _git(root: Path) -> tuple[Git, str] | None:
     """(a git runner for ``root``, the work tree's top); None when git is missing or ``root``
     is in no work tree."""
-    from control_room import proc  # subprocess is heavy: only init and doctor pay for it
+    from control_room import git as runner  # subprocess is heavy: only init and doctor pay for it
+    from control_room import proc  # with git, just above
 
     if proc.which("git") is None:
         return None
 
     def git(*args: str) -> tuple[int, str]:
-        rc, out, _ = proc.call(["git", "-C", str(root), *args], cwd=root)
+        rc, out, _ = runner.run(root, *args)
         return rc, out.strip()
 
     rc, inside = git("rev-parse", "--is-inside-work-tree")

@@ -9,6 +9,9 @@ says so, ``sh -c 'make && ./bench'``, and the quoted part reaches ``sh`` whole.
 
 from __future__ import annotations
 
+import shlex
+
+from control_room.errors import InvalidError
 from control_room.room import tasks
 from control_room.room.tasks import Task
 
@@ -62,6 +65,20 @@ def _scan(command: str) -> tuple[str | None, str]:
 def _quote(text: str) -> str:
     """``text`` as one shell word, in single quotes (what ``shlex.quote`` does)."""
     return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def argv_of(command: object, what: str) -> list[str]:
+    """A command setting or field (a task's ``validator`` or ``command``, CONTROL.md's
+    ``notify``) as argv: a list as it is, a string split as a shell would split it (but never
+    run through one). ``InvalidError`` naming ``what`` if it is missing or cannot be split."""
+    if isinstance(command, list):
+        return [str(a) for a in command]
+    if isinstance(command, str):
+        try:
+            return shlex.split(command)
+        except ValueError as exc:
+            raise InvalidError(f"{what} cannot be split into arguments: {exc}") from None
+    raise InvalidError(f"{what} is missing")
 
 
 def problem(field: str, value: object) -> str | None:

@@ -37,7 +37,8 @@ def merge3(base: str, ours: str, theirs: str) -> str | None:
         return theirs
     import tempfile  # only a merge that must look at hunks pays for it
 
-    from control_room import proc  # subprocess is heavy: only a merge driver gets here
+    # git and proc load subprocess, which is heavy: only a merge driver gets here
+    from control_room import git, proc
 
     if proc.which("git") is None:
         return None
@@ -47,7 +48,7 @@ def merge3(base: str, ours: str, theirs: str) -> str | None:
             path = Path(tmp) / name
             path.write_bytes(text.encode("utf-8"))
             paths.append(str(path))
-        rc, out, _ = proc.call(["git", "merge-file", "-p", *paths], cwd=Path(tmp))
+        rc, out, _ = git.run(Path(tmp), "merge-file", "-p", *paths)
     return out if rc == 0 else None
 
 

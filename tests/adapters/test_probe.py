@@ -6,12 +6,14 @@ import pytest
 from harness import TASK_ID, Spec, assert_group_dead, execute, invocation
 
 from control_room.adapters.probe import Probe
+from control_room.room.shell import argv_of
 
 SPEC = Spec(Probe(), model=None)
 
 
 def run(tmp_path, command, mode="success", timeout_s=30):
     inv = invocation(tmp_path, SPEC, task={"id": TASK_ID, "command": command})
+    inv.command = argv_of(command, "the command")  # as the dispatcher hands it over (admission)
     return execute(SPEC, inv, tmp_path, mode, timeout_s=timeout_s)
 
 

@@ -30,8 +30,8 @@ def test_a_route_runs_in_its_own_worktree_and_later_tasks_reuse_it(cr, room: Roo
     assert not (repo / "made.txt").exists() and not (room.root / "made.txt").exists()
     assert git(tree, "rev-parse", "--abbrev-ref", "HEAD") == "route/r1"
     assert (
-        git(tree, "log", "-1", "--format=%an %s") == "control-room t1: objective of t1"
-    )  # the dispatcher commits
+        git(tree, "log", "-1", "--format=%an|%s") == "control-room (e2e)|t1: objective of t1"
+    )  # the dispatcher commits, as this host (the `cr` fixture's writer)
     assert git(repo, "status", "--porcelain") == ""  # the main tree is untouched
     assert "worktree-add" in events(room.ledger) and where(room, "t1") == ["passed"]
     assert cr("integrate", "t1").returncode == errors.OK

@@ -32,6 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room.timeutil",
             "control_room.proc",
             "control_room.words",
+            "control_room.git",
         ),
     ),
     ("store", ("control_room.store",)),

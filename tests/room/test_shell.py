@@ -8,6 +8,7 @@ import shlex
 import pytest
 from support import task
 
+from control_room.errors import InvalidError
 from control_room.room import shell
 
 
@@ -80,3 +81,14 @@ def test_lists_and_other_fields_are_not_looked_at() -> None:
         "command `c | d` needs a shell (|), and commands run without one: "
         "write `sh -c 'c | d'` to use a shell on purpose",
     ]
+
+
+def test_argv_of_splits_a_string_as_a_shell_would_and_keeps_a_list() -> None:
+    assert shell.argv_of("python3 bench.py --n '2 3'", "x") == ["python3", "bench.py", "--n", "2 3"]
+    assert shell.argv_of(["a b", 3], "x") == ["a b", "3"]
+    with pytest.raises(InvalidError) as unsplit:
+        shell.argv_of("echo 'oops", "the validator")
+    assert str(unsplit.value) == "the validator cannot be split into arguments: No closing quotation"
+    with pytest.raises(InvalidError) as missing:
+        shell.argv_of(None, "CONTROL.md notify")
+    assert str(missing.value) == "CONTROL.md notify is missing"

@@ -6,11 +6,10 @@ its worktrees, and the free disk. Each reuses the cycle's own code (``admission.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
-from control_room import adapters, errors, proc
+from control_room import adapters, errors, git, proc
 from control_room.dispatch.doctor.finding import (
     FAIL,
     FIX,
@@ -133,7 +132,7 @@ def _version(path: str, cwd: Path) -> tuple[str | None, str]:
     """The first line ``PATH --version`` prints, or (None, what went wrong)."""
     try:
         code, out, err = proc.call([path, "--version"], cwd=cwd, timeout_s=VERSION_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    except proc.TimedOut:
         return None, f"did not answer within {VERSION_TIMEOUT_S:g}s"
     except (OSError, proc.ExecutableNotFound) as exc:
         return None, f"could not run ({exc})"
@@ -169,7 +168,7 @@ def repo_check(ctx: Context) -> list[Finding]:
     if why is not None:
         what, _, fix = short(room, why).partition("; ")
         return [Finding("repo", FAIL, what, fix)]
-    code, out, _ = worktree.git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    code, out, _ = git.run(repo, "rev-parse", "--abbrev-ref", "HEAD")
     current = out.strip() if code == 0 else ""
     if not s.base_branch:
         on = f"on {current}" if current not in ("", "HEAD") else "with no branch checked out"
@@ -247,7 +246,7 @@ def prune(ctx: Context) -> list[str]:
     repo = worktree.repo_of(ctx.room, ctx.settings)
     assert repo is not None
     with worktree.changing(ctx.room):
-        code, out, err = worktree.git(repo, "worktree", "prune")
+        code, out, err = git.run(repo, "worktree", "prune")
     if code != 0:
         raise errors.ControlRoomError(f"git worktree prune in {repo} failed: {(err or out).strip()}")
     return [f"pruned {', '.join(rel(ctx.room, p) for p in found[0])} (`git worktree prune` in {repo})"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from control_room import git
 from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
 from control_room.room.layout import Room
@@ -21,7 +22,7 @@ def main_tree_fit(room: Room, settings: Settings, repo: Path) -> str:
     if why is not None:
         raise RoomInvalidError(f"room invalid: {why}; nothing was merged")
     base = worktree.base_of(repo, settings)
-    current = worktree.git(repo, "rev-parse", "--abbrev-ref", "HEAD")[1].strip()
+    current = git.run(repo, "rev-parse", "--abbrev-ref", "HEAD")[1].strip()
     if current != base:
         raise RoomInvalidError(
             f"room invalid: {repo} has {current} checked out, not the base branch {base}; "
@@ -41,14 +42,14 @@ def half_done(wt: Path) -> str | None:
     undone so that the next round starts clean; None if nothing."""
     what = place.half_done(wt)
     if what is not None:
-        worktree.git(wt, what.split()[-1], "--abort")  # "a rebase" -> git rebase --abort
+        git.run(wt, what.split()[-1], "--abort")  # "a rebase" -> git rebase --abort
     return what
 
 
 def changed(wt: Path, base: str) -> list[tuple[str, int, int]]:
     """(path, lines added, lines deleted) of each file the branch changes against ``base``
     (a binary file: 0, 0)."""
-    code, out, _ = worktree.git(wt, "diff", "--numstat", "--no-renames", base, "HEAD")
+    code, out, _ = git.run(wt, "diff", "--numstat", "--no-renames", base, "HEAD")
     found = []
     for line in out.splitlines() if code == 0 else ():
         added, deleted, name = line.split("\t", 2)
@@ -71,7 +72,7 @@ def megafiles(
     for name, added, deleted in changed:
         if added <= deleted:
             continue
-        code, out, _ = worktree.git(wt, "cat-file", "-p", f"{base}:{name}")
+        code, out, _ = git.run(wt, "cat-file", "-p", f"{base}:{name}")
         before = out.count("\n") + (1 if out and not out.endswith("\n") else 0) if code == 0 else 0
         after = before + added - deleted
         if after > limit:

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 
-from control_room import errors, ledger
+from control_room import errors, git, ledger
 from control_room.dispatch.merge import fitness
 from control_room.dispatch.queue import index
 from control_room.dispatch.queue.admission import agent_env
 from control_room.dispatch.review import queueing
-from control_room.dispatch.round import validator
+from control_room.dispatch.round import claims, validator
 from control_room.dispatch.round.outcome import CycleResult, fail_round
 from control_room.dispatch.shared import repo_remote
 from control_room.dispatch.worktrees import place, worktree
@@ -128,10 +128,10 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
         return _fail(
             room, settings, task, "unfit", f"uncommitted changes in its worktree: {fitness.names(left)}"
         )
-    code, out, err = worktree.git(wt, *worktree.IDENTITY, "rebase", "-q", base)
+    code, out, err = git.run(wt, "rebase", "-q", base, committer=claims.host(room))
     if code != 0:
-        conflicted = worktree.git(wt, "diff", "--name-only", "--diff-filter=U")[1].split()
-        worktree.git(wt, "rebase", "--abort")
+        conflicted = git.run(wt, "diff", "--name-only", "--diff-filter=U")[1].split()
+        git.run(wt, "rebase", "--abort")
         return _conflict(room, settings, task, branch, base, conflicted, err or out)
     changed = fitness.changed(wt, base)
     outside = fitness.outside_owns(task, [p for p, _, _ in changed])
@@ -158,18 +158,18 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
             )
         why = "after the rebase onto " + base + ", " + validator.failure(val, settings)
         return _fail(room, settings, task, "failed", why)
-    before = worktree.git(repo, "rev-parse", "HEAD")[1].strip()
-    code, out, err = worktree.git(repo, "merge", "--ff-only", "-q", branch)
+    before = git.run(repo, "rev-parse", "HEAD")[1].strip()
+    code, out, err = git.run(repo, "merge", "--ff-only", "-q", branch)
     if code != 0:  # the base moved since the rebase: not the task's fault; try again
         raise RoomInvalidError(
             f"room invalid: {base} in {repo} cannot fast-forward to {branch} ({(err or out).strip()}); "
             f"nothing was merged: run `control-room integrate {tid}` again"
         )
-    head = worktree.git(repo, "rev-parse", "HEAD")[1].strip()
+    head = git.run(repo, "rev-parse", "HEAD")[1].strip()
     if settings.repo_remote:
         unpushed = repo_remote.push_base(repo, settings, base)
         if unpushed is not None:  # the remote's base moved: undo our fast-forward, merge nothing
-            worktree.git(repo, "reset", "-q", "--keep", before)
+            git.run(repo, "reset", "-q", "--keep", before)
             raise RoomInvalidError(
                 f"room invalid: {base} could not be pushed to {settings.repo_remote} ({unpushed}); "
                 f"nothing was merged: run `control-room integrate {tid}` again"

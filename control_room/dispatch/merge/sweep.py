@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from control_room import errors, ledger, proc
+from control_room import errors, git, ledger, proc
 from control_room.dispatch.queue import index
 from control_room.dispatch.worktrees import place, worktree
 from control_room.ledger import events
@@ -179,7 +179,7 @@ def _retire_now(room: Room, settings: Settings, item: Item) -> Item | None:
             return None  # git refused (a change it would lose, a lock): kept
     else:
         remove(item.path)
-        worktree.git(repo, "worktree", "prune")
+        git.run(repo, "worktree", "prune")
     name = place.branch_named(item.path.name)
     try:
         branch = worktree.drop_branch(repo, name, worktree.base_of(repo, settings))

@@ -144,7 +144,7 @@ def _send(room: Room, settings: Settings, event: dict[str, Any]) -> None:
     import json  # only when there is something to send
 
     from control_room import proc  # subprocess: likewise
-    from control_room.adapters.probe import argv_of  # the one reading of a command setting
+    from control_room.room.shell import argv_of  # the one reading of a command setting
 
     what = f"{event['id']} ({event['event']})"
     try:

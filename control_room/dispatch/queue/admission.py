@@ -45,7 +45,7 @@ from control_room import ledger
 from control_room.dispatch.queue import deps as depcheck
 from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
 from control_room.ledger import events, read
-from control_room.room import swarm, tasks
+from control_room.room import shell, swarm, tasks
 from control_room.room.layout import Room
 from control_room.room.tasks import Task
 from control_room.timeutil import now_iso
@@ -93,6 +93,7 @@ class Plan:
     ) -> Invocation:
         from control_room.adapters import Invocation  # loaded with the adapter, in resolve
 
+        command = task.get("command")
         return Invocation(
             task,
             prompt,
@@ -104,6 +105,7 @@ class Plan:
             setup=self.setup,
             state=self.state,
             results=results,
+            command=None if command is None else shell.argv_of(command, f"task {task['id']}: `command`"),
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from control_room import git
 from control_room.dispatch.worktrees import place, worktree
 from control_room.room import lenses, swarm, tasks
 from control_room.room import results as results_folder
@@ -83,7 +84,7 @@ def _diff(room: Room, settings: Settings, target: Task) -> str:
         return "(no repository is set: there is no diff to show)"
     base = worktree.base_of(repo, settings)
     upto = str(target.get("reviewed_state") or "HEAD")  # a failed round's work is uncommitted
-    code, out, err = worktree.git(place.path_of(room, target), "diff", f"{base}...{upto}")
+    code, out, err = git.run(place.path_of(room, target), "diff", f"{base}...{upto}")
     return (
         _cut(out.strip() or "(no change against the base)")
         if code == 0

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from control_room import ledger
+from control_room import git, ledger
 from control_room.dispatch.review.materials import serves as serves  # its callers say review.serves
+from control_room.dispatch.round import claims
 from control_room.dispatch.round.report import Report
 from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
@@ -133,16 +134,16 @@ def _save_state(room: Room, settings: Settings, task: Task) -> str | None:
     if not settings.repo:
         return None
     path = place.path_of(room, task)
-    worktree.git(path, "add", "-A")  # new files too: `git stash create` takes only the index's
-    code, out, _ = worktree.git(path, *worktree.IDENTITY, "stash", "create")
-    worktree.git(path, "reset", "-q")
+    git.run(path, "add", "-A")  # new files too: `git stash create` takes only the index's
+    code, out, _ = git.run(path, "stash", "create", committer=claims.host(room))
+    git.run(path, "reset", "-q")
     return out.strip() if code == 0 and out.strip() else None
 
 
 def _head(room: Room, settings: Settings, task: Task) -> str | None:
     if not settings.repo:
         return None
-    code, out, _ = worktree.git(place.path_of(room, task), "rev-parse", "HEAD")
+    code, out, _ = git.run(place.path_of(room, task), "rev-parse", "HEAD")
     return out.strip() if code == 0 else None
 
 
@@ -181,17 +182,17 @@ def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path) -> 
     target, _ = swarm.read_task(swarm.task_file(room, state, target_id)) if state else (tasks.as_task({}), [])
     head = target.get("reviewed_commit")
     changed = _changed_since(workdir, target.get("reviewed_state"))
-    now = worktree.git(workdir, "rev-parse", "HEAD")[1].strip()
+    now = git.run(workdir, "rev-parse", "HEAD")[1].strip()
     if not changed and (not head or now == head):
         return
     if head:
-        worktree.git(workdir, "reset", "-q", "--hard", head)
+        git.run(workdir, "reset", "-q", "--hard", head)
     else:
-        worktree.git(workdir, "reset", "-q", "--hard")
-    worktree.git(workdir, "clean", "-fdq")
+        git.run(workdir, "reset", "-q", "--hard")
+    git.run(workdir, "clean", "-fdq")
     if target.get("reviewed_state"):  # a failed round's uncommitted work: put back as it was
-        worktree.git(workdir, "stash", "apply", "-q", str(target["reviewed_state"]))
-        worktree.git(workdir, "reset", "-q")
+        git.run(workdir, "stash", "apply", "-q", str(target["reviewed_state"]))
+        git.run(workdir, "reset", "-q")
     what = ", ".join(changed[:5]) if changed else f"commits on top of {head[:12] if head else 'HEAD'}"
     ledger.append(
         room.ledger,
@@ -207,7 +208,7 @@ def _changed_since(workdir: Path, saved: str | None) -> list[str]:
     work."""
     if not saved:
         return worktree.dirty(workdir)
-    worktree.git(workdir, "add", "-A")
-    code, out, _ = worktree.git(workdir, "diff", "--cached", "--name-only", saved)
-    worktree.git(workdir, "reset", "-q")
+    git.run(workdir, "add", "-A")
+    code, out, _ = git.run(workdir, "diff", "--cached", "--name-only", saved)
+    git.run(workdir, "reset", "-q")
     return out.split() if code == 0 else ["(git diff failed)"]

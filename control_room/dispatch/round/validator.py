@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from control_room import proc
-from control_room.adapters.probe import argv_of
 from control_room.errors import ControlRoomError
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.shell import argv_of
 from control_room.room.tasks import Task
 from control_room.store.files import atomic_write
 

@@ -115,9 +115,8 @@ def _commit(room: Room, settings: Settings, ran: Ran, failures: list[str]) -> No
     pushed to ``repo_remote:`` so other machines see it (a warning if not)."""
     task = ran.task
     try:
-        ran.meta["commit"] = worktree.commit(
-            ran.workdir, _message(task, ran.picked.plan.adapter.name, ran.round)
-        )
+        message = _message(task, ran.picked.plan.adapter.name, ran.round)
+        ran.meta["commit"] = worktree.commit(ran.workdir, message, claims.host(room))
     except errors.ControlRoomError as exc:
         failures.append(str(exc))
     if ran.meta.get("commit") and settings.repo_remote:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from control_room import errors, proc
+from control_room import errors, git
 from control_room.dispatch.shared import claimrefs, sync
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -32,11 +31,8 @@ FETCHED = "refs/control-room/base"  # the remote's base, as last fetched into th
 
 
 def _git(repo: Path, *args: str) -> tuple[int, str, str]:
-    env_free = ["-c", "credential.interactive=false"]
-    try:
-        return proc.call(["git", "-C", str(repo), *env_free, *args], cwd=repo, timeout_s=60.0)
-    except subprocess.TimeoutExpired:
-        return 124, "", f"git {args[0]} gave no answer in 60s"
+    """Git in the target repository, with a remote's time limit."""
+    return git.run(repo, *args, timeout_s=60.0)
 
 
 def fetch_base(repo: Path, settings: Settings, base: str) -> str | None:

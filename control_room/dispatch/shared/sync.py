@@ -22,14 +22,12 @@ milliseconds; the ones a cycle makes are counted in bench/many_machines.py.
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_room import errors, proc
+from control_room import errors, git, proc
 from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs, lost_claims
 from control_room.knowledge import routes
@@ -76,18 +74,16 @@ class Shared:
     def git(
         self, *args: str, timeout_s: float = NETWORK_TIMEOUT_S, input_text: str | None = None
     ) -> tuple[int, str, str]:
-        who = f"control-room ({self.host})"
-        env = {
-            **os.environ,
-            "GIT_TERMINAL_PROMPT": "0",  # a remote asking for a password is unreachable, not a hang
-            **dict.fromkeys(("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"), who),
-            **dict.fromkeys(("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"), f"control-room@{self.host}"),
-        }
-        argv = ["git", "-C", str(self.room.root), *gitmerge.config_args(), *NO_RENAMES, *args]
-        try:
-            return proc.call(argv, cwd=self.room.root, timeout_s=timeout_s, env=env, input_text=input_text)
-        except subprocess.TimeoutExpired:
-            return 124, "", f"git {args[0]} gave no answer in {timeout_s:g}s"
+        """Git in the room's clone (``control_room.git``): its merge drivers passed as config,
+        renames off, this host committing."""
+        return git.run(
+            self.room.root,
+            *args,
+            committer=self.host,
+            config=(*gitmerge.config_args(), *NO_RENAMES),
+            timeout_s=timeout_s,
+            input_text=input_text,
+        )
 
     def must(self, *args: str) -> str:
         code, out, err = self.git(*args)
@@ -361,9 +357,8 @@ def stop_is_shared(room: Room) -> bool:
     if not settings_file.mentions(room, "remote"):
         return False
     try:
-        argv = ["git", "-C", str(room.root), "ls-files", "--error-unmatch", "STOP"]
-        code, _, _ = proc.call(argv, cwd=room.root)
-    except (proc.ExecutableNotFound, subprocess.TimeoutExpired):
+        code, _, _ = git.run(room.root, "ls-files", "--error-unmatch", "STOP")
+    except proc.ExecutableNotFound:
         return False
     return code == 0
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from control_room import errors, ledger, proc
+from control_room import errors, git, ledger, proc
 from control_room.dispatch.shared import repo_remote
 from control_room.dispatch.worktrees.place import MID, branch_of, folder, half_done, path_of
 from control_room.ledger import events
@@ -36,29 +36,21 @@ def repo_of(room: Room, settings: Settings) -> Path | None:
     return (room.root / settings.repo).resolve() if settings.repo else None
 
 
-def git(repo: Path, *args: str) -> tuple[int, str, str]:
-    """``git -C repo ARGS``: (exit code, stdout, stderr)."""
-    return proc.call(["git", "-C", str(repo), *args], cwd=repo)
-
-
-IDENTITY = ("-c", "user.name=control-room", "-c", "user.email=control-room@localhost")
-
-
-def commit(path: Path, message: str) -> str | None:
+def commit(path: Path, message: str, host: str) -> str | None:
     """Commit everything the agent changed in worktree ``path`` (the dispatcher commits, as
-    ``control-room``, so a machine with no git identity works too); the new commit, or None if
-    nothing changed. Raises ControlRoomError if git refuses (a hook, say)."""
-    code, out, err = git(path, "status", "--porcelain")
+    control-room on ``host``: ``control_room.git``'s rule); the new commit, or None if nothing
+    changed. Raises ControlRoomError if git refuses (a hook, say)."""
+    code, out, err = git.run(path, "status", "--porcelain")
     if code != 0:
         raise errors.ControlRoomError(f"git status in {path} failed: {err.strip()}")
     if not out.strip():
         return None
-    for what, args in (("add", ("add", "-A")), ("commit", (*IDENTITY, "commit", "-q", "-m", message))):
-        code, out, err = git(path, *args)
+    for what, args in (("add", ("add", "-A")), ("commit", ("commit", "-q", "-m", message))):
+        code, out, err = git.run(path, *args, committer=host)
         if code != 0:
             tail = " / ".join((err.strip() or out.strip()).splitlines()[-3:])
             raise errors.ControlRoomError(f"git {what} in {path} failed: {tail}")
-    return git(path, "rev-parse", "HEAD")[1].strip()
+    return git.run(path, "rev-parse", "HEAD")[1].strip()
 
 
 def ahead(room: Room, settings: Settings, path: Path) -> bool:
@@ -66,7 +58,7 @@ def ahead(room: Room, settings: Settings, path: Path) -> bool:
     to merge). When git cannot say, True: the merge queue will look."""
     repo = repo_of(room, settings)
     assert repo is not None
-    code, out, _ = git(path, "rev-list", "--count", f"{base_of(repo, settings)}..HEAD")
+    code, out, _ = git.run(path, "rev-list", "--count", f"{base_of(repo, settings)}..HEAD")
     return code != 0 or out.strip() != "0"
 
 
@@ -75,7 +67,7 @@ def dirty(path: Path, *, room: Room | None = None) -> list[str]:
     leaving out the room's own files when the room lives inside that tree (the ledger changes
     with every command: it is not a person's unfinished work)."""
     # --no-optional-locks: git only looks (no index refresh), so `cleanup --dry-run` changes nothing
-    code, out, err = git(path, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
+    code, out, err = git.run(path, "--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
     if code != 0:
         raise _invalid(f"git status in {path} failed: {err.strip()}")
     names = [line[3:].split(" -> ")[-1].strip('"') for line in out.splitlines() if line.strip()]
@@ -101,7 +93,7 @@ def remove(room: Room, settings: Settings, task: Task, why: str) -> bool:
     with changing(room):
         if path.exists() and retire(repo, path) is not None:
             return False  # changes git would lose: kept
-        git(repo, "worktree", "prune")
+        git.run(repo, "worktree", "prune")
         dropped = drop_branch(repo, branch, base_of(repo, settings))
     ledger.append(
         room.ledger,
@@ -125,7 +117,7 @@ def check(room: Room, settings: Settings) -> str | None:
     if not repo.is_dir():
         return f"{room.control}: repo {repo} does not exist; fix repo in CONTROL.md"
     try:
-        code, out, err = git(repo, "rev-parse", "--absolute-git-dir")
+        code, out, err = git.run(repo, "rev-parse", "--absolute-git-dir")
     except proc.ExecutableNotFound:
         return "git is not installed, and CONTROL.md names a repo; install git"
     if code != 0:
@@ -177,20 +169,20 @@ def _workdir(room: Room, settings: Settings, task: Task) -> Path:
     if registered.get(path) == branch and (path / ".git").exists():
         _catch_up(path, base_of(repo, settings))
         return path  # reused: the route's earlier work is there
-    has_branch = git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
+    has_branch = git.run(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] == 0
     rebuilt = path in registered or path.exists()
     if rebuilt:  # the folder vanished, or its branch went: start it again cleanly
-        git(repo, "worktree", "remove", "--force", str(path))
-        git(repo, "worktree", "prune")
+        git.run(repo, "worktree", "remove", "--force", str(path))
+        git.run(repo, "worktree", "prune")
     if not (folder(room) / ".gitignore").exists():
         folder(room).mkdir(parents=True, exist_ok=True)
         atomic_write(folder(room) / ".gitignore", IGNORE, durable=False)
     if has_branch:
-        code, _, err = git(repo, "worktree", "add", str(path), branch)
+        code, _, err = git.run(repo, "worktree", "add", str(path), branch)
         base = branch
     else:
         base = base_of(repo, settings)
-        code, _, err = git(repo, "worktree", "add", "-b", branch, str(path), base)
+        code, _, err = git.run(repo, "worktree", "add", "-b", branch, str(path), base)
         if code == 0 and not settings.base_branch:
             _keep_base(room, base)
     if code != 0:
@@ -217,9 +209,9 @@ def _catch_up(path: Path, base: str) -> None:
     """A reused worktree whose branch holds nothing the base lacks (its work was merged) moves
     up to the base, so the route's next task starts from what other routes merged meanwhile
     (a task's ``deps`` on them). A branch with work of its own is left to the merge queue."""
-    code, out, _ = git(path, "rev-list", "--count", f"{base}..HEAD")
+    code, out, _ = git.run(path, "rev-list", "--count", f"{base}..HEAD")
     if code == 0 and out.strip() == "0":
-        git(path, "merge", "--ff-only", "-q", base)  # refused (a change in the way): left as it is
+        git.run(path, "merge", "--ff-only", "-q", base)  # refused (a change in the way): left as it is
 
 
 def _keep_base(room: Room, base: str) -> None:
@@ -245,7 +237,7 @@ def _keep_base(room: Room, base: str) -> None:
 
 
 def _current(repo: Path) -> str:
-    code, out, _ = git(repo, "rev-parse", "--abbrev-ref", "HEAD")
+    code, out, _ = git.run(repo, "rev-parse", "--abbrev-ref", "HEAD")
     if code != 0 or out.strip() in ("", "HEAD"):
         raise _invalid(f"{repo} has no current branch to start worktrees from; set base_branch in CONTROL.md")
     return out.strip()
@@ -253,7 +245,7 @@ def _current(repo: Path) -> str:
 
 def _registered(repo: Path) -> dict[Path, str]:
     """The repository's worktrees: path -> branch (``""`` when detached or the branch is gone)."""
-    code, out, _ = git(repo, "worktree", "list", "--porcelain")
+    code, out, _ = git.run(repo, "worktree", "list", "--porcelain")
     found: dict[Path, str] = {}
     current: Path | None = None
     for line in out.splitlines() if code == 0 else ():
@@ -280,21 +272,21 @@ def under(room: Room, settings: Settings) -> dict[Path, str]:
 def retire(repo: Path, path: Path) -> str | None:
     """``git worktree remove`` (never ``--force``: git refuses a worktree with changes it would
     lose, or a locked one), then ``git worktree prune``. None once removed, else git's reason."""
-    code, out, err = git(repo, "worktree", "remove", str(path))
+    code, out, err = git.run(repo, "worktree", "remove", str(path))
     if code != 0:
         return " / ".join((err.strip() or out.strip()).splitlines()[-2:]) or f"git exited {code}"
-    git(repo, "worktree", "prune")
+    git.run(repo, "worktree", "prune")
     return None
 
 
 def drop_branch(repo: Path, branch: str, base: str) -> str:
     """Delete ``branch`` with ``git branch -d`` if it is merged into ``base``; an unmerged branch
     stays (its work is kept in git). Says what happened, for the ledger line."""
-    if git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] != 0:
+    if git.run(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")[0] != 0:
         return f"branch {branch} was gone already"
-    if git(repo, "merge-base", "--is-ancestor", branch, base)[0] != 0:
+    if git.run(repo, "merge-base", "--is-ancestor", branch, base)[0] != 0:
         return f"branch {branch} kept: not merged into {base}, its work stays in git"
-    code, out, err = git(repo, "branch", "-d", branch)
+    code, out, err = git.run(repo, "branch", "-d", branch)
     if code != 0:
         why = (err.strip() or out.strip()).splitlines()
         return f"branch {branch} kept: git branch -d refused ({why[-1] if why else code})"

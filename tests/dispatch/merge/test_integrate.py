@@ -12,7 +12,8 @@ from support import entries, git, make_repo, passed_on_branch, set_gate, snapsho
 from control_room import errors
 from control_room.dispatch.merge import integrate
 from control_room.dispatch.round.outcome import CycleResult
-from control_room.dispatch.worktrees import place, worktree
+from control_room.dispatch.worktrees import place
+from control_room.git import run as git_run
 from control_room.knowledge import routes
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -237,7 +238,7 @@ def test_a_conflict_with_a_resolver_queues_it_and_uses_no_round(room: Room, repo
 
 def test_a_worktree_left_mid_rebase_is_unfit_and_the_rebase_is_aborted(room: Room, repo: Path) -> None:
     wt, branch_head = conflicting(room, repo)
-    assert worktree.git(wt, "rebase", "main")[0] != 0  # a resolver that stopped at the conflict
+    assert git_run(wt, "rebase", "main")[0] != 0  # a resolver that stopped at the conflict
     assert place.half_done(wt) == "a rebase"
     [done] = integrate.integrate(room, settings(room), "t1")
     why = f"its worktree {wt} was left in the middle of a rebase"

@@ -182,18 +182,20 @@ def test_base_of_a_detached_repository_without_base_branch_is_the_rooms_fault(ro
 # commit, ahead, dirty ----------------------------------------------------------------------------
 
 
-def test_commit_commits_everything_as_control_room_or_says_nothing_changed(room: Room, repo: Path) -> None:
+def test_commit_commits_everything_as_control_room_on_its_host_or_says_nothing_changed(
+    room: Room, repo: Path
+) -> None:
     tree = worktree.workdir(room, settings(room), R1)
-    assert worktree.commit(tree, "t1: nothing") is None
+    assert worktree.commit(tree, "t1: nothing", "m1") is None
     assert worktree.ahead(room, settings(room), tree) is False
     (tree / "README").write_text("changed\n")
     (tree / "src").mkdir()
     (tree / "src" / "new.py").write_text("x = 1\n")
-    made = worktree.commit(tree, "t1: the agent's work")
+    made = worktree.commit(tree, "t1: the agent's work", "m1")
     assert made == git(tree, "rev-parse", "HEAD")
     assert (
         git(tree, "log", "-1", "--format=%an <%ae>|%s")
-        == "control-room <control-room@localhost>|t1: the agent's work"
+        == "control-room (m1) <control-room@m1>|t1: the agent's work"
     )
     assert git(tree, "show", "--name-only", "--format=", "HEAD").split() == ["README", "src/new.py"]
     assert git(tree, "status", "--porcelain") == ""
@@ -207,7 +209,7 @@ def test_a_commit_git_refuses_is_an_error_with_gits_words(room: Room, repo: Path
     hook.chmod(0o755)
     (tree / "a.txt").write_text("a")
     with pytest.raises(errors.ControlRoomError) as refused:
-        worktree.commit(tree, "t1: work")
+        worktree.commit(tree, "t1: work", "m1")
     assert str(refused.value) == f"git commit in {tree} failed: no commits today"
     assert git(tree, "log", "--format=%s") == "first"
 
