@@ -11,10 +11,13 @@ from pathlib import Path
 
 import click
 
-from control_room import errors, interrupt
+from control_room import errors, interrupt, proc
 from control_room.cli.common import current_room, notify_people, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
+from control_room.dispatch.shared import sync
+from control_room.room import settings as settings_file
 from control_room.room.layout import Room
+from control_room.store.files import append_lines
 from control_room.timeutil import now_iso, parse_duration
 
 
@@ -66,8 +69,6 @@ class _Teller:
 
     def log(self, line: str) -> None:
         if self.log_path is not None:
-            from control_room.store.files import append_lines  # only with --log
-
             append_lines(self.log_path, [f"{now_iso()}  {self.prefix}{line}"])
 
     def say(self, line: str) -> None:
@@ -193,9 +194,6 @@ def _in_process(room: Room, done: int) -> list[int]:
 def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int], list[int]]:
     """Cycles at once (``parallel``, capped at max_parallel), each a `control-room cycle`
     process of its own; their lines as they end, numbered ``cycle N.k``; their exit codes."""
-    from control_room import proc  # subprocess: only when cycles run in parallel
-    from control_room.room import settings as settings_file  # likewise
-
     n = min(parallel, settings_file.load(room).max_parallel)
     argv = [sys.executable, "-m", "control_room", "--room", str(room.root), "cycle"]
 
@@ -217,12 +215,8 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
     """The edge of a cycle in a shared room (CONTROL.md ``remote:``), after the views: commit
     and push what it did, finishing its claim. Offline, what it did stays committed here and
     the next sync pushes it."""
-    from control_room.room import settings as settings_file  # loaded by the cycle already
-
     if not settings_file.mentions(room, "remote"):
         return
-    from control_room.dispatch.shared import sync  # git: only in a shared room
-
     try:
         share = sync.shared(room, settings_file.load(room))
         if share is None:

@@ -6,6 +6,7 @@ import click
 
 from control_room.cli.common import current_room, room_option
 from control_room.errors import InvalidError
+from control_room.store.files import atomic_write
 
 
 @click.command()
@@ -30,7 +31,6 @@ def sync(host: str | None) -> None:
     from control_room.ledger.write import HOST_FILE, cell_safe, writer_name  # the engine: only when run
     from control_room.room import gitmerge  # likewise
     from control_room.room import settings as settings_file  # likewise
-    from control_room.store.files import atomic_write  # likewise
 
     room = current_room()
     if host is not None:

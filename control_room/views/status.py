@@ -22,7 +22,7 @@ from control_room.room import settings as settings_file
 from control_room.room.layout import MERGE_STATES, Room
 from control_room.room.settings import DEFAULTS, Settings
 from control_room.store.files import read_text
-from control_room.timeutil import today
+from control_room.timeutil import now_iso, today
 from control_room.words import count
 
 WAITING_MAX = 200  # status says why queued tasks wait up to this many; `task list` for more
@@ -94,7 +94,6 @@ def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
         )
     if settings is not None and settings.remote:
         from control_room.dispatch.shared import sync  # git: only in a shared room
-        from control_room.timeutil import now_iso  # likewise
 
         try:
             share = sync.shared(room, settings)

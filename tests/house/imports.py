@@ -178,3 +178,39 @@ if __name__ == "__main__":
         print("UP", line)
     for c in cycles(g):
         print("CYCLE", " ".join(c))
+
+
+_LOADED = """
+import importlib, json, sys
+out = {}
+for name in json.loads(sys.argv[1]):
+    for m in [m for m in sys.modules if m == "control_room" or m.startswith("control_room.")]:
+        del sys.modules[m]
+    importlib.import_module(name)
+    out[name] = sorted(m for m in sys.modules if m.startswith("control_room"))
+print(json.dumps(out))
+"""
+
+
+def loaded_by(names: list[str]) -> dict[str, set[str]]:
+    """The package's modules that importing each of ``names`` loads, each counted from none of
+    ours loaded (one interpreter: the package's modules are dropped before each import)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, json.dumps(names)],
+        capture_output=True, text=True, check=True, cwd=PACKAGE.parent,
+    )  # fmt: skip
+    return {k: set(v) for k, v in json.loads(done.stdout).items()}
+
+
+def needless_lazy(g: dict[str, list[tuple[str, int, bool]]]) -> list[str]:
+    """Imports inside a function of a module that the module's own import loads already: the
+    laziness buys nothing and misleads the reader."""
+    lazy = [(n, d, line) for n, deps in g.items() for d, line, inside in deps if inside]
+    loaded = loaded_by(sorted({n for n, _, _ in lazy}))
+    return [
+        f"{n}:{line} imports {d}, which importing {n} loads already" for n, d, line in lazy if d in loaded[n]
+    ]

@@ -25,6 +25,12 @@ def test_no_import_cycle() -> None:
     assert imports.cycles(imports.graph()) == []
 
 
+def test_no_import_inside_a_function_is_loaded_already() -> None:
+    """An import is put inside a function only to spare the module's importers its cost: one
+    that importing the module loads anyway only misleads."""
+    assert imports.needless_lazy(imports.graph()) == []
+
+
 def test_the_checks_see_what_they_must_forbid() -> None:
     """The checks themselves: an upward import and a cycle are found."""
     g = {

@@ -26,8 +26,10 @@ from control_room.dispatch.doctor.finding import (
 from control_room.dispatch.queue import admission
 from control_room.dispatch.run import hello
 from control_room.dispatch.worktrees import place, worktree
-from control_room.room import roles
+from control_room.room import gitmerge, roles
 from control_room.room.tasks import Task
+from control_room.store.files import read_optional
+from control_room.timeutil import parse_duration, parse_iso
 from control_room.words import count
 
 GIB, MIB = 2**30, 2**20
@@ -285,7 +287,6 @@ def schedule_check(ctx: Context) -> list[Finding]:
     """The schedule installed for this room (``schedule --install``) and when a cycle last ran:
     a schedule that has not fired for three of its periods is a WARN."""
     from control_room.dispatch.schedule import install  # crontab -l, the launchd and systemd folders
-    from control_room.timeutil import parse_duration, parse_iso  # with install, just above
 
     found = install.installed(ctx.room)
     last = install.last_fired(ctx.room)
@@ -312,8 +313,6 @@ def merge_drivers_check(ctx: Context) -> list[Finding]:
     """With the room in a git work tree: LEDGER.md, ROUTES.md and the views merge with
     control-room's drivers (their lines in control-room/.gitattributes, the drivers in this
     clone's git config)."""
-    from control_room.room import gitmerge  # git: only here and in init
-    from control_room.store.files import read_optional  # with gitmerge, just above
 
     lacking = gitmerge.missing(ctx.room.root)
     if lacking is None:

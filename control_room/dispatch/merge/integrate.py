@@ -73,12 +73,10 @@ def why_waiting(room: Room, settings: Settings, task: Task) -> str:
     """Why a task in ``passed/`` is not merged yet, in one line (``status``)."""
     tid = task["id"]
     if queueing.needs_verdict(task):
-        arbiter = next(
-            (a for a in (f"arbitrate-{tid}"[:60], f"arbitrate-{tid}"[:60] + "-2") if swarm.state_of(room, a)),
-            None,
-        )
-        if arbiter and swarm.state_of(room, arbiter) in ("queue", "running", "parked"):
-            return f"waits for its arbiter {arbiter} ({swarm.state_of(room, arbiter)})"
+        arbiter = task.get("arbiter")  # the id verdicts gave the arbiter it queued
+        state = swarm.state_of(room, arbiter) if arbiter else None
+        if arbiter and state in ("queue", "running", "parked"):
+            return f"waits for its arbiter {arbiter} ({state})"
         states = [(r, swarm.state_of(room, r) or "gone") for r in task["review_tasks"]]
         return "waits for its reviews: " + ", ".join(f"{r} ({st})" for r, st in states)
     if waits_for_gate(settings, task):

@@ -28,6 +28,7 @@ from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store import cache
+from control_room.store.files import read_optional
 
 KIND = "notify-1"
 NOTIFY_TIMEOUT_S = 30.0
@@ -102,8 +103,6 @@ def _stop(room: Room) -> list[dict[str, Any]]:
         st = os.lstat(room.stop)
     except FileNotFoundError:
         return []
-    from control_room.store.files import read_optional  # only while STOP exists
-
     said = (read_optional(room.stop) or "").strip()[:500]
     return [
         {

@@ -17,7 +17,7 @@ from control_room.dispatch.review import materials
 from control_room.dispatch.review.materials import serves
 from control_room.dispatch.review.queueing import VALIDATOR, free_id, word
 from control_room.dispatch.round.outcome import fail_round, park
-from control_room.dispatch.round.report import Report
+from control_room.dispatch.round.report import Report, validate
 from control_room.dispatch.worktrees import place, worktree
 from control_room.knowledge import routes
 from control_room.ledger import events
@@ -133,8 +133,6 @@ def _accepted(room: Room, settings: Settings, target: Task, why: str) -> tuple[s
 def findings(room: Room, review_ids: list[str]) -> str:
     """What the rejecting reviews found, for the task's next brief: each one's WHY and
     CONFIRMED items, with no lens or model named."""
-    from control_room.dispatch.round.report import validate  # the reports are read again only here
-
     hide = materials.names_to_hide(room, review_ids)
     out = []
     for n, rid in enumerate(review_ids, 1):
@@ -190,7 +188,7 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
     if arbiter_lens.model:
         arbiter["model"] = arbiter_lens.model
     swarm.write_new(room, arbiter)
-    updated = {**target, "arbitrations": int(target.get("arbitrations", 0)) + 1}
+    updated: Task = {**target, "arbitrations": int(target.get("arbitrations", 0)) + 1, "arbiter": aid}
     atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(updated))
     ledger.append(
         room.ledger,

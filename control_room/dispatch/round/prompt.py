@@ -19,7 +19,7 @@ from control_room.room import roles
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
-from control_room.store.files import read_optional
+from control_room.store.files import read_optional, update
 from control_room.words import count
 
 CHARS_PER_TOKEN = 4
@@ -90,7 +90,6 @@ def add_lesson(room: Room, settings: Settings, lesson: str) -> int:
     lesson would not reach any prompt, so a person must prune the guide first."""
     from control_room import ledger  # the ledger writer: only a command that writes pays for it
     from control_room.ledger import events  # likewise
-    from control_room.store.files import update  # likewise (the lock)
 
     text = " ".join(lesson.split())
     if not text:

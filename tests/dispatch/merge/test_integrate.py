@@ -377,8 +377,11 @@ def test_why_waiting_names_the_merge_queue_the_gate_the_reviews_or_the_arbiter(n
     reviewed = in_passed(named, "r", review_tasks=["rv1", "rv2"])
     (named.state_dir("done") / "rv1.json").write_text(json.dumps({**in_passed(named, "x"), "id": "rv1"}))
     assert integrate.why_waiting(named, s, reviewed) == "waits for its reviews: rv1 (done), rv2 (gone)"
-    (named.state_dir("queue") / "arbitrate-r.json").write_text(json.dumps({**reviewed, "id": "arbitrate-r"}))
-    assert integrate.why_waiting(named, s, reviewed) == "waits for its arbiter arbitrate-r (queue)"
+    (named.state_dir("queue") / "arbitrate-r-2.json").write_text(
+        json.dumps({**reviewed, "id": "arbitrate-r-2"})
+    )
+    judged = {**reviewed, "arbiter": "arbitrate-r-2"}  # the id the review module gave it (a second one)
+    assert integrate.why_waiting(named, s, judged) == "waits for its arbiter arbitrate-r-2 (queue)"
     assert integrate.why_waiting(named, s, {**reviewed, "review_verdict": "accept"}) == (
         "waits for the merge queue: `control-room integrate r`"
     )

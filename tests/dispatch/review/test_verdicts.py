@@ -91,7 +91,10 @@ def test_accept_against_reject_queues_an_arbiter_with_the_sides_as_a_and_b(
         "sides": {"A": sides[first], "B": sides[second]},
         "meaning": {"A": first, "B": second},
     }
-    assert task_json(room, "passed", "t1")["arbitrations"] == 1 and where(room, "t1") == ["passed"]
+    passed = task_json(room, "passed", "t1")
+    assert (passed["arbitrations"], passed["arbiter"]) == (1, "arbitrate-t1") and where(room, "t1") == [
+        "passed"
+    ]
     [line] = entries(room, "arbitration")
     assert (line.task, line.outcome, line.detail) == (
         "t1", "queued", f"2 accept, 1 reject: arbitrate-t1 decides (Position A is {first})")  # fmt: skip
