@@ -86,7 +86,7 @@ def test_a_setup_has_exactly_the_settings_control_md_checks():
     from dataclasses import fields
 
     from control_room.adapters.base import Setup
-    from control_room.room.settings import ADAPTER_SETTINGS
+    from control_room.room.keys import ADAPTER_SETTINGS
 
     assert [f.name for f in fields(Setup)] == list(ADAPTER_SETTINGS)
     for name in BUILT_IN:

@@ -46,8 +46,8 @@ def cli_reference() -> str:
 
 
 def settings_table() -> str:
-    """The keys of CONTROL.md, from ``room.settings.KEYS``."""
-    from control_room.room.settings import KEYS
+    """The keys of CONTROL.md, from ``room.keys.KEYS``."""
+    from control_room.room.keys import KEYS
 
     def shown(v: object) -> str:
         if v is None:

@@ -11,7 +11,7 @@ import click
 import docs
 from control_room.cli import cli
 from control_room.ledger import events
-from control_room.room import settings
+from control_room.room import keys, settings
 from control_room.room.layout import templates_root
 
 
@@ -35,17 +35,17 @@ def test_every_command_has_help_text() -> None:
 
 
 def test_the_settings_table_and_the_settings_type_hold_the_same_keys() -> None:
-    assert tuple(settings.Settings.__annotations__) == tuple(settings.KEYS)
-    for name, (_, kind, doc) in settings.KEYS.items():
-        assert kind in settings.KINDS, name
+    assert tuple(settings.Settings.__annotations__) == tuple(keys.KEYS)
+    for name, (_, kind, doc) in keys.KEYS.items():
+        assert kind in keys.KINDS, name
         assert doc and "\n" not in doc, name
 
 
 def test_the_control_template_holds_every_key_at_its_default() -> None:
     text = (templates_root() / "CONTROL.md").read_text(encoding="utf-8")
     front = text.split("---\n")[1]
-    keys = [line.split(":", 1)[0] for line in front.splitlines() if re.match(r"[a-z_]+:", line)]
-    assert sorted(keys) == sorted(settings.NAMES)
+    named = [line.split(":", 1)[0] for line in front.splitlines() if re.match(r"[a-z_]+:", line)]
+    assert sorted(named) == sorted(keys.NAMES)
     assert settings.parse(text, "CONTROL.md template") == settings.DEFAULTS
 
 

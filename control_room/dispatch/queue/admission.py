@@ -344,7 +344,7 @@ def _setup(
     adapter does not act on is the room's fault: refused, never ignored."""
     from control_room import adapters  # loaded with the adapter, in resolve
     from control_room.adapters.base import Setup  # likewise
-    from control_room.room.settings import adapters_problem  # likewise: not for the queue scan
+    from control_room.room.keys import adapters_problem  # likewise: not for the queue scan
 
     name = adapter.name
     own = meta.get("adapters")
