@@ -4,8 +4,9 @@ Runs `control-room cycle` in this process, under ``sys.setprofile``, on a room w
 repository (``repo:``) and one probe task that changes a file and passes: the cycle claims it,
 makes the route's worktree, runs the agent and the validator, commits, writes the results, the
 ledger line and ROUTES.md, moves the task to ``swarm/passed/``, and the command's edge refreshes
-the views. Every call of a function of the package is a step; consecutive steps in one module
-are one *stay*. A stay in a higher layer than the one before it is a *climb back up*: the code
+the views. Every call of a function of the package is a step (not a comprehension, a generator
+expression or a lambda, which run inside the function that holds them, nor the resumption of a
+generator already entered); consecutive steps in one module are one *stay*. A stay in a higher layer than the one before it is a *climb back up*: the code
 went down to do something and a caller above had to take over again. Fewer climbs for the same
 work means fewer round trips between layers.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import io
 import itertools
 import os
@@ -34,6 +36,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+_GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 PACKAGES = ("base", "store", "ledger", "room", "knowledge", "adapters", "dispatch", "views", "cli")
 
 
@@ -89,12 +92,22 @@ def walk(room: Path) -> list[str]:
     from control_room.cli import cli as cli_main
 
     steps: list[str] = []
+    entered: set[int] = set()  # generator frames already entered: a resumption is no new call
 
     def profile(frame: FrameType, event: str, arg: object) -> None:
-        if event == "call":
-            name = frame.f_globals.get("__name__", "")
-            if name == "control_room" or name.startswith("control_room."):
-                steps.append(name)
+        if event != "call":
+            return
+        name = frame.f_globals.get("__name__", "")
+        if not (name == "control_room" or name.startswith("control_room.")):
+            return
+        code = frame.f_code
+        if code.co_name.startswith("<"):  # a comprehension, a generator expression, a lambda
+            return
+        if code.co_flags & _GENERATOR:
+            if id(frame) in entered:
+                return
+            entered.add(id(frame))
+        steps.append(name)
 
     sys.setprofile(profile)
     try:
