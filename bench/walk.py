@@ -4,19 +4,26 @@ Runs `control-room cycle` in this process, under ``sys.setprofile``, on a room w
 repository (``repo:``) and one probe task that changes a file and passes: the cycle claims it,
 makes the route's worktree, runs the agent and the validator, commits, writes the results, the
 ledger line and ROUTES.md, moves the task to ``swarm/passed/``, and the command's edge refreshes
-the views. Every call of a function of the package is a step (not a comprehension, a generator
-expression or a lambda, which run inside the function that holds them, nor the resumption of a
-generator already entered); consecutive steps in one module are one *stay*. A stay in a higher layer than the one before it is a *climb back up*: the code
-went down to do something and a caller above had to take over again. Fewer climbs for the same
-work means fewer round trips between layers.
+the views. A first cycle on another such room runs before, so that importing modules is not
+counted.
 
-Two counts, so that trees with different layer tables compare:
-- ``package``: layers are the top-level packages (store, ledger, room, knowledge, adapters,
-  dispatch, views, cli), the same for every tree since 0.2.0;
-- ``layers``: the tree's own table (``tests/house/imports.py`` ``LAYERS``), finer where the tree
-  has wings inside a package.
+Every call of a function of the package is a step: not a comprehension, a generator expression
+or a lambda (they run inside the function that holds them), nor the resumption of a generator
+already entered. Consecutive steps in one module are one *stay*; a stay in a higher layer than
+the one before it is a *climb back up*. Two walks:
 
-Usage: python bench/walk.py [--tree DIR] (DIR: a checkout to measure; default this one)
+- ``every call``: the steps in the order they run;
+- ``a reader's``: each function once, where it is first called (what a person reading the
+  cycle from its command down opens, in that order).
+
+And two rankings, so that trees with different layer tables compare:
+
+- ``package``: the top-level packages (store, ledger, room, knowledge, adapters, dispatch,
+  views, cli), the same for every tree since 0.2.0;
+- ``layers``: the tree's own table (``tests/house/imports.py`` ``LAYERS``), finer where the
+  tree has wings inside a package.
+
+Usage: python bench/walk.py [--tree DIR] [--no-repo] (DIR: a checkout to measure; default this one)
 """
 
 from __future__ import annotations
@@ -32,30 +39,25 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 _GENERATOR = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 PACKAGES = ("base", "store", "ledger", "room", "knowledge", "adapters", "dispatch", "views", "cli")
+Step = tuple[str, str]  # (module, function)
 
 
 def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-def build(tmp: Path) -> Path:
-    """A room beside a one-commit repository, one probe task that adds a file and passes."""
+def build(tmp: Path, *, repo: bool = True) -> Path:
+    """A room (beside a one-commit repository unless ``repo`` is false), one probe task that
+    adds a file and passes."""
     from control_room.cli import cli as cli_main
 
-    repo = tmp / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "config", "user.email", "walk@example.com")
-    _git(repo, "config", "user.name", "walk")
-    (repo / "README").write_text("hello\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "first")
     room = tmp / "room"
     for args in (
         ["init", str(room)],
@@ -71,11 +73,20 @@ def build(tmp: Path) -> Path:
             code = _cli(cli_main, args)
         if code != 0:
             raise SystemExit(f"control-room {' '.join(args)} failed")
-    control = room / "control-room" / "CONTROL.md"
-    text = re.sub(r"^repo:( *)#", r"repo: ../repo\1#", control.read_text(), count=1, flags=re.M)
-    if "repo: ../repo" not in text:
-        raise SystemExit(f"could not set repo: in {control}")
-    control.write_text(text)
+    if repo:
+        target = tmp / "repo"
+        target.mkdir()
+        _git(target, "init", "-q", "-b", "main")
+        _git(target, "config", "user.email", "walk@example.com")
+        _git(target, "config", "user.name", "walk")
+        (target / "README").write_text("hello\n")
+        _git(target, "add", "-A")
+        _git(target, "commit", "-q", "-m", "first")
+        control = room / "control-room" / "CONTROL.md"
+        text = re.sub(r"^repo:( *)#", r"repo: ../repo\1#", control.read_text(), count=1, flags=re.M)
+        if "repo: ../repo" not in text:
+            raise SystemExit(f"could not set repo: in {control}")
+        control.write_text(text)
     return room
 
 
@@ -87,11 +98,11 @@ def _cli(cli_main: Any, args: list[str]) -> int:
     return 0
 
 
-def walk(room: Path) -> list[str]:
-    """The modules of every call of a package function during one `control-room cycle`."""
+def walk(room: Path) -> list[Step]:
+    """(module, function) of every call of a package function during one `control-room cycle`."""
     from control_room.cli import cli as cli_main
 
-    steps: list[str] = []
+    steps: list[Step] = []
     entered: set[int] = set()  # generator frames already entered: a resumption is no new call
 
     def profile(frame: FrameType, event: str, arg: object) -> None:
@@ -107,11 +118,12 @@ def walk(room: Path) -> list[str]:
             if id(frame) in entered:
                 return
             entered.add(id(frame))
-        steps.append(name)
+        steps.append((name, code.co_name))
 
     sys.setprofile(profile)
     try:
-        code = _cli(cli_main, ["--room", str(room), "cycle"])
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = _cli(cli_main, ["--room", str(room), "cycle"])
     finally:
         sys.setprofile(None)
     if code != 10:
@@ -125,16 +137,23 @@ def package_of(module: str) -> int:
     return PACKAGES.index(top) if top in PACKAGES else 0
 
 
-def climbs(steps: list[str], rank: Any) -> tuple[int, int]:
+def first_calls(steps: list[Step]) -> list[Step]:
+    """Each function once, where it is first called: a reader's walk."""
+    return list(dict.fromkeys(steps))
+
+
+def climbs(steps: list[Step], rank: Callable[[str], int]) -> tuple[int, int]:
     """(stays, climbs back up) of a walk, layers given by ``rank(module)``."""
-    stays = [m for i, m in enumerate(steps) if i == 0 or steps[i - 1] != m]
+    modules = [m for m, _ in steps]
+    stays = [m for i, m in enumerate(modules) if i == 0 or modules[i - 1] != m]
     ranks = [rank(m) for m in stays]
     return len(stays), sum(1 for a, b in itertools.pairwise(ranks) if b > a)
 
 
-def top_climbs(steps: list[str], rank: Any, n: int = 8) -> list[tuple[int, str]]:
+def top_climbs(steps: list[Step], rank: Callable[[str], int], n: int = 8) -> list[tuple[int, str]]:
     """The module pairs (lower -> higher) that climb back up most often."""
-    stays = [m for i, m in enumerate(steps) if i == 0 or steps[i - 1] != m]
+    modules = [m for m, _ in steps]
+    stays = [m for i, m in enumerate(modules) if i == 0 or modules[i - 1] != m]
     pairs = Counter(f"{a} -> {b}" for a, b in itertools.pairwise(stays) if rank(b) > rank(a))
     return [(k, p.replace("control_room.", "")) for p, k in pairs.most_common(n)]
 
@@ -142,6 +161,7 @@ def top_climbs(steps: list[str], rank: Any, n: int = 8) -> list[tuple[int, str]]
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent)
+    ap.add_argument("--no-repo", action="store_true", help="a room without a target repository")
     a = ap.parse_args()
     tree = a.tree.resolve()
     sys.path[:0] = [str(tree), str(tree / "tests" / "house")]
@@ -152,16 +172,23 @@ def main() -> None:
 
     assert Path(control_room.__file__).resolve().is_relative_to(tree), control_room.__file__
     with tempfile.TemporaryDirectory() as tmp:
-        room = build(Path(tmp))
-        steps = walk(room)
-    stays, up = climbs(steps, package_of)
-    fine_stays, fine_up = climbs(steps, imports.layer)
-    mods = len(set(steps))
-    print(f"tree {tree}: one cycle, {len(steps):,} calls in {mods} modules")
-    print(f"package layers: {stays} stays, {up} climbs back up")
+        first, second = Path(tmp) / "warm", Path(tmp) / "walked"
+        first.mkdir()
+        second.mkdir()
+        walk(build(first, repo=not a.no_repo))  # imports what a cycle needs: not counted below
+        steps = walk(build(second, repo=not a.no_repo))
+    reader = first_calls(steps)
+    print(f"tree {tree}: one cycle, {len(steps):,} calls of {len(reader)} functions")
+    for label, seq in (("every call", steps), ("a reader's", reader)):
+        stays, up = climbs(seq, package_of)
+        fine_stays, fine_up = climbs(seq, imports.layer)
+        print(
+            f"{label:11s} package layers: {stays} stays, {up} climbs back up; "
+            f"the tree's {len(imports.LAYERS)} layers: {fine_stays} stays, {fine_up} climbs back up"
+        )
+    print("most frequent climbs (every call, the tree's layers):")
     for k, pair in top_climbs(steps, imports.layer):
         print(f"  {k:4d}  {pair}")
-    print(f"the tree's own layers ({len(imports.LAYERS)}): {fine_stays} stays, {fine_up} climbs back up")
 
 
 if __name__ == "__main__":

@@ -27,5 +27,7 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         from control_room.ledger import write  # see above
 
-        return getattr(write, name)
+        found = getattr(write, name)
+        globals()[name] = found  # later uses find it at once, without this function
+        return found
     raise AttributeError(name)

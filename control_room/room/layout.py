@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from control_room.errors import InvalidError, NoRoomError
@@ -25,51 +26,51 @@ PACKAGE = Path(__file__).resolve().parent.parent  # control_room/
 class Room:
     root: Path
 
-    @property
+    @cached_property
     def cr(self) -> Path:
         return self.root / "control-room"
 
-    @property
+    @cached_property
     def ledger(self) -> Path:
         return self.cr / "LEDGER.md"
 
-    @property
+    @cached_property
     def control(self) -> Path:
         return self.cr / "CONTROL.md"
 
-    @property
+    @cached_property
     def routes(self) -> Path:
         return self.cr / "ROUTES.md"
 
-    @property
+    @cached_property
     def context(self) -> Path:
         return self.cr / "CURRENT_CONTEXT.md"
 
-    @property
+    @cached_property
     def digest(self) -> Path:
         return self.cr / "DIGEST.md"
 
-    @property
+    @cached_property
     def cache(self) -> Path:
         return self.cr / ".cache"
 
-    @property
+    @cached_property
     def adapter_states(self) -> Path:
         """``control-room/.adapters/``: one state folder per adapter set up in CONTROL.md
         ``adapters:`` (its config files; an ``isolated`` CLI's home). Git-ignored."""
         return self.cr / ".adapters"
 
-    @property
+    @cached_property
     def pins(self) -> Path:
         """``control-room/PINNED``: the ids of pinned tasks, one a line; `cleanup` never removes
         their results (room/retention.py). Absent: none is pinned."""
         return self.cr / "PINNED"
 
-    @property
+    @cached_property
     def stop(self) -> Path:
         return self.root / "STOP"
 
-    @property
+    @cached_property
     def swarm(self) -> Path:
         return self.root / "swarm"
 
