@@ -6,7 +6,6 @@ ratios hold on whatever machine runs the bench.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -37,6 +36,7 @@ def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) ->
     """A room whose ledger holds ``ledger_lines`` chained lines over ``days`` days (the last
     of them today) and whose queue holds ``queued`` valid tasks."""
     from control_room.ledger.line import GENESIS, PREAMBLE, Entry, render
+    from control_room.room import swarm
     from control_room.room.scaffold import init
 
     init(path)
@@ -85,7 +85,7 @@ def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) ->
             "command": "true",
             "created": "2026-01-01T00:00:00Z",
         }
-        (queue / f"task-{i:05d}.json").write_text(json.dumps(task, indent=2))
+        (queue / f"task-{i:05d}.json").write_text(swarm.dumps(task))  # as `task add` writes it
     return path
 
 

@@ -66,20 +66,6 @@ def data_lines_backward(fd: int, end: int) -> Iterator[str]:
         yield line
 
 
-def names_task(path: Path, task_id: str) -> bool:
-    """Whether a line of the ledger at ``path`` is about task ``task_id`` (its task column),
-    read from the end: a task with recent history is found in the first block."""
-    cell = f"| {task_id} |"  # ids need no escaping in a cell
-    for line in backward(path):
-        if line == HEADER:
-            return False
-        if cell in line:
-            entry = parse(line)
-            if entry is not None and entry.task == task_id:
-                return True
-    return False
-
-
 def tail(path: Path, n: int) -> list[str]:
     """The last ``n`` lines after the table header, oldest first, read from the end."""
     if n <= 0:

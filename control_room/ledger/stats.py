@@ -41,6 +41,19 @@ def stats(path: Path) -> dict[str, Any]:
     return out
 
 
+def named_tasks(path: Path, cache_file: Path) -> set[str]:
+    """The ids of every task a line of the ledger is about (its task column), kept current
+    incrementally (see follow): whether the room has history of a task, for admission."""
+    state, _ = follow(path, cache_file, "tasks-1", lambda: {"tasks": set()}, _task)
+    found: set[str] = state["tasks"]
+    return found
+
+
+def _task(state: dict[str, Any], cells: list[str]) -> None:
+    if cells[Col.TASK]:
+        state["tasks"].add(unescape(cells[Col.TASK]))
+
+
 def _count(state: dict[str, Any], cells: list[str]) -> None:
     """Only time, event and cost are needed: no full parse."""
     event = unescape(cells[Col.EVENT])

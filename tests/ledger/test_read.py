@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support import ev, five_lines
+from support import five_lines
 
-from control_room.ledger import append
-from control_room.ledger.read import backward, has_header, names_task, tail
+from control_room.ledger.read import backward, has_header, tail
 
 
 def test_tail_returns_the_last_lines_in_order(ledger: Path) -> None:
@@ -43,12 +42,3 @@ def test_backward_gives_every_physical_line_last_first(tmp_path: Path) -> None:
 
 def test_backward_of_a_missing_file_gives_nothing(tmp_path: Path) -> None:
     assert list(backward(tmp_path / "nothing.log")) == []
-
-
-def test_names_task_finds_a_line_whose_task_column_is_that_id(ledger: Path, tmp_path: Path) -> None:
-    append(ledger, ev("e"), task="t1", detail="about t1")
-    for k in range(2000):  # more than one block to read backwards
-        append(ledger, ev("e"), task=f"other-{k}", detail="t2 named in a detail is not about t2")
-    assert names_task(ledger, "t1") and names_task(ledger, "other-1999")
-    assert not names_task(ledger, "t2") and not names_task(ledger, "t")  # a cell, whole
-    assert not names_task(tmp_path / "missing.md", "t1")

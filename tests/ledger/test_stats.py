@@ -8,7 +8,7 @@ import pytest
 from support import ev
 
 from control_room.ledger import append
-from control_room.ledger.stats import stats, summary
+from control_room.ledger.stats import named_tasks, stats, summary
 
 
 @pytest.fixture
@@ -57,3 +57,14 @@ def test_summary_counts_lines_events_and_spend(spending: Path, tmp_path: Path) -
         4, {"result": 4}, {"2025-01-01": 0.3, "2025-01-02": 1.25},
     )  # fmt: skip
     assert s["size"] == spending.stat().st_size
+
+
+def test_named_tasks_are_the_task_column_kept_current(ledger: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "ledger-tasks"
+    append(ledger, ev("e"), task="t1", detail="t2 named in a detail is not about t2")
+    append(ledger, ev("e"), detail="no task")
+    assert named_tasks(ledger, cache) == {"t1"}
+    append(ledger, ev("e"), task="t|3")  # escaped in its cell, read back as written
+    assert named_tasks(ledger, cache) == {"t1", "t|3"}
+    cache.unlink()  # a cache, rebuilt
+    assert named_tasks(ledger, cache) == {"t1", "t|3"}

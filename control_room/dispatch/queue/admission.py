@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 from control_room import ledger
 from control_room.dispatch.queue import deps as depcheck
 from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
-from control_room.ledger import events, read
+from control_room.ledger import events
+from control_room.ledger.stats import named_tasks
 from control_room.room import shell, swarm, tasks
 from control_room.room.layout import Room
 from control_room.room.tasks import Task
@@ -228,9 +229,17 @@ def check_new(
 
 def _logged(room: Room, task_id: str) -> bool:
     """Whether the ledger names ``task_id``: a task file written before control-room sealed
-    its files (0.4) is the dispatcher's if the room has a line of its history. Read backwards,
-    so a task that ran lately is found at once; asked only of an unsealed file read afresh."""
-    return read.names_task(room.ledger, task_id)
+    its files (0.4) is the dispatcher's if the room has a line of its history. Asked only of an
+    unsealed file read afresh that carries control-room's fields; the ids are folded from the
+    ledger once (``.cache/ledger-tasks``, kept current) and held for the rest of the command."""
+    key = (room.ledger, room.cache)
+    held = _NAMED.get(key)
+    if held is None or task_id not in held:
+        held = _NAMED[key] = named_tasks(room.ledger, room.cache / "ledger-tasks")
+    return task_id in held
+
+
+_NAMED: dict[tuple[Path, Path], set[str]] = {}
 
 
 def known_route(room: Room, route: str) -> None:
