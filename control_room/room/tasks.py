@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from control_room.room.values import is_id, is_number
 
@@ -110,61 +110,66 @@ PERSON_FIELDS = tuple(f.name for f in FIELDS if f.writer == PERSON)
 OWNED = tuple(f.name for f in FIELDS if f.writer == DISPATCHER)  # the seal included
 
 
-class _Identity(TypedDict):
-    """What every task read from its file has: its id and the fields ``REQUIRED`` names."""
+if TYPE_CHECKING:  # at run time a task is a plain dict: building this TypedDict costs ~7 M
+    # instructions (its annotations are compiled), on every command; mypy checks against it.
 
-    id: str
-    objective: str
-    falsifier: str
-    validator: str | list[str]
-    max_cost_usd: float
-    wall_clock_s: float
-    kill_condition: str
+    class _Identity(TypedDict):
+        """What every task read from its file has: its id and the fields ``REQUIRED`` names."""
 
+        id: str
+        objective: str
+        falsifier: str
+        validator: str | list[str]
+        max_cost_usd: float
+        wall_clock_s: float
+        kill_condition: str
 
-class Task(_Identity, total=False):
-    """A task, as read from its file (``swarm.read_task``) and passed along: the fields of
-    ``FIELDS``, in the same order, with their types. A plain dict at run time (what JSON reads
-    and writes); mypy checks every key and value."""
+    class Task(_Identity, total=False):
+        """A task, as read from its file (``swarm.read_task``) and passed along: the fields of
+        ``FIELDS``, in the same order, with their types. A plain dict at run time (what JSON reads
+        and writes); mypy checks every key and value."""
 
-    role: str
-    route: str
-    adapter: str
-    model: str
-    deps: list[str]
-    owns: list[str]
-    gate: list[str]
-    priority: int
-    extra_args: list[str]
-    command: str | list[str]
-    review: list[str]
-    brief: str
-    fanout_of: str
-    plan: str
-    plan_hash: str
-    created: str
-    rounds: int
-    dispatcher_deaths: int
-    last_failure: str
-    passed_at: str
-    for_task: str
-    reviews: str
-    lens: str
-    arbitrates: str
-    sides: dict[str, Any]
-    meaning: dict[str, Any]
-    reviewed_state: str
-    reviewed_commit: str
-    verdict: str
-    review_tasks: list[str]
-    review_verdict: str
-    arbitrations: int
-    arbiter: str
-    merged_at: str
-    merged_commit: str
-    done_at: str
-    done_by: str
-    seal: str
+        role: str
+        route: str
+        adapter: str
+        model: str
+        deps: list[str]
+        owns: list[str]
+        gate: list[str]
+        priority: int
+        extra_args: list[str]
+        command: str | list[str]
+        review: list[str]
+        brief: str
+        fanout_of: str
+        plan: str
+        plan_hash: str
+        created: str
+        rounds: int
+        dispatcher_deaths: int
+        last_failure: str
+        passed_at: str
+        for_task: str
+        reviews: str
+        lens: str
+        arbitrates: str
+        sides: dict[str, Any]
+        meaning: dict[str, Any]
+        reviewed_state: str
+        reviewed_commit: str
+        verdict: str
+        review_tasks: list[str]
+        review_verdict: str
+        arbitrations: int
+        arbiter: str
+        merged_at: str
+        merged_commit: str
+        done_at: str
+        done_by: str
+        seal: str
+
+else:
+    Task = dict
 
 
 def _strs(v: object) -> bool:
@@ -242,7 +247,7 @@ def validate(data: object, *, expected_id: str | None = None) -> tuple[Task, lis
 
 def as_task(fields: dict[str, Any]) -> Task:
     """``fields`` as a ``Task``: what ``validate`` checked (all of a task, without problems)."""
-    return cast(Task, fields)
+    return cast("Task", fields)
 
 
 def missing_fields(data: Mapping[str, Any]) -> list[str]:

@@ -15,8 +15,6 @@ go back to the queue or to ``parked/`` (``round/outcome.py``), not through here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 VERDICT = "verdict"  # a review's or an arbiter's verdict settles the task it serves
 REVIEWS = "reviews"  # review tasks are queued, one per lens
 MERGE = "merge"  # it waits for the merge queue
@@ -24,11 +22,29 @@ NOTHING_TO_MERGE = "nothing to merge"  # with a repo, but its branch holds no ch
 NOTHING = "nothing"
 
 
-@dataclass(frozen=True)
 class Destination:
-    state: str  # the swarm folder it moves to
-    then: str  # what follows: one of the names above
-    proposals: bool = False  # read its answer's proposed tasks (a role that writes_tasks)
+    """Where a passing task goes. (A plain class: a dataclass costs every cycle ~3 M
+    instructions to build.)"""
+
+    __slots__ = ("proposals", "state", "then")
+
+    def __init__(self, state: str, then: str, proposals: bool = False) -> None:
+        self.state = state  # the swarm folder it moves to
+        self.then = then  # what follows: one of the names above
+        self.proposals = proposals  # read its answer's proposed tasks (a role that writes_tasks)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Destination) and (self.state, self.then, self.proposals) == (
+            other.state,
+            other.then,
+            other.proposals,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.state, self.then, self.proposals))
+
+    def __repr__(self) -> str:
+        return f"Destination({self.state!r}, {self.then!r}, proposals={self.proposals})"
 
     @property
     def merge(self) -> bool:

@@ -8,7 +8,6 @@ its task in ``running/`` with a claim that the next cycle recovers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,18 +37,31 @@ if TYPE_CHECKING:
     from control_room.adapters import Outcome
 
 
-@dataclass
 class Ran:
-    """One finished run of a claimed task, as the runner read it back, not yet written down."""
+    """One finished run of a claimed task, as the runner read it back, not yet written down.
+    (A plain class: a dataclass costs every cycle ~3 M instructions to build.)"""
 
-    picked: Pick
-    results: Path  # its results folder
-    meta: dict[str, Any]  # meta.json so far (the runner's part: task, round, argv, prompt size)
-    res: proc.Result  # the agent's process
-    outcome: Outcome  # what the adapter read from it
-    rep: Report  # its report, checked
-    val: proc.Result | None  # the validator's process (None: it could not start)
-    answer: str  # what the agent said (proposals are read from it)
+    __slots__ = ("answer", "meta", "outcome", "picked", "rep", "res", "results", "val")
+
+    def __init__(
+        self,
+        picked: Pick,
+        results: Path,
+        meta: dict[str, Any],
+        res: proc.Result,
+        outcome: Outcome,
+        rep: Report,
+        val: proc.Result | None,
+        answer: str,
+    ) -> None:
+        self.picked = picked
+        self.results = results  # its results folder
+        self.meta = meta  # meta.json so far (the runner's part: task, round, argv, prompt size)
+        self.res = res  # the agent's process
+        self.outcome = outcome  # what the adapter read from it
+        self.rep = rep  # its report, checked
+        self.val = val  # the validator's process (None: it could not start)
+        self.answer = answer  # what the agent said (proposals are read from it)
 
     @property
     def task(self) -> Task:
