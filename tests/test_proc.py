@@ -100,3 +100,14 @@ def test_the_child_gets_the_normal_signal_mask_so_sigterm_reaches_it_first(tmp_p
             "print('ready', flush=True)\ntime.sleep(60)\n")  # fmt: skip
     res = run(tmp_path, [PY, "-c", code], timeout_s=1.0)
     assert res.timed_out and marker.read_text() == "TERM"
+
+
+def test_call_captures_a_short_command_and_a_hang_is_timed_out(tmp_path: Path) -> None:
+    both = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
+    assert proc.call([sys.executable, "-c", both], cwd=tmp_path) == (3, "out\n", "err\n")
+    assert proc.call([sys.executable, "-c", "print(input())"], cwd=tmp_path, input_text="fed\n")[1] == "fed\n"
+    with pytest.raises(proc.TimedOut) as hung:
+        proc.call([sys.executable, "-c", "import time; time.sleep(30)"], cwd=tmp_path, timeout_s=0.3)
+    assert str(hung.value).endswith("gave no answer in 0.3s") and hung.value.exit_code != 0
+    with pytest.raises(proc.ExecutableNotFound, match="no-such-program: command not found on PATH"):
+        proc.call(["no-such-program"], cwd=tmp_path)
