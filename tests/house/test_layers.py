@@ -56,3 +56,20 @@ def test_every_import_inside_a_function_says_why() -> None:
                             f"{path.relative_to(imports.PACKAGE.parent)}:{node.lineno}: {line.strip()}"
                         )
     assert silent == [], "an import inside a function needs its reason in a comment"
+
+
+def test_each_wing_of_dispatch_names_its_modules_and_dispatch_names_its_wings() -> None:
+    """dispatch/__init__.py is the map of the wings, and each wing's __init__ the map of its
+    modules: a module or a wing that is not on its map is one a newcomer cannot find."""
+    dispatch = imports.PACKAGE / "dispatch"
+    top = (dispatch / "__init__.py").read_text(encoding="utf-8")
+    wings = sorted(p.name for p in dispatch.iterdir() if (p / "__init__.py").is_file())
+    assert wings == sorted(imports.DISPATCH_WINGS)
+    assert [w for w in wings if f"``{w}/``" not in top] == []
+    unnamed = []
+    for wing in wings:
+        text = (dispatch / wing / "__init__.py").read_text(encoding="utf-8")
+        unnamed += [f"{wing}/{m.name}" for m in (dispatch / wing).glob("*.py")
+                    if m.name != "__init__.py" and f"``{m.stem}``" not in text]  # fmt: skip
+    assert unnamed == []
+    assert sorted(p.name for p in dispatch.glob("*.py")) == ["__init__.py"]  # nothing but the map

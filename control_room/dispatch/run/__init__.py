@@ -2,7 +2,10 @@
 
 - ``cycle``: STOP, preflight, slot, (a shared room's start), recover, pick, claim; faults
 - ``preflight``: what a cycle needs before it claims
-- ``runner``: one run of a claimed task: prepare, the agent, validate, write down
+- ``runner``: one run of a claimed task: its work dir, the prompt, the agent, the validator
+- ``finish``: the run written down: what failed, the commit of its work, meta.json, the ledger
+  lines, the move
+- ``destination``: where a task that passed goes (one table)
 - ``agent``: one run of an agent CLI (the runner's and ``adapters --check``'s)
 - ``hello``: ``adapters --check``, a one-turn hello through an adapter
 
