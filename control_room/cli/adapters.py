@@ -8,7 +8,7 @@ import click
 
 from control_room import adapters as registry
 from control_room import errors
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.proc import which
 from control_room.timeutil import parse_duration
 
@@ -59,7 +59,7 @@ def adapters(as_json: bool, check: bool, timeout: str, name: str | None) -> None
         return
     for r in rows:
         state = "built in" if r["binary"] is None else (r["path"] or f"not installed ({r['note']})")
-        click.echo(f"{r['name']:<13} {state}")
+        echo(f"{r['name']:<13} {state}")
 
 
 def _check(name: str | None, as_json: bool, timeout: str) -> None:
@@ -76,7 +76,7 @@ def _check(name: str | None, as_json: bool, timeout: str) -> None:
         raise errors.NotFoundError(f"no adapter {name!r} (known: {', '.join(registry.names())})")
     names = [name] if name else hello.candidates(settings)
     if not names:
-        click.echo("no agent CLI is installed here (control-room adapters lists them)")
+        echo("no agent CLI is installed here (control-room adapters lists them)")
         sys.exit(errors.ADAPTER_MISSING)
     found = []
     for n in names:
@@ -84,7 +84,7 @@ def _check(name: str | None, as_json: bool, timeout: str) -> None:
         hello.log(room, c)
         found.append(c)
         if not as_json:
-            click.echo(f"{n:<13} {'OK  ' if c.ok else 'FAIL'}  {c.line}")
+            echo(f"{n:<13} {'OK  ' if c.ok else 'FAIL'}  {c.line}")
     if as_json:
         echo_json([{"name": c.name, "ok": c.ok, "line": c.line, "cost_usd": c.cost_usd} for c in found])
     if not all(c.ok for c in found):

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.dispatch.merge import sweep
 from control_room.room import retention
 from control_room.room import settings as settings_file
@@ -51,8 +51,8 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
     if dry_run:
         gone = planned.items
     else:
-        echo = None if as_json else (lambda i: click.echo(_line(room, verb, i)))
-        gone = sweep.clean(room, planned.items, on_removed=echo)
+        said = None if as_json else (lambda i: echo(_line(room, verb, i)))
+        gone = sweep.clean(room, planned.items, on_removed=said)
     if as_json:
         echo_json(
             {
@@ -67,9 +67,9 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
         return
     if dry_run:
         for item in gone:
-            click.echo(_line(room, verb, item))
+            echo(_line(room, verb, item))
     for item in planned.kept:
-        click.echo(_line(room, "kept", item))
+        echo(_line(room, "kept", item))
     if planned.note is not None:
-        click.echo(f"worktrees: {planned.note}")
-    click.echo(retention.summary(gone, verb))
+        echo(f"worktrees: {planned.note}")
+    echo(retention.summary(gone, verb))

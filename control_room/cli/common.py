@@ -11,10 +11,19 @@ import click
 
 from control_room.errors import ControlRoomError
 from control_room.room.layout import STATES, Room, find_room
+from control_room.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 ROOM_KEY = "control_room.room"
 _EDGE = "control_room.edge"
+
+
+def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """Print one message of a command: every command prints through here, so that no text an
+    agent wrote (a decision, a validator's output, an objective) reaches the terminal with its
+    control characters (``text.printable``: escape sequences, C0/C1 controls, bidi overrides).
+    JSON escapes them itself."""
+    click.echo(printable(str(message)), err=err, nl=nl)
 
 
 def _remember_room(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
@@ -118,4 +127,4 @@ def notify_people(ctx: click.Context | None = None) -> None:
 def echo_json(data: Any) -> None:
     import json  # ~2 ms: only for --json
 
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))
+    echo(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False))

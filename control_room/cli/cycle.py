@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from control_room import errors, interrupt, proc
-from control_room.cli.common import current_room, notify_people, refresh_views, room_option
+from control_room.cli.common import current_room, echo, notify_people, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
 from control_room.dispatch.shared import sync
 from control_room.room import settings as settings_file
@@ -77,7 +77,7 @@ class _Teller:
             return
         if self.live is not None:
             self.live.clear()
-        click.echo(line)
+        echo(line)
 
     def last_word(self, line: str) -> None:
         if self.live is not None:
@@ -164,7 +164,7 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
                     return
                 _wait(room, started + period, tty)
                 if room.stopped():
-                    click.echo(f"{now_iso()}  stopped: {room.stop} exists")
+                    echo(f"{now_iso()}  stopped: {room.stop} exists")
                     sys.exit(errors.STOPPED)
         except interrupt.Interrupted as exc:
             for line in exc.said:  # what the parallel cycles said as they stopped
@@ -201,10 +201,10 @@ def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int], list[int]]:
         codes = []
         for k, (code, out, err) in enumerate(proc.run_all([argv] * n, cwd=room.root), start=1):
             for line in (out + err).splitlines():
-                click.echo(f"{now_iso()}  cycle {done}.{k}  {line}")
+                echo(f"{now_iso()}  cycle {done}.{k}  {line}")
             codes.append(code)
         refresh_views()
-        publish(room, lambda line: click.echo(f"{now_iso()}  cycle {done}  {line}"))
+        publish(room, lambda line: echo(f"{now_iso()}  cycle {done}  {line}"))
         notify_people()
         return codes
 
@@ -237,11 +237,11 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
 def _last_word(line: str) -> None:
     """Say why we stop, on stderr; after SIGHUP the terminal may be gone, and then so be it."""
     with contextlib.suppress(OSError):
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 def _say(n: int, line: str) -> None:
-    click.echo(f"{now_iso()}  cycle {n}  {line}")
+    echo(f"{now_iso()}  cycle {n}  {line}")
 
 
 def _wait(room: Room, until: float, tty: bool) -> None:

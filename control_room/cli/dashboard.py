@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from control_room.cli.common import current_room, room_option
+from control_room.cli.common import current_room, echo, room_option
 from control_room.views.dashboard import site
 from control_room.words import count
 
@@ -33,19 +33,19 @@ def dashboard(out: Path | None, serve: bool, port: int) -> None:
     if serve:
         if out is not None:
             raise click.UsageError("--out and --serve do not go together: --serve writes nothing")
-        httpd = site.server(room, port, lambda line: click.echo(line, err=True))
+        httpd = site.server(room, port, lambda line: echo(line, err=True))
         real = httpd.server_address[1]
-        click.echo(f"serving {room.root} on http://{site.HOST}:{real}/ (read-only; Ctrl-C to stop)")
+        echo(f"serving {room.root} on http://{site.HOST}:{real}/ (read-only; Ctrl-C to stop)")
         try:
             httpd.serve_forever()
         except KeyboardInterrupt:
-            click.echo("stopped")
+            echo("stopped")
         finally:
             httpd.server_close()
         return
     target = (out or site.default_out(room)).absolute()
     done = site.build(room, target)
-    click.echo(
+    echo(
         f"{target / 'index.html'}: {count(done['files'], 'file')} written "
         f"({count(done['ledger_lines'], 'ledger line')} on {count(done['ledger_pages'], 'page')}, "
         f"{count(done['runs'], 'task')} with runs)"

@@ -6,7 +6,7 @@ import getpass
 
 import click
 
-from control_room.cli.common import current_room, room_option
+from control_room.cli.common import current_room, echo, room_option
 from control_room.dispatch.person.decisions import approve as do_approve
 from control_room.dispatch.person.decisions import mark_done
 from control_room.ledger import writer_name
@@ -30,7 +30,7 @@ def done(task_id: str, by: str | None) -> None:
     """Mark a passed task Done. Only a person does this: passing is not Done."""
     room = current_room()
     mark_done(room, task_id, _who(by, room))
-    click.echo(f"{task_id} marked Done")
+    echo(f"{task_id} marked Done")
 
 
 @click.command()
@@ -45,6 +45,6 @@ def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
     room = current_room()
     added = do_approve(room, task_id, list(gates), _who(by, room))
     if added:
-        click.echo(f"approved {task_id}: {', '.join(added)}")
+        echo(f"approved {task_id}: {', '.join(added)}")
     else:
-        click.echo(f"nothing to approve: {task_id}'s gates are approved already")
+        echo(f"nothing to approve: {task_id}'s gates are approved already")

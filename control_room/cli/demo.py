@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from control_room import errors
-from control_room.cli.common import refresh_views, watch
+from control_room.cli.common import echo, refresh_views, watch
 from control_room.dispatch.queue import admission
 from control_room.dispatch.run.cycle import cycle
 from control_room.errors import InvalidError
@@ -252,10 +252,10 @@ def demo(directory: Path) -> None:
     a real benchmark. At the end it prints the status and the files worth reading.
     """
     room = run(directory.absolute(), click.echo)
-    click.echo("")
-    click.echo(render(gather(room)))
+    echo("")
+    echo(render(gather(room)))
     d = directory
-    click.echo(f"""
+    echo(f"""
 Now read the files, they are the whole state:
   cat {d}/control-room/CURRENT_CONTEXT.md     what is happening now
   cat {d}/control-room/LEDGER.md              every event, hash-chained

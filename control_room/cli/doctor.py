@@ -7,7 +7,7 @@ import sys
 import click
 
 from control_room import errors
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.dispatch.doctor import checks as doctor_lib
 from control_room.timeutil import parse_duration
 
@@ -34,12 +34,12 @@ def doctor(as_json: bool, fix: bool, hello: bool, timeout: str) -> None:
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--timeout") from None
     room = current_room()
-    say = None if as_json else (lambda line: click.echo(f"fixed {line}"))
+    say = None if as_json else (lambda line: echo(f"fixed {line}"))
     found = doctor_lib.diagnose(room, fix=fix, hello=hello, timeout_s=limit, say=say)
     if as_json:
         echo_json([f.as_json() for f in found.findings])
     else:
         for f in found.findings:
-            click.echo(f.line())
+            echo(f.line())
     if found.failed:
         sys.exit(errors.ROOM_INVALID)

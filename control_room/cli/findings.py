@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.knowledge import digest as d
 from control_room.knowledge.findings import gather
 from control_room.room import settings as settings_file
@@ -17,7 +17,7 @@ def digest() -> None:
     """Rewrite control-room/DIGEST.md from the ledger and the graveyard (incremental, bounded)."""
     room = current_room()
     path, read = d.refresh(room, settings_file.load(room))
-    click.echo(
+    echo(
         f"{path.relative_to(room.root)}: {count(path.stat().st_size, 'byte')} "
         f"(read {count(read, 'new ledger byte')})"
     )
@@ -36,20 +36,20 @@ def findings(as_json: bool) -> None:
         echo_json(data)
         return
     if not data["death_loops"] and not data["unsupported_claims"] and not data["escalated"]:
-        click.echo("no findings")
+        echo("no findings")
         return
     for lp in data["death_loops"]:
-        click.echo(
+        echo(
             f"death loop: {lp['key']} failed {count(lp['n'], 'time')} in a row with the same {lp['same']}: "
             f"{lp['cause']}  (held; release: control-room route resume {lp['key']} --because ...)"
         )
         for time, eid, task, what in lp["lines"]:
-            click.echo(f"  {time}  {eid}  {task}  {what}")
+            echo(f"  {time}  {eid}  {task}  {what}")
     if data["unsupported_claims"]:
-        click.echo(f"unsupported CONFIRMED claims: {data['unsupported_total']}")
+        echo(f"unsupported CONFIRMED claims: {data['unsupported_total']}")
         for u in data["unsupported_claims"]:
-            click.echo(f"  {u['time']}  {u['id']}  {u['task']}  {u['route'] or '-'}  {u['detail']}")
+            echo(f"  {u['time']}  {u['id']}  {u['task']}  {u['route'] or '-'}  {u['detail']}")
     if data["escalated"]:
-        click.echo(f"escalated to a person (reviews disagree): {len(data['escalated'])}")
+        echo(f"escalated to a person (reviews disagree): {len(data['escalated'])}")
         for e in data["escalated"]:
-            click.echo(f"  {e['task']}  both positions in {e['reason']}")
+            echo(f"  {e['task']}  both positions in {e['reason']}")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.errors import NotFoundError
 from control_room.knowledge import graveyard as g
 from control_room.store.files import read_text
@@ -31,9 +29,9 @@ def list_graves(as_json: bool) -> None:
         echo_json(stones)
         return
     if not stones:
-        click.echo("the graveyard is empty")
+        echo("the graveyard is empty")
     for t in stones:
-        click.echo(
+        echo(
             f"{t['candidate']:<24} {t.get('state', '?'):<9} {str(t.get('killed_at', ''))[:10]}  "
             f"{t.get('verdict', t.get('problem', ''))}"
         )
@@ -47,4 +45,4 @@ def show_grave(route_id: str) -> None:
     p = g.path(current_room(), route_id)
     if not p.exists():
         raise NotFoundError(f"route {route_id} has no tombstone (graveyard/{route_id}.md)")
-    sys.stdout.write(read_text(p))
+    echo(read_text(p), nl=False)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from control_room.cli.common import watch
+from control_room.cli.common import echo, watch
 from control_room.room.gitmerge import register
 from control_room.room.layout import Room
 from control_room.room.scaffold import init as do_init
@@ -35,17 +35,17 @@ def init(directory: Path, dry_run: bool) -> None:
     created, kept, repaired = do_init(root, dry_run=dry_run)
     verb = "would create" if dry_run else "created"
     for rel in created:
-        click.echo(f"{verb}  {rel}")
+        echo(f"{verb}  {rel}")
     for what in repaired:
-        click.echo(f"{'would restore' if dry_run else 'restored'}  {what}")
+        echo(f"{'would restore' if dry_run else 'restored'}  {what}")
     for line in register(root, dry_run=dry_run) if root.is_dir() else []:
-        click.echo(line)
+        echo(line)
     if dry_run:
         for rel in kept:
-            click.echo(f"{exists_already('file', rel, str(root))}: kept")
+            echo(f"{exists_already('file', rel, str(root))}: kept")
     if repaired and not created and not dry_run:
-        click.echo(f"room repaired: {root}  (next: control-room status)")
+        echo(f"room repaired: {root}  (next: control-room status)")
     elif not created and not repaired:
-        click.echo(f"nothing to do: {root} is a complete room ({count(len(kept), 'file')} kept)")
+        echo(f"nothing to do: {root} is a complete room ({count(len(kept), 'file')} kept)")
     elif not dry_run:
-        click.echo(f"room ready: {root}  (next: cat {directory}/AGENTS.md)")
+        echo(f"room ready: {root}  (next: cat {directory}/AGENTS.md)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from control_room import errors
-from control_room.cli.common import current_room, room_option
+from control_room.cli.common import current_room, echo, room_option
 from control_room.dispatch.merge import integrate as merge_queue
 from control_room.room import settings as settings_file
 
@@ -25,8 +25,8 @@ def integrate(task_id: str | None) -> None:
     settings = settings_file.load(room)
     done = merge_queue.integrate(room, settings, task_id)
     if not done:
-        click.echo("nothing to integrate: swarm/passed/ is empty")
+        echo("nothing to integrate: swarm/passed/ is empty")
     for result in done:
-        click.echo(result.message)
+        echo(result.message)
     worst = max((r.code for r in done if r.code != errors.PASSED), default=errors.OK)
     raise SystemExit(worst)

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.knowledge import intelligence
 
 _SHORT = {
@@ -66,7 +66,7 @@ def make_group(kind: str) -> click.Group:
     @click.option("--because", default="", help=f"Why the {kind} is worth testing (evidence, task id).")
     def add_cmd(item_id: str, title: str, because: str) -> None:
         item = intelligence.add(current_room(), kind, item_id, title, because)
-        click.echo(f"added {kind} {item['id']} (untested)  {page}:{item['line']}")
+        echo(f"added {kind} {item['id']} (untested)  {page}:{item['line']}")
 
     @group.command(
         "set",
@@ -85,7 +85,7 @@ def make_group(kind: str) -> click.Group:
     def set_cmd(item_id: str, state: str, because: str) -> None:
         item = intelligence.set_state(current_room(), kind, item_id, state, because)
         change = f"still {state}" if item["was"] == state else f"{item['was']} -> {state}"
-        click.echo(f"{kind} {item['id']}: {change}  {page}:{item['line']}")
+        echo(f"{kind} {item['id']}: {change}  {page}:{item['line']}")
 
     @group.command(
         "list",
@@ -100,10 +100,10 @@ def make_group(kind: str) -> click.Group:
             echo_json(rows)
             return
         if not rows:
-            click.echo(f"no {state + ' ' if state else ''}{plural}")
+            echo(f"no {state + ' ' if state else ''}{plural}")
             return
         width = max(len(r["id"]) for r in rows)
-        click.echo("\n".join(_line(r, width) for r in rows))
+        echo("\n".join(_line(r, width) for r in rows))
 
     return group
 

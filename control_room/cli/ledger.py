@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.errors import LEDGER_BAD
 from control_room.ledger.line import parse
 from control_room.ledger.merge import merge_files
@@ -37,14 +37,14 @@ def tail(count: int, raw: bool, as_json: bool) -> None:
     """The last lines of the ledger, read from its end."""
     lines = read_tail(current_room().ledger, count)
     if raw:
-        click.echo("\n".join(lines)) if lines else None
+        echo("\n".join(lines)) if lines else None
         return
     entries = [parse(line) for line in lines]
     if as_json:
         echo_json([e.as_dict() if e else {"unparsed": line} for e, line in zip(entries, lines, strict=True)])
         return
     for e, line in zip(entries, lines, strict=True):
-        click.echo(format_entry(e.as_dict()) if e else f"(not a ledger line) {line}")
+        echo(format_entry(e.as_dict()) if e else f"(not a ledger line) {line}")
 
 
 @ledger.command()
@@ -70,25 +70,25 @@ def verify(as_json: bool) -> None:
             }
         )
     elif not report.header_found:
-        click.echo(
+        echo(
             f"{rel}: no ledger table header found, so none of its lines is read; "
             "`control-room init` puts the header back, keeping every line",
             err=True,
         )
     elif report.ok:
-        click.echo(
+        echo(
             f"ledger ok: {count(report.lines, 'line')} from {count(len(report.writers), 'writer')}, "
             "every chain intact"
         )
     else:
         first = report.problems[0]
-        click.echo(f"{rel}:{first.line}: {first.kind}: {first.why}", err=True)
+        echo(f"{rel}:{first.line}: {first.kind}: {first.why}", err=True)
         for p in report.problems[1:20]:
-            click.echo(f"{rel}:{p.line}: {p.kind}: {p.why}", err=True)
+            echo(f"{rel}:{p.line}: {p.kind}: {p.why}", err=True)
         more = len(report.problems) - 20
         if more > 0:
-            click.echo(f"... and {more} more", err=True)
-        click.echo(f"ledger BAD: {count(len(report.problems), 'bad line')} of {report.lines:,}", err=True)
+            echo(f"... and {more} more", err=True)
+        echo(f"ledger BAD: {count(len(report.problems), 'bad line')} of {report.lines:,}", err=True)
     if not report.ok:
         raise SystemExit(LEDGER_BAD)
 
@@ -121,13 +121,13 @@ def stats(as_json: bool) -> None:
         echo_json(data)
         return
     t = data["total"]
-    click.echo(f"{count(t['events'], 'event')}, ${t['spend_usd']:,.4f} spent")
+    echo(f"{count(t['events'], 'event')}, ${t['spend_usd']:,.4f} spent")
     for group in ("day", "adapter", "route"):
         rows = data[f"by_{group}"]
         if not rows:
             continue
-        click.echo(f"\nby {group}:")
+        echo(f"\nby {group}:")
         for key, b in rows.items():
             outcomes = ", ".join(f"{k} {v}" for k, v in sorted(b["outcomes"].items()))
             events = f"{b['events']:>8,} {'event ' if b['events'] == 1 else 'events'}"
-            click.echo(f"  {key:<20} {events}  ${b['spend_usd']:>10,.4f}  {outcomes}")
+            echo(f"  {key:<20} {events}  ${b['spend_usd']:>10,.4f}  {outcomes}")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from control_room.cli.common import current_room, room_option
+from control_room.cli.common import current_room, echo, room_option
 from control_room.errors import NO_EXTRA, ControlRoomError
 from control_room.room.layout import Room
 
@@ -62,8 +62,8 @@ def mcp(client: str | None) -> None:
     """
     room = current_room()
     if client:
-        click.echo(f"# {client}: {CLIENTS[client]}", err=True)
-        click.echo(config(client, room), nl=False)
+        echo(f"# {client}: {CLIENTS[client]}", err=True)
+        echo(config(client, room), nl=False)
         return
     try:
         import mcp as _sdk  # the optional extra: only this command needs it

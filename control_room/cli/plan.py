@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.errors import NotFoundError
 from control_room.room import settings as settings_file
 from control_room.store.files import atomic_write, read_text
@@ -68,7 +68,7 @@ def import_plan(path: Path, dry_run: bool, as_json: bool) -> None:
             }
         )
         return
-    click.echo(f"{out.name}: {count(len(out.items), 'task')} on {count(len(out.routes), 'route')}")
+    echo(f"{out.name}: {count(len(out.items), 'task')} on {count(len(out.routes), 'route')}")
     sections: list[tuple[str, str | None]] = []
     if any(i.route is None for i in out.items):
         sections.append(("(no route)", None))
@@ -77,20 +77,20 @@ def import_plan(path: Path, dry_run: bool, as_json: bool) -> None:
         sections.append((f"## {r.name}{title}" + ("  (new route)" if new else ""), r.name))
     width = max(len(i.id) for i in out.items) if out.items else 0
     for head, route in sections:
-        click.echo(head)
+        echo(head)
         for i in (i for i in out.items if i.route == route):
             deps = i.task.get("deps", [])
             after = f"  [after {', '.join(deps)}]" if deps else ""
             what = i.why or str(i.task.get("objective", "")) + after
-            click.echo(f"  {i.id:<{width}}  {i.action:<9}  {what}")
+            echo(f"  {i.id:<{width}}  {i.action:<9}  {what}")
     tally = (
         f"{c['add']} to add, {c['update']} to update, {c['unchanged']} unchanged, "
         f"{c['kept']} kept as they are"
     )
     if dry_run:
-        click.echo(f"dry run: {tally}; nothing was written")
+        echo(f"dry run: {tally}; nothing was written")
     else:
-        click.echo(tally.replace("to add", "added").replace("to update", "updated"))
+        echo(tally.replace("to add", "added").replace("to update", "updated"))
 
 
 @plan.command("export")
@@ -112,10 +112,10 @@ def export_plan(out: Path | None) -> None:
 
     text, written, skipped = plans.export(current_room(), INTRO)
     for s in skipped:
-        click.echo(f"note: left out {s}", err=True)
+        echo(f"note: left out {s}", err=True)
     if out is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     atomic_write(out, text)
     routes = {t["route"] for t in written if t.get("route")}
-    click.echo(f"wrote {count(len(written), 'task')} on {count(len(routes), 'route')} to {out}")
+    echo(f"wrote {count(len(written), 'task')} on {count(len(routes), 'route')} to {out}")

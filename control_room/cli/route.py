@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.errors import ControlRoomError
 from control_room.knowledge import findings, graveyard, history, routes
 from control_room.room import settings as settings_file
@@ -29,7 +29,7 @@ def route(ctx: click.Context) -> None:
 def add_route(route_id: str, title: str, falsifier: str) -> None:
     """Put a new route on the board, untested."""
     routes.add(current_room(), route_id, title, falsifier)
-    click.echo(f"route {route_id} added (untested)")
+    echo(f"route {route_id} added (untested)")
 
 
 @route.command("list")
@@ -46,9 +46,9 @@ def list_routes(as_json: bool) -> None:
         echo_json({"routes": rows, "held": held, "problems": problems})
         return
     for p in problems:
-        click.echo(p, err=True)
+        echo(p, err=True)
     if not rows:
-        click.echo("no routes yet (control-room route add ID --title ...)")
+        echo("no routes yet (control-room route add ID --title ...)")
         return
     lines = [f"{'route':<24} {'verdict':<10} {'runs':>4}  {'spend':<9} {'last result':<32} title"]
     for r in rows:
@@ -58,7 +58,7 @@ def list_routes(as_json: bool) -> None:
             f"{'$' + (r.get('spend_usd', '') or '0'):<9} {r.get('last_result', '') or '-':<32} "
             f"{r.get('title', '')}"
         )
-    click.echo("\n".join(line.rstrip() for line in lines))
+    echo("\n".join(line.rstrip() for line in lines))
 
 
 def _held(room: Room) -> set[str]:
@@ -86,18 +86,18 @@ def show_route(route_id: str, as_json: bool) -> None:
         return
     row, tasks, problem = shown["route"], shown["tasks"], shown["tombstone_problem"]
     if row:
-        click.echo(f"{route_id}: {row.get('verdict') or 'untested'}  {row.get('title', '')}")
-        click.echo(
+        echo(f"{route_id}: {row.get('verdict') or 'untested'}  {row.get('title', '')}")
+        echo(
             f"  attempts {row.get('attempts') or 0}, spend ${row.get('spend_usd') or 0}, "
             f"last {row.get('last_result') or '-'}"
         )
         if row.get("falsifier"):
-            click.echo(f"  falsifier: {row['falsifier']}")
-    click.echo("tasks: " + (", ".join(f"{i} ({s})" for s, i in tasks) or "none"))
+            echo(f"  falsifier: {row['falsifier']}")
+    echo("tasks: " + (", ".join(f"{i} ({s})" for s, i in tasks) or "none"))
     if problem:
-        click.echo(f"tombstone: unreadable: {problem}")
+        echo(f"tombstone: unreadable: {problem}")
     if shown["history"]:
-        click.echo("\n" + shown["history"])
+        echo("\n" + shown["history"])
 
 
 @route.command("kill")
@@ -110,7 +110,7 @@ def show_route(route_id: str, as_json: bool) -> None:
 def kill_route(route_id: str, verdict: str, reopen_if: str, evidence: tuple[str, ...], what: str) -> None:
     """Kill a route: write its tombstone in graveyard/; cycles then refuse its tasks."""
     path = graveyard.kill(current_room(), route_id, verdict, reopen_if, list(evidence), what)
-    click.echo(f"route {route_id} killed: graveyard/{path.name}")
+    echo(f"route {route_id} killed: graveyard/{path.name}")
 
 
 @route.command("reopen")
@@ -120,7 +120,7 @@ def kill_route(route_id: str, verdict: str, reopen_if: str, evidence: tuple[str,
 def reopen_route(route_id: str, because: str) -> None:
     """Reopen a killed route: the tombstone stays, with a Reopened section."""
     graveyard.reopen(current_room(), route_id, because)
-    click.echo(f"route {route_id} reopened; its tasks run again")
+    echo(f"route {route_id} reopened; its tasks run again")
 
 
 @route.command("resume")
@@ -131,7 +131,7 @@ def resume_route(route_id: str, because: str) -> None:
     """Release a route held by a death loop (see `control-room findings`)."""
     room = current_room()
     findings.resume(room, settings_file.load(room), route_id, because)
-    click.echo(f"{route_id} released; its tasks run again")
+    echo(f"{route_id} released; its tasks run again")
 
 
 @route.command("recount")
@@ -145,6 +145,6 @@ def recount_route() -> None:
     """
     changed = routes.recount(current_room())
     if changed:
-        click.echo(f"recounted from the ledger: {', '.join(changed)}")
+        echo(f"recounted from the ledger: {', '.join(changed)}")
     else:
-        click.echo("ROUTES.md already agrees with the ledger")
+        echo("ROUTES.md already agrees with the ledger")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from control_room.cli.common import current_room, json_option, room_option
+from control_room.cli.common import current_room, echo, json_option, room_option
 from control_room.dispatch.schedule import entries as sched
 from control_room.dispatch.schedule import install as inst
 from control_room.room.layout import Room
@@ -79,7 +79,7 @@ def schedule(
     room = current_room()
     if uninstall:
         for line in inst.uninstall(room, kind):
-            click.echo(line)
+            echo(line)
         return
     try:
         seconds = parse_duration(every or "30m")
@@ -88,7 +88,7 @@ def schedule(
     n = parallel or 1
     if install:
         for line in inst.install(room, kind, seconds, n):
-            click.echo(line)
+            echo(line)
         return
     sched.check_parallel(room, n)
     _print(room, kind, seconds, n)
@@ -96,20 +96,18 @@ def schedule(
 
 def _print(room: Room, kind: str, seconds: float, parallel: int) -> None:
     if kind == "cron":
-        click.echo(sched.cron_block(room, seconds, parallel), nl=False)
-        click.echo("# add it with `crontab -e`, or run again with --install", err=True)
+        echo(sched.cron_block(room, seconds, parallel), nl=False)
+        echo("# add it with `crontab -e`, or run again with --install", err=True)
     elif kind == "launchd":
-        click.echo(sched.launchd_plist(room, seconds, parallel).decode("utf-8"), nl=False)
+        echo(sched.launchd_plist(room, seconds, parallel).decode("utf-8"), nl=False)
         path = inst.plist_path(room)
-        click.echo(
-            f"# save as {path}, then: launchctl load -w {path} (or run again with --install)", err=True
-        )
+        echo(f"# save as {path}, then: launchctl load -w {path} (or run again with --install)", err=True)
     else:
         timer = sched.systemd_timer(room, seconds, parallel)
         service_path, timer_path = inst.unit_paths(room)
-        click.echo(f"# file: {service_path}\n{sched.systemd_service(room, parallel)}", nl=False)
-        click.echo(f"# file: {timer_path}\n{timer}", nl=False)
-        click.echo(
+        echo(f"# file: {service_path}\n{sched.systemd_service(room, parallel)}", nl=False)
+        echo(f"# file: {timer_path}\n{timer}", nl=False)
+        echo(
             f"# save both, then: systemctl --user daemon-reload && systemctl --user enable --now "
             f"{timer_path.name} (or run again with --install)",
             err=True,
@@ -132,9 +130,9 @@ def _status(room: Room, kinds: list[str], as_json: bool) -> None:
             else {"time": last.time, "event": last.event, "task": last.task},
             "last_log_line": log_line,
         }
-        click.echo(json.dumps(doc, indent=2))
+        echo(json.dumps(doc, indent=2))
         return
-    click.echo(f"schedule of {room.root}")
+    echo(f"schedule of {room.root}")
     for kind in kinds:
         i = found.get(kind)
         if i is not None:
@@ -143,11 +141,9 @@ def _status(room: Room, kinds: list[str], as_json: bool) -> None:
             state = (
                 "crontab is not on PATH: cannot tell" if kind == "cron" and no_crontab else "not installed"
             )
-        click.echo(f"{kind:<8} {state}")
+        echo(f"{kind:<8} {state}")
     if last is None:
-        click.echo("last cycle: none in the ledger")
+        echo("last cycle: none in the ledger")
     else:
-        click.echo(
-            f"last cycle: {last.time} ({last.event}{' ' + last.task if last.task else ''}, from the ledger)"
-        )
-    click.echo(f"last log line: {log_line or 'none'}")
+        echo(f"last cycle: {last.time} ({last.event}{' ' + last.task if last.task else ''}, from the ledger)")
+    echo(f"last log line: {log_line or 'none'}")

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.knowledge.scorecard import card
 from control_room.words import count
 
@@ -66,14 +66,14 @@ def scorecard(since: str | None, as_json: bool) -> None:
         return
     total = sc["total"]
     when = f" since {sc['since']}" if sc["since"] else ""
-    click.echo(f"scorecard{when}: {count(total['runs'], 'run')} of {count(total['tasks'], 'task')}")
+    echo(f"scorecard{when}: {count(total['runs'], 'run')} of {count(total['tasks'], 'task')}")
     if not total["runs"] and not total["parked"] and not total["post_rebase_validator_failures"]["of"]:
         return
-    click.echo("by adapter and model")
+    echo("by adapter and model")
     for m in sc["by_model"]:
-        click.echo("\n".join(_block(f"{m['adapter']} {m['model']}", m)))
-    click.echo("by role")
+        echo("\n".join(_block(f"{m['adapter']} {m['model']}", m)))
+    echo("by role")
     for m in sc["by_role"]:
-        click.echo("\n".join(_block(m["role"], m)))
-    click.echo("total")
-    click.echo("\n".join(_block("all", total)))
+        echo("\n".join(_block(m["role"], m)))
+    echo("total")
+    echo("\n".join(_block("all", total)))

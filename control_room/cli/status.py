@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.views.status import gather, render
 
 
@@ -18,4 +18,4 @@ def status(as_json: bool) -> None:
     if as_json:
         echo_json(data)
     else:
-        click.echo(render(data))
+        echo(render(data))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, room_option
+from control_room.cli.common import current_room, echo, room_option
 from control_room.dispatch.person.brake import resume as do_resume
 from control_room.dispatch.person.brake import stop as do_stop
 from control_room.errors import InvalidError
@@ -31,9 +31,9 @@ def stop(reason: str, everywhere: bool) -> None:
     """
     room = current_room()
     if do_stop(room, reason):
-        click.echo(f"stopped: {room.stop} exists; every cycle halts until `control-room resume`")
+        echo(f"stopped: {room.stop} exists; every cycle halts until `control-room resume`")
     else:
-        click.echo(f"already stopped: {room.stop} exists")
+        echo(f"already stopped: {room.stop} exists")
     if everywhere:
         _share_stop(room, True)
 
@@ -45,9 +45,9 @@ def resume(everywhere: bool) -> None:
     """Remove the STOP file so cycles run again."""
     room = current_room()
     if do_resume(room):
-        click.echo("resumed: STOP removed; cycles run again")
+        echo("resumed: STOP removed; cycles run again")
     else:
-        click.echo("not stopped: there is no STOP file")
+        echo("not stopped: there is no STOP file")
     if everywhere:
         _share_stop(room, False)
 
@@ -64,4 +64,4 @@ def _share_stop(room: Room, stopped: bool) -> None:
     share.publish_stop(stopped)
     share.sync(why="STOP everywhere" if stopped else "resume everywhere", views_alone=True)
     where = f"{share.remote}/{share.branch}"
-    click.echo(f"pushed to {where}: every machine {'halts' if stopped else 'resumes'} at its next sync")
+    echo(f"pushed to {where}: every machine {'halts' if stopped else 'resumes'} at its next sync")

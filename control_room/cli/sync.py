@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, room_option
+from control_room.cli.common import current_room, echo, room_option
 from control_room.errors import InvalidError
 from control_room.store.files import atomic_write
 
@@ -39,9 +39,9 @@ def sync(host: str | None) -> None:
                 f"{host!r}: a host id is letters, digits, '.', '_' and '-' (64 at most)", param_hint="--host"
             )
         atomic_write(room.cr / HOST_FILE, host + "\n")
-        click.echo(f"host id: {host} (control-room/{HOST_FILE})")
+        echo(f"host id: {host} (control-room/{HOST_FILE})")
         if (writer := writer_name(room.cr)) != host:  # CONTROL_ROOM_WRITER comes first
-            click.echo(f"  but CONTROL_ROOM_WRITER is set here: while it is, this shell writes as {writer}")
+            echo(f"  but CONTROL_ROOM_WRITER is set here: while it is, this shell writes as {writer}")
     settings = settings_file.load(room)
     share = shared_room.shared(room, settings)
     if share is None:
@@ -52,7 +52,7 @@ def sync(host: str | None) -> None:
     gitmerge.register(room.root)  # so a person's own `git pull` merges the ledger too
     done = share.sync(why="control-room sync", views_alone=True)
     for line in done.said:
-        click.echo(line)
+        echo(line)
     what = ["merged new work" if done.merged else "nothing new to merge"]
     what.append("pushed" if done.pushed else "nothing to push")
-    click.echo(f"synced {share.branch} with {share.remote} as {share.host}: {', '.join(what)}")
+    echo(f"synced {share.branch} with {share.remote} as {share.host}: {', '.join(what)}")

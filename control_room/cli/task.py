@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
 from control_room.dispatch.person.decisions import cancel, park, retry
 from control_room.dispatch.queue import admission, index
 from control_room.dispatch.queue.ready import readiness
@@ -111,7 +111,7 @@ def add_task(file: TextIO | None, as_json: bool, new_route: bool, **fields: Any)
     if as_json:
         echo_json(t)
     else:
-        click.echo(f"queued {t['id']}  (swarm/queue/{t['id']}.json)")
+        echo(f"queued {t['id']}  (swarm/queue/{t['id']}.json)")
 
 
 def _pairs(what: str) -> Any:
@@ -193,7 +193,7 @@ def fanout_task(
         echo_json({"parent": done.parent, "children": done.children})
         return
     ids = [c["id"] for c in done.children]
-    click.echo(
+    echo(
         f"fanned out {task_id} into {len(ids)} slices: {', '.join(ids)} (swarm/queue/); "
         f"{task_id} waits for them and then runs as their gather step"
     )
@@ -222,7 +222,7 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
         echo_json([answers.task_row(t) for t in rows])
         return
     if not rows:
-        click.echo("no tasks")
+        echo("no tasks")
         return
     ready = _ready(room, [t for t in rows if t.state == "queue"])
     # Columns: state, id, priority, route, [ready: only when queued tasks are listed,] objective
@@ -235,7 +235,7 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
         what = f"PROBLEM: {s['problem']}" if "problem" in s else s.get("objective", "")
         why = ready.get(t.name, "-") if ready else ""
         out.append(line.format(t.state, t.id, s.get("priority", ""), s.get("route", "") or "-", why, what))
-    click.echo("\n".join(out))
+    echo("\n".join(out))
 
 
 def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
@@ -246,7 +246,7 @@ def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:
     try:
         now = readiness(room, settings_file.load(room))
     except (ControlRoomError, OSError) as exc:
-        click.echo(f"note: cannot tell which queued tasks are ready: {exc}", err=True)
+        echo(f"note: cannot tell which queued tasks are ready: {exc}", err=True)
         return {t.name: "?" for t in queued}
     out = {}
     for t in queued:
@@ -265,10 +265,10 @@ def show_task(task_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(shown.as_dict())
         return
-    click.echo(f"{task_id}  in swarm/{shown.state}/  ({shown.path})")
-    click.echo(shown.text.rstrip())
+    echo(f"{task_id}  in swarm/{shown.state}/  ({shown.path})")
+    echo(shown.text.rstrip())
     if shown.reason:
-        click.echo(f"\nwhy ({shown.reason_path.name}):\n{shown.reason.rstrip()}")
+        echo(f"\nwhy ({shown.reason_path.name}):\n{shown.reason.rstrip()}")
 
 
 @task.command("retry")
@@ -277,7 +277,7 @@ def show_task(task_id: str, as_json: bool) -> None:
 def retry_task(task_id: str) -> None:
     """Send a parked, rejected, cancelled or done task back to the queue, rounds reset."""
     state = retry(current_room(), task_id)
-    click.echo(f"queued {task_id} again (was in swarm/{state}/)")
+    echo(f"queued {task_id} again (was in swarm/{state}/)")
 
 
 @task.command("park")
@@ -287,7 +287,7 @@ def retry_task(task_id: str) -> None:
 def park_task(task_id: str, reason: str) -> None:
     """Take a queued task out of the queue and park it for a person."""
     park(current_room(), task_id, reason)
-    click.echo(f"parked {task_id} (swarm/parked/{task_id}.json)")
+    echo(f"parked {task_id} (swarm/parked/{task_id}.json)")
 
 
 @task.command("cancel")
@@ -297,7 +297,7 @@ def park_task(task_id: str, reason: str) -> None:
 def cancel_task(task_id: str, reason: str) -> None:
     """Cancel a queued, parked or rejected task (it moves to swarm/cancelled/)."""
     state = cancel(current_room(), task_id, reason)
-    click.echo(f"cancelled {task_id} (was in swarm/{state}/)")
+    echo(f"cancelled {task_id} (was in swarm/{state}/)")
 
 
 @task.command("pin")
@@ -308,9 +308,9 @@ def pin_task(task_id: str) -> None:
     from control_room.room import retention  # ~4 ms (its dataclasses): `task list` never pays it
 
     if retention.pin(current_room(), task_id):
-        click.echo(f"pinned {task_id}: cleanup keeps its results")
+        echo(f"pinned {task_id}: cleanup keeps its results")
     else:
-        click.echo(f"{task_id} is pinned already")
+        echo(f"{task_id} is pinned already")
 
 
 @task.command("unpin")
@@ -321,6 +321,6 @@ def unpin_task(task_id: str) -> None:
     from control_room.room import retention  # see pin_task
 
     if retention.unpin(current_room(), task_id):
-        click.echo(f"unpinned {task_id}")
+        echo(f"unpinned {task_id}")
     else:
-        click.echo(f"{task_id} was not pinned")
+        echo(f"{task_id} was not pinned")

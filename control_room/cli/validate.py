@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo_json, json_option
+from control_room.cli.common import current_room, echo, echo_json, json_option
 from control_room.dispatch.round.report import LABELS
 from control_room.dispatch.round.report import validate as check
 from control_room.errors import INVALID, ControlRoomError, NotFoundError
@@ -50,10 +50,10 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
             counts[item.label] += 1
         n = len(report.evidence)
         detail = ", ".join(f"{k} {label}" for label, k in counts.items())
-        click.echo(f"ok: report valid ({n} evidence item{'' if n == 1 else 's'}: {detail})")
+        echo(f"ok: report valid ({n} evidence item{'' if n == 1 else 's'}: {detail})")
     else:
         for v in report.violations:
-            click.echo(f"{name}:{v.line}: {v.message}", err=True)
+            echo(f"{name}:{v.line}: {v.message}", err=True)
     if not report.ok:
         ctx.exit(INVALID)
 
@@ -70,7 +70,7 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
     good = 0
     found = extract(text)
     if not found:
-        click.echo("ok: no proposals (proposing nothing is a valid decision)")
+        echo("ok: no proposals (proposing nothing is a valid decision)")
         return
     earlier: set[str] = set()  # proposals are queued in order: a later one may depend on these
 
@@ -85,10 +85,10 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
                 continue
             except ControlRoomError as exc:
                 problem = str(exc)
-        click.echo(f"{name}:{line}: {problem}", err=True)
+        echo(f"{name}:{line}: {problem}", err=True)
     if good:
-        click.echo(f"ok: {good} valid proposal{'' if good == 1 else 's'}")
+        echo(f"ok: {good} valid proposal{'' if good == 1 else 's'}")
         return
     what = "the only proposal is not" if len(found) == 1 else f"none of the {len(found)} proposals is"
-    click.echo(f"{name}: {what} a valid task", err=True)
+    echo(f"{name}: {what} a valid task", err=True)
     ctx.exit(INVALID)

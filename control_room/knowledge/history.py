@@ -17,8 +17,9 @@ from control_room.ledger.follow import follow
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.text import one_line
 
-KIND = "digest-2"
+KIND = "digest-3"  # 3: decisions and failures kept on one line
 LAST = 5  # decisions kept per route
 STREAK_LINES = 10  # lines kept as evidence of a streak
 CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
@@ -82,7 +83,7 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     except ValueError:
         cost = 0.0
     run = result.read(unescape(cells[Col.DETAIL]))
-    decision, failed = run.decision, run.failed
+    decision, failed = one_line(run.decision), one_line(run.failed)  # shown in views and prompts
     if run.unsupported:
         why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
         _unsupported(state, [time, eid, task, route, why])

@@ -9,6 +9,7 @@ from __future__ import annotations
 AUTO_BEGIN = "<!-- control-room:auto:begin (written by control-room; edits here are replaced) -->"
 AUTO_END = "<!-- control-room:auto:end -->"
 _BEGIN_KEY = "<!-- control-room:auto:begin"
+_MARKER = "<!-- control-room:auto"
 
 
 def replace_auto_block(text: str, body: str) -> str:
@@ -17,13 +18,20 @@ def replace_auto_block(text: str, body: str) -> str:
     Everything outside the two marker lines is kept byte for byte. A file whose markers were
     removed gets the block appended at its end, so the human part is never touched.
     """
-    block = f"{AUTO_BEGIN}\n{body.rstrip()}\n{AUTO_END}\n"
+    block = f"{AUTO_BEGIN}\n{_unmarked(body.rstrip())}\n{AUTO_END}\n"
     lines = text.splitlines(keepends=True)
     span = auto_block_span(lines)
     if span is None:
         sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
         return text + sep + block
     return "".join(lines[: span[0]]) + block + "".join(lines[span[1] + 1 :])
+
+
+def _unmarked(body: str) -> str:
+    """``body`` with no line a marker could be read from: a marker's text inside the body (an
+    agent's words, say) is kept readable but broken (``&lt;!--``), so the block ends only at
+    its own end marker, and nothing after it is taken for the people's part."""
+    return body.replace(_MARKER, "&lt;!-- control-room:auto")
 
 
 def auto_block_span(lines: list[str]) -> tuple[int, int] | None:

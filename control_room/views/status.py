@@ -22,6 +22,7 @@ from control_room.room import settings as settings_file
 from control_room.room.layout import MERGE_STATES, Room
 from control_room.room.settings import DEFAULTS, Settings
 from control_room.store.files import read_text
+from control_room.text import one_line
 from control_room.timeutil import now_iso, today
 from control_room.words import count
 
@@ -244,11 +245,13 @@ def _render_waiting(s: dict[str, Any]) -> list[str]:
 
 def format_entry(e: dict[str, str]) -> str:
     """One ledger entry on one terminal line."""
-    parts = [e["time"].replace("T", " ").rstrip("Z"), e["event"]]
-    parts += [x for x in (e["task"], e["route"], e["adapter"], e["outcome"]) if x]
+    # each cell on one line: an agent's text, unescaped from its cell, never a line of its own
+    parts = [one_line(x) for x in (e["time"].replace("T", " ").rstrip("Z"), e["event"])]
+    parts += [one_line(x) for x in (e["task"], e["route"], e["adapter"], e["outcome"]) if x]
     if e["cost_usd"] not in ("", "0"):
-        parts.append(f"${e['cost_usd']}")
+        parts.append(f"${one_line(e['cost_usd'])}")
     line = "  ".join(parts)
     if e["detail"]:
-        line += "  " + (result.for_people(e["detail"]) if e["event"] == events.RESULT.name else e["detail"])
+        detail = result.for_people(e["detail"]) if e["event"] == events.RESULT.name else e["detail"]
+        line += "  " + one_line(detail)
     return line if len(line) <= 160 else line[:157] + "..."

@@ -199,3 +199,18 @@ def test_echo_json_prints_indented_utf8_in_the_order_given(capsys: pytest.Captur
     out = capsys.readouterr().out
     assert out == '{\n  "b": 1,\n  "a": [\n    "café",\n    null,\n    true\n  ]\n}\n'
     assert json.loads(out) == {"b": 1, "a": ["café", None, True]}
+
+
+def test_echo_prints_no_control_character_an_agent_wrote(capsys: pytest.CaptureFixture[str]) -> None:
+    common.echo("decision \x1b]0;pwned\x07\x1b[31mred\x1b[0m\rover\u202eetxt\n  next line\ttab")
+    assert capsys.readouterr().out == "decision red\noveretxt\n  next line\ttab\n"
+
+
+def test_every_command_prints_through_echo() -> None:
+    """So that what an agent wrote is cleaned on its way to a terminal (only our own carriage
+    returns, the live line's and the countdown's, are written otherwise)."""
+    cli = Path(common.__file__).parent
+    raw = [f"{p.name}:{n}" for p in sorted(cli.glob("*.py")) if p.name != "common.py"
+           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if ("click.echo(" in line or "sys.stdout.write(" in line) and '"\\r' not in line]  # fmt: skip
+    assert raw == []

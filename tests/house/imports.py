@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room.proc",
             "control_room.words",
             "control_room.git",
+            "control_room.text",
         ),
     ),
     ("store", ("control_room.store",)),

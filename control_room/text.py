@@ -1,0 +1,44 @@
+"""Text that came from outside (an agent's answer, a task's objective, a file dropped by hand)
+made safe to show: on a terminal, in a view, in a prompt.
+
+- ``printable``: no control characters: terminal escape sequences (colours, cursor moves, OSC
+  titles and hyperlinks) and the other C0 and C1 controls are removed, and so are the
+  characters that reorder text (bidirectional overrides), which can make a line read other
+  than it is. Line breaks and tabs stay.
+- ``one_line``: ``printable``, and every run of whitespace, line breaks included, one space:
+  for a value shown inside a line of our own (a cell, a list item), so that it can never start
+  a line of its own.
+
+Only what is shown is cleaned: the raw capture files (``swarm/results/ID/stdout.txt``) and the
+ledger keep every byte.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ESC [ ... final (CSI), ESC ] ... BEL or ESC \ (OSC), ESC P/X/^/_ ... ESC \ (DCS and the
+# like), then any other ESC with the character after it.
+_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b.?"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_SPACE = re.compile(r"\s+")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal escape sequences and other control characters; line breaks
+    (``\\n``; ``\\r\\n`` and a lone ``\\r`` become ``\\n``) and tabs kept."""
+    if text.isprintable():
+        return text  # the common case, at the cost of one scan
+    text = _SEQUENCE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return _CONTROL.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """``text`` printable, on one line: every run of whitespace one space, no edge spaces."""
+    return _SPACE.sub(" ", printable(text)).strip()

@@ -1,0 +1,36 @@
+"""control_room.text: text from outside, shown without its control characters, on one line."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from control_room.text import one_line, printable
+
+ESC = "\x1b"
+
+
+def test_escape_sequences_and_controls_go_and_the_words_stay() -> None:
+    assert printable("\x1b[31mred\x1b[0m and \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\") == "red and link"
+    assert printable("title\x1b]0;pwned\x07 bell\x07 nul\x00 del\x7f c1\x9b2J") == "title bell nul del c1"
+    assert printable("evil\u202egnp.exe") == "evilgnp.exe"  # no reordering
+    assert printable("a\r\nb\rc\td\n") == "a\nb\nc\td\n"
+    assert printable("plain text, é, 漢字") == "plain text, é, 漢字"
+
+
+def test_one_line_puts_anything_on_one_line() -> None:
+    assert one_line("x\n<!-- control-room:auto:end -->\n  PLANTED\t\tline ") == (
+        "x <!-- control-room:auto:end --> PLANTED line"
+    )
+
+
+@given(st.text())
+def test_nothing_printable_keeps_can_move_a_terminal_or_start_a_line(text: str) -> None:
+    shown = printable(text)
+    assert ESC not in shown and "\r" not in shown and "\x07" not in shown
+    assert [c for c in shown if unicodedata.category(c) == "Cc" and c not in "\n\t"] == []
+    assert not set(shown) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    line = one_line(text)
+    assert "\n" not in line and ESC not in line and line == line.strip()
