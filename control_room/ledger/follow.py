@@ -16,6 +16,7 @@ from typing import Any
 
 from control_room.ledger.line import COLUMNS, HEADER, split_cells
 from control_room.store import cache
+from control_room.store.files import open_fd
 
 BOUNDARY = 64
 CHUNK = 1 << 20
@@ -81,7 +82,7 @@ def _walk(
     """Load (or start) the checkpoint of ``kind``, call ``each(state, fd, size)`` if the ledger
     grew, save; return the state and the bytes read. ``same_inode``: a file replaced since
     (a rename over it: an editor's save, ``sed -i``, a checkout) is read again from the start."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = open_fd(path)
     try:
         st = os.fstat(fd)
         size = st.st_size
@@ -112,7 +113,7 @@ def start_at(
 ) -> None:
     """Make a checkpoint that has folded in the ledger up to ``offset`` (the end of a whole line
     past the table header) without reading it: for a state that only wants what comes next."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = open_fd(path)
     try:
         size = min(offset, os.fstat(fd).st_size)
         state = {"kind": kind, "size": size, "in_table": True, "lines": 0, **init()}

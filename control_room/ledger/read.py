@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from control_room.ledger.line import HEADER, Entry, parse
+from control_room.store.files import open_fd, open_regular
 
 FIRST_BLOCK = 1 << 12  # most reads need only the last line or two
 MAX_BLOCK = 1 << 20
@@ -36,7 +37,7 @@ def lines_backward(fd: int, end: int) -> Iterator[str]:
 @contextmanager
 def opened(path: Path) -> Iterator[int]:
     """A read-only descriptor of the ledger (or another log) at ``path``, closed after."""
-    fd = os.open(path, os.O_RDONLY)
+    fd = open_fd(path)
     try:
         yield fd
     finally:
@@ -93,7 +94,7 @@ def last_hash(fd: int, end: int, writer: str) -> str | None:
 def numbered_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
     """(1-based line number, text without newline, whether the newline was there) for every
     line; streams the file."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for number, raw in enumerate(f, 1):
             whole = raw.endswith(b"\n")
             text = (raw[:-1] if whole else raw).decode("utf-8", "replace")

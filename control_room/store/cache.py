@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from control_room.store.files import atomic_write
+from control_room.store.files import atomic_write, read_bytes
 
 T = TypeVar("T")
 
@@ -59,8 +59,7 @@ def load(cache_file: Path) -> Any:
         except (ValueError, EOFError, TypeError):
             return None
     try:
-        with open(cache_file, "rb") as f:
-            data = f.read()
+        data = read_bytes(cache_file)
         if not data.startswith(_MAGIC):
             return None
         return marshal.loads(data[len(_MAGIC) :])

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from control_room.errors import IO_ERROR, ConflictError, ControlRoomError
 from control_room.store import lock
@@ -104,10 +107,40 @@ def _umask() -> int:
     return _UMASK
 
 
+def open_fd(path: Path) -> int:
+    """A read-only descriptor of the regular file at ``path``: every read of a room file opens
+    through here. It opens without blocking (``O_NONBLOCK``: a FIFO someone left in place of a
+    file would wait for a writer forever) and refuses what is not a regular file, so a reader
+    never hangs on a FIFO nor reads a device: ``IsADirectoryError`` for a folder, ``OSError``
+    (EINVAL, "not a regular file") for the rest."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket or a device)", str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``open_fd`` as a binary file object."""
+    return os.fdopen(open_fd(path), "rb")
+
+
+def read_bytes(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (its first ``limit``, if given)."""
+    with open_regular(path) as f:
+        return f.read() if limit is None else f.read(limit)
+
+
 def read_text(path: Path, limit: int | None = None) -> str:
     """Read a room file as UTF-8 (its first ``limit`` bytes, if given); undecodable bytes
     become U+FFFD rather than an exception."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         data = f.read() if limit is None else f.read(limit)
     return data.decode("utf-8", errors="replace")
 
@@ -117,8 +150,7 @@ def read_output(path: Path, limit: int | None = None) -> tuple[str, bool]:
     (a tool printing Latin-1) is not mangled into U+FFFD: each byte that is not part of a
     UTF-8 sequence is read as Latin-1, so ``caf\\xe9`` reads ``café``. Empty if missing."""
     try:
-        with open(path, "rb") as f:
-            data = f.read() if limit is None else f.read(limit)
+        data = read_bytes(path, limit)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return "", True
     try:
@@ -154,11 +186,11 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
     """
     with lock.sibling(path):
         for _ in range(tries):
-            before = path.read_bytes() if path.exists() else b""
+            before = read_bytes(path) if path.exists() else b""
             new = change(before.decode("utf-8", errors="replace"))
             if new.encode("utf-8") == before:
                 return new
-            now = path.read_bytes() if path.exists() else b""
+            now = read_bytes(path) if path.exists() else b""
             if now != before:
                 continue  # edited under us: re-read, re-apply
             atomic_write(path, new)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.errors import InvalidError
-from control_room.store.files import atomic_write
+from control_room.store.files import atomic_write, read_bytes
 
 MAX_BYTES = 1 << 20
 
@@ -35,8 +35,7 @@ def parse(raw: bytes | str) -> Any:
 def head(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of the file at ``path``, at most ``max_bytes + 1`` of them: enough to tell a
     file that is too big. ``OSError`` when it cannot be read."""
-    with open(path, "rb") as f:
-        return f.read(max_bytes + 1)
+    return read_bytes(path, max_bytes + 1)
 
 
 def read(path: Path, max_bytes: int = MAX_BYTES) -> Any:

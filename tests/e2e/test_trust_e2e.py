@@ -4,6 +4,7 @@ as an agent or a careless writer would, on a real room."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -73,3 +74,32 @@ def test_an_agents_escape_sequences_reach_no_terminal_and_no_view(cr: Any, room:
     assert "\x1b[31m" in raw  # the capture keeps every byte
     meta = json.loads((room.swarm / "results" / "t1" / "meta.json").read_text())
     assert meta["verdict"] == "fail"
+
+
+# 5. files that are not files: a reader never waits on a FIFO ------------------------------------
+
+
+def test_a_fifo_in_the_queue_is_refused_not_waited_on(cr: Any, room: Room) -> None:
+    queue(room, "t1")
+    queue(room, "t2")
+    assert cr("cycle").returncode == errors.PASSED  # the queue's order is now known for a while
+    os.mkfifo(room.state_dir("queue") / "evil.json")  # so the next cycle reads only this new name
+    done = cr("cycle")  # a reader that waited on the FIFO would be killed by cr's time-out
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    why = (room.state_dir("rejected") / "evil.json.reason").read_text(encoding="utf-8")
+    assert "cannot read: not a regular file (a FIFO, a socket or a device)" in why
+    os.mkfifo(room.state_dir("queue") / "again.json")
+    for args in (["status"], ["task", "list"], ["cycle"], ["stop", "--reason", "done"], ["resume"]):
+        assert "Traceback" not in cr(*args).stderr
+
+
+def test_a_fifo_where_a_runs_meta_json_was_leaves_the_dashboard_working(cr: Any, room: Room) -> None:
+    queue(room, "t1")
+    assert cr("cycle").returncode == errors.PASSED
+    meta = room.swarm / "results" / "t1" / "meta.json"
+    meta.unlink()
+    os.mkfifo(meta)
+    for args in (["dashboard"], ["task", "show", "t1"], ["status"], ["scorecard"]):
+        done = cr(*args)
+        assert "Traceback" not in done.stderr, (args, done.stderr)
+    assert (room.cr / ".dashboard" / "index.html").is_file()

@@ -138,7 +138,7 @@ def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
     queued = _Queued(room, reject) if state == "queue" else None
     for entry in entries:
         name = entry.name
-        if name.startswith(".") or name.endswith(skip) or not entry.is_file():
+        if name.startswith(".") or name.endswith(skip) or entry.is_dir():  # a FIFO is read: refused
             continue
         try:
             st = entry.stat()

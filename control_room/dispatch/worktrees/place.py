@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.room.layout import Room
+from control_room.store.files import read_text
 
 MID = {  # files in the git dir that mean an operation is half done
     "rebase-merge": "a rebase",
@@ -56,7 +57,7 @@ def git_dir(path: Path) -> Path | None:
     if dot.is_dir():
         return dot
     try:
-        text = dot.read_text(encoding="utf-8", errors="replace")
+        text = read_text(dot, 4096)  # a regular file only: the work dir is the agent's
     except OSError:  # no .git (or unreadable): not a checkout
         return None
     first = text.splitlines()[0] if text else ""
