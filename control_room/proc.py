@@ -2,7 +2,9 @@
 
 - argv lists only, never a shell; the executable is looked up first, on the child's PATH;
 - the child gets its own session (so its own process group): a time-out or STOP kills the
-  whole group, children and grandchildren, with SIGTERM then SIGKILL one second later;
+  whole group, children and grandchildren, with SIGTERM then SIGKILL one second later; what
+  left the group (``setsid``) is ended too, and a watchdog ends the group should we die first
+  (``reaper``);
 - stdout and stderr stream to files as they arrive, so a crash leaves what was said, and
   each is capped: past ``cap_bytes`` the rest is read and dropped, and the cut is noted;
 - the stdin payload (the prompt) is written from a thread, so a child that does not read it
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from control_room import reaper
 from control_room.errors import ControlRoomError
 from control_room.interrupt import deferred
 
@@ -109,10 +112,11 @@ def run(
     if exe is None:
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
     out, err = Stream(stdout_path), Stream(stderr_path)
+    adopting = reaper.subreaper(True)  # an orphan below us comes to us, not to init
     start = time.monotonic()
     try:  # not under ``deferred``: a child inherits the signal mask, and must get the normal one
         child = subprocess.Popen(
-            [exe, *argv[1:]],
+            reaper.watched([exe, *argv[1:]], timeout_s),
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -121,7 +125,10 @@ def run(
             start_new_session=True,
         )
     except OSError as exc:
+        if adopting:
+            reaper.subreaper(False)
         raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+    reaper.spawned.add(child.pid)
     threads = [
         threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
         threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
@@ -156,10 +163,9 @@ def run(
     except BaseException:  # Interrupted, or a bug: the child's whole group ends before we go
         with deferred():
             _kill_group(child)
+            _end_the_rest(child, adopting)
         raise
-    # Whatever the child left behind in its group (a background grandchild) goes too.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGKILL)
+    strays = _end_the_rest(child, adopting)
     for t in threads:
         t.join(timeout=2.0)
     result.exit_code = code
@@ -173,7 +179,25 @@ def run(
         result.notes.append(f"killed after the {timeout_s:g}s time limit")
     if result.stopped:
         result.notes.append("killed because STOP appeared")
+    if strays:
+        result.notes.append(f"ended {strays} process(es) it left running outside its group")
     return result
+
+
+def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:
+    """Whatever the child left behind: in its group (a background grandchild), and outside it
+    (``setsid``: adopted by us as their subreaper). How many of the latter were ended."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=KILL_GRACE_S)
+    reaper.spawned.discard(child.pid)
+    if not adopting:
+        return 0
+    try:
+        return reaper.end_strays()
+    finally:
+        reaper.subreaper(False)
 
 
 def call(
@@ -220,6 +244,7 @@ def run_all(argvs: list[list[str]], *, cwd: Path) -> list[tuple[int, str, str]]:
                     stderr=subprocess.PIPE, text=True, start_new_session=True,
                 )
             )  # fmt: skip
+            reaper.spawned.add(children[-1].pid)
         done = []
         for c in children:
             out, err = c.communicate()
@@ -242,6 +267,8 @@ def run_all(argvs: list[list[str]], *, cwd: Path) -> list[tuple[int, str, str]]:
         if hasattr(exc, "said"):
             exc.said = said
         raise
+    finally:
+        reaper.spawned.difference_update(c.pid for c in children)
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 from typing import Any
 
-from support import queue
+from support import dead, queue, wait_for, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -103,3 +105,47 @@ def test_a_fifo_where_a_runs_meta_json_was_leaves_the_dashboard_working(cr: Any,
         done = cr(*args)
         assert "Traceback" not in done.stderr, (args, done.stderr)
     assert (room.cr / ".dashboard" / "index.html").is_file()
+
+
+# 6. daemons: whatever an agent starts ends with its run --------------------------------------
+
+DAEMON = """
+import subprocess, sys
+kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+open(sys.argv[1], "w").write(str(kid.pid))
+"""
+
+
+def test_a_child_that_left_the_agents_group_ends_with_the_run(cr: Any, room: Room, tmp_path: Any) -> None:
+    py = sys.executable
+    agent_pid, validator_pid = tmp_path / "agent.pid", tmp_path / "validator.pid"
+    queue(room, "t1", command=[py, "-c", DAEMON, str(agent_pid)],
+          validator=[py, "-c", DAEMON, str(validator_pid)])  # fmt: skip
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    for pid_file in (agent_pid, validator_pid):  # both setsid'd: outside the group proc.run kills
+        assert dead(int(pid_file.read_text()), within=5.0), pid_file.name
+    meta = json.loads((room.swarm / "results" / "t1" / "meta.json").read_text(encoding="utf-8"))
+    assert "ended 1 process(es) it left running outside its group" in json.dumps(meta)
+
+
+def test_an_agent_whose_dispatcher_was_killed_ends_by_its_wall_clock(
+    cr: Any, room: Room, tmp_path: Any
+) -> None:
+    py = sys.executable
+    started = tmp_path / "agent.pid"
+    sleeper = f"import os, time; open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+    queue(room, "t1", command=[py, "-c", sleeper], wall_clock_s=2)
+    cycle = subprocess.Popen([cr.exe, "cycle"], cwd=room.root, env=cr.env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    wait_for(started)
+    os.kill(cycle.pid, signal.SIGKILL)  # the dispatcher only: its agent is orphaned, still running
+    cycle.wait()
+    agent = int(started.read_text())
+    assert not dead(agent, within=0.5)  # the agent outlived its dispatcher ...
+    # ... and is ended by its own wall clock (2 s + the watchdog's 5 s), long before a claim's
+    # lease (wall clock + grace_s, 60 s by default) lets another cycle take the task over
+    assert dead(agent, within=30.0)
+    assert where(room, "t1") == ["running"]  # the next cycle recovers it, as before
+    assert cr("cycle").stdout.startswith("recovered t1: ")

@@ -1,0 +1,123 @@
+"""Every descendant of a run ends with it, even one that left the agent's process group.
+
+``proc.run`` starts the agent in a session of its own and kills that group at the end. A child
+that calls ``setsid`` (a daemon, ``nohup setsid ...``, a double fork) leaves the group, and so
+escaped that kill. Two mechanisms close the gap (docs/faults.md):
+
+- **a subreaper** (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): while an agent runs, an orphan
+  anywhere below us is re-parented to us rather than to init, so after the run ``end_strays``
+  finds it among our own children (``/proc``) and ends it, its own group with it, until none is
+  left;
+- **a watchdog** (``watched``): the agent runs under coreutils ``timeout``, which ends the whole
+  group a few seconds after the wall clock even when the dispatcher itself was SIGKILLed, so an
+  orphaned agent never outlives its lease into another machine's takeover.
+
+Elsewhere (macOS: no subreaper, no ``timeout``) only the process group is ended, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import sys
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+WATCHDOG_GRACE_S = 5.0  # after the wall clock; well inside a claim's grace_s (default 60)
+ROUNDS = 50  # each round ends what the last one's deaths re-parented to us
+
+spawned: set[int] = set()  # our own children (proc's Popen): never strays
+
+
+def subreaper(on: bool) -> bool:
+    """Make this process the subreaper of its descendants (or stop being it); False where the
+    system has none."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # Linux only, and only around an agent's run
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def children() -> list[int]:
+    """The pids whose parent is this process, from ``/proc`` (empty where there is none)."""
+    pids: list[int] = []
+    try:
+        threads = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for tid in threads:
+        try:
+            with open(f"/proc/self/task/{tid}/children", encoding="ascii") as f:
+                pids.extend(int(p) for p in f.read().split())
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def end_strays() -> int:
+    """End every child of ours that ``proc`` did not start (an orphan the subreaper adopted),
+    with its process group, and reap it; repeat while their deaths bring more. How many were
+    still running (a zombie, ended with the agent's own group, is only reaped)."""
+    ended = 0
+    ours = os.getpgrp()
+    for _ in range(ROUNDS):
+        strays = [pid for pid in children() if pid not in spawned]
+        if not strays:
+            break
+        for pid in strays:
+            if _zombie(pid):  # it ended already (in the group proc killed): reaped, not counted
+                _reap(pid)
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                group = os.getpgid(pid)
+                if group != ours:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+            ended += _reap(pid)
+    return ended
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _reap(pid: int, wait_s: float = 2.0) -> bool:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return True  # reaped already (or not ours after all)
+        if done:
+            return True
+        if time.monotonic() >= deadline:
+            return False  # stuck in the kernel (state D): the next round tries again
+        time.sleep(0.01)
+
+
+@functools.cache
+def _timeout_program() -> str | None:
+    return shutil.which("timeout") if sys.platform.startswith("linux") else None
+
+
+def watched(argv: list[str], limit_s: float) -> list[str]:
+    """``argv`` under a watchdog that kills its whole group ``WATCHDOG_GRACE_S`` after
+    ``limit_s``, should we no longer be there to do it; ``argv`` itself where there is none."""
+    program = _timeout_program()
+    if program is None:
+        return argv
+    # TERM, then KILL 2 s later: the TERM that proc sends at a time-out or STOP reaches the
+    # agent as TERM (``timeout`` passes on the signal it gets as its own), with that grace
+    return [program, "-s", "TERM", "-k", "2", f"{limit_s + WATCHDOG_GRACE_S:g}", *argv]
