@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 import click
 
-from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, person_only, room_option
 from control_room.dispatch.person.decisions import cancel, park, retry
 from control_room.dispatch.queue import admission, index
 from control_room.dispatch.queue.ready import readiness
@@ -274,6 +274,7 @@ def show_task(task_id: str, as_json: bool) -> None:
 @task.command("retry")
 @room_option
 @click.argument("task_id", metavar="ID")
+@person_only
 def retry_task(task_id: str) -> None:
     """Send a parked, rejected, cancelled or done task back to the queue, rounds reset."""
     state = retry(current_room(), task_id)
@@ -284,6 +285,7 @@ def retry_task(task_id: str) -> None:
 @room_option
 @click.argument("task_id", metavar="ID")
 @click.option("--reason", default="", help="Why, written beside the task.")
+@person_only
 def park_task(task_id: str, reason: str) -> None:
     """Take a queued task out of the queue and park it for a person."""
     park(current_room(), task_id, reason)
@@ -294,6 +296,7 @@ def park_task(task_id: str, reason: str) -> None:
 @room_option
 @click.argument("task_id", metavar="ID")
 @click.option("--reason", default="", help="Why, written beside the task.")
+@person_only
 def cancel_task(task_id: str, reason: str) -> None:
     """Cancel a queued, parked or rejected task (it moves to swarm/cancelled/)."""
     state = cancel(current_room(), task_id, reason)
@@ -303,6 +306,7 @@ def cancel_task(task_id: str, reason: str) -> None:
 @task.command("pin")
 @room_option
 @click.argument("task_id", metavar="ID")
+@person_only
 def pin_task(task_id: str) -> None:
     """Pin a task: `cleanup` never removes its results (control-room/PINNED)."""
     from control_room.room import retention  # ~4 ms (its dataclasses): `task list` never pays it
@@ -316,6 +320,7 @@ def pin_task(task_id: str) -> None:
 @task.command("unpin")
 @room_option
 @click.argument("task_id", metavar="ID")
+@person_only
 def unpin_task(task_id: str) -> None:
     """Unpin a task: `cleanup` may remove its results again once it is finished and old."""
     from control_room.room import retention  # see pin_task
