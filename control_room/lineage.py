@@ -8,7 +8,7 @@ an agent could unset:
 - ``CONTROL_ROOM_TASK`` in this process's environment (the dispatcher sets it for every agent
   and validator), or in the environment any ancestor started with (``/proc/<pid>/environ``:
   ``env -u CONTROL_ROOM_TASK control-room approve`` still has the agent's shell above it);
-- or an ancestor that is a dispatcher (``control-room cycle``, ``run`` or ``demo``): a daemon
+- or an ancestor that is a dispatcher (``control-room cycle``, ``run``, ``demo``, ``integrate``): a daemon
   that left the agent's session is re-parented to the dispatcher, its subreaper (reaper.py).
 
 Where there is no ``/proc`` (macOS) only the variable is seen.
@@ -21,7 +21,7 @@ import os
 
 TASK_VARIABLE = "CONTROL_ROOM_TASK"
 UNKNOWN = "unknown"  # inside a run, but which task's is not known (a dispatcher above us)
-DISPATCHERS = frozenset({"cycle", "run", "demo"})  # the commands that start agents
+DISPATCHERS = frozenset({"cycle", "run", "demo", "integrate"})  # the commands that run agents or validators
 _MAX_DEPTH = 64
 _NEEDLE = f"{TASK_VARIABLE}=".encode()
 
@@ -77,7 +77,7 @@ def _parent(pid: int) -> int:
 
 
 def _dispatcher(cmdline: bytes) -> str:
-    """``cycle``, ``run`` or ``demo`` for ``control-room [options] cycle|run|demo ...`` (the
+    """The command for ``control-room [options] cycle|run|demo|integrate ...`` (the
     script, ``python .../control-room`` or ``python -m control_room``); else ""."""
     argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0") if a]
     for i, arg in enumerate(argv[:3]):

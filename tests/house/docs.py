@@ -45,6 +45,22 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
+def person_only_list() -> str:
+    """The commands marked ``cli.common.person_only``, in the order ``--help`` lists them."""
+    from control_room.cli import cli
+
+    ctx = click.Context(cli, info_name="control-room")
+    found = []
+    for path in _commands(cli, ctx, []):
+        cmd: click.Command | None = cli
+        for name in path:
+            assert isinstance(cmd, click.Group)
+            cmd = cmd.get_command(ctx, name)
+        if cmd is not None and getattr(cmd.callback, "person_only", False):
+            found.append(f"`{' '.join(path)}`")
+    return ", ".join(found) + "\n"
+
+
 def settings_table() -> str:
     """The keys of CONTROL.md, from ``room.keys.KEYS``."""
     from control_room.room.keys import KEYS
@@ -109,6 +125,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "task-fields": ("tasks.md", tasks_table),
     "events": ("ledger.md", events_table),
     "exit-codes": ("exit-codes.md", exit_codes_table),
+    "person-only": ("security.md", person_only_list),
 }
 
 
