@@ -75,15 +75,19 @@ def execute(
 
 def read(adapter: Adapter, inv: Invocation, res: proc.Result) -> Outcome:
     """What the run said, through the adapter: its streams (bytes that are not UTF-8 read as
-    Latin-1, and noted), and the files it declares (copilot's usage file)."""
+    Latin-1, and noted), and the files it declares (copilot's usage file); and whether it
+    failed for its provider's fault (``Adapter.fault``)."""
     assert inv.results is not None
     stdout = results_folder.read_capture(res.stdout.path, res.notes, "stdout")
     stderr = results_folder.read_capture(res.stderr.path, res.notes, "stderr")
     named = adapter.outputs(inv)
     if not named:
-        return adapter.read(res, stdout, stderr)
-    files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
-    return adapter.read(res, stdout, stderr, files)
+        outcome = adapter.read(res, stdout, stderr)
+    else:
+        files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
+        outcome = adapter.read(res, stdout, stderr, files)
+    outcome.fault = adapter.fault(res, stdout, stderr, outcome)
+    return outcome
 
 
 def write_state(room: Room, adapter: Adapter, inv: Invocation) -> None:
