@@ -148,6 +148,13 @@ class Adapter:
 
         return recognise(f"{outcome.error or ''}\n{stderr[-4000:]}")
 
+    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
+        """The usage one line of the CLI's streamed JSON output reports as it goes: (input
+        tokens, output tokens, cost in USD or None), or None for a line that reports none. Only
+        CLIs that stream their usage step by step override it (the live spend cap reads it,
+        dispatch/run/spend.py)."""
+        return None
+
     def explain(self, result: Result, stderr: str) -> str:
         """One line: how the run ended (exit code and its meaning, or the kill) and the cause,
         ``stderr``'s last line (or whatever text the caller found the cause in)."""

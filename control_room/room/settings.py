@@ -67,6 +67,7 @@ class Settings:
     orchestrator_wall_clock_s: float
     command_argv: tuple[str, ...]
     adapters: Mapping[str, Mapping[str, Any] | None]
+    prices: Mapping[str, Mapping[str, float]]
     approvals: tuple[Mapping[str, Any], ...]
 
     def __init__(self, **values: Any) -> None:

@@ -76,3 +76,35 @@ def test_a_rate_limited_adapter_costs_no_round_and_its_tasks_finish_on_the_fallb
     # a person ends the cooldown early: the file is disposable
     cooldowns.path(room).unlink()
     assert "cooling" not in cr("status").stdout
+
+
+# A model that keeps calling tools: `codex exec --json` printing one turn.completed after another
+ENDLESS = """#!/usr/bin/env python3
+import json, sys, time
+sys.stdin.read()
+print(json.dumps({"type": "thread.started", "thread_id": "t"}), flush=True)
+while True:
+    print(json.dumps({"type": "item.completed", "item": {"type": "command_execution", "command": "ls"}}))
+    print(json.dumps({"type": "turn.completed",
+                      "usage": {"input_tokens": 100000, "cached_input_tokens": 0, "output_tokens": 10000}}),
+          flush=True)
+    time.sleep(0.3)
+"""
+
+
+def test_a_run_that_keeps_spending_is_ended_by_its_cap(cr: Any, room: Room, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "endless"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text(ENDLESS)
+    (bin_dir / "codex").chmod(0o755)
+    control = room.control.read_text(encoding="utf-8")
+    room.control.write_text(control.replace("\nprices: {}", "\nprices: {m1: {input: 1.0, output: 5.0}}"))
+    queue(room, "spender", adapter="codex", model="m1", command=None, max_cost_usd=0.5, wall_clock_s=120)
+    done = cr("cycle", extra_env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    back = task_json(room, "queue", "spender")
+    assert back["rounds"] == 1
+    assert back["last_failure"].startswith("cost-cap: $0.6000 (estimated) spent over 4 step(s)")
+    assert "past max_cost_usd $0.5" in back["last_failure"]
+    meta = json.loads((room.swarm / "results" / "spender" / "meta.json").read_text())
+    assert any(n.startswith("ended: cost-cap") for n in meta.get("notes", [])), meta

@@ -56,6 +56,7 @@ def execute(
     *,
     on_start: Callable[[int], None] | None = None,
     on_tick: Callable[[float, int], None] | None = None,
+    watch: Callable[[], str] | None = None,
 ) -> proc.Result:
     """Run the CLI in the work dir, its streams into the results folder. Raises
     ``proc.ExecutableNotFound`` when the CLI is not installed."""
@@ -72,6 +73,7 @@ def execute(
         stop_file=room.stop,
         on_start=on_start,
         on_tick=on_tick,
+        watch=watch,
     )
 
 
@@ -94,6 +96,9 @@ def read(adapter: Adapter, inv: Invocation, res: proc.Result) -> Outcome:
     else:
         files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
         outcome = adapter.read(res, stdout, stderr, files)
+    if res.ended:  # its live spend cap (spend.py): the task's own failure, whatever the CLI said
+        outcome.ok, outcome.error = False, res.ended
+        return outcome
     outcome.fault = fault = adapter.fault(res, stdout, stderr, outcome)
     if fault is not None and fault.kind == CONTEXT:  # the task's: too big for one brief
         outcome.error = f"{TOO_BIG} ({adapter.name}): {SPLIT}. The CLI said: {fault.detail}"

@@ -16,7 +16,7 @@ from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator
 from control_room.dispatch.round.outcome import CycleResult, requeue
 from control_room.dispatch.round.report import validate as validate_report
-from control_room.dispatch.run import agent, finish, preflight, provider
+from control_room.dispatch.run import agent, finish, preflight, provider, spend
 from control_room.dispatch.worktrees import worktree
 from control_room.knowledge import digest
 from control_room.ledger import events
@@ -89,7 +89,10 @@ def run_claimed(
         meta["argv"] = adapter.command(inv)
         limit = float(task["wall_clock_s"])
         tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
-        res = agent.execute(room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick)
+        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices)
+        res = agent.execute(
+            room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap
+        )
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         requeue(room, task, events.ADAPTER_MISSING, f"{exc}; {adapter.install}", adapter=adapter.name)
