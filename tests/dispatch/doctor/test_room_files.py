@@ -304,4 +304,6 @@ def test_the_checks_and_their_repairs() -> None:
         ("ledger", room_files.restore),
         ("claims", room_files.recover),
         ("rejected", None),
+        ("lenses", None),
+        ("graveyard", None),
     ]
