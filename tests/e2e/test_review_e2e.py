@@ -375,3 +375,21 @@ def test_a_person_accepts_a_task_its_parked_arbiter_holds_in_passed(
     again = cr("task", "accept", "t1")
     refused = "Error: cannot accept t1: it is in swarm/to-test/, not in swarm/passed/\n"
     assert (again.returncode, again.stderr) == (errors.CONFLICT, refused)
+
+
+def test_a_person_accepts_an_escalated_task_and_it_merges(cr, room: Room, reviewers: Reviewers) -> None:
+    disagree(cr, room, reviewers)
+    reviewers.set(**{"m-judge": {"decision": "escalate", "why": "both sides cite files I cannot read"}})
+    assert cr("cycle").returncode == errors.PASSED and where(room, "t1") == ["parked"]
+    reason = (room.state_dir("parked") / "t1.reason").read_text()
+    assert "The verdict may be a person's: `control-room task accept t1` accepts it.\n" in reason
+    ok = cr("task", "accept", "t1", "--by", "ann")
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert (
+        ok.stdout
+        == "t1 accepted (by a person, ann); it may integrate; `control-room integrate t1` merges it\n"
+    )
+    assert where(room, "t1") == ["passed"] and "escalated" not in task_json(room, "passed", "t1")
+    merged = cr("integrate", "t1")
+    assert merged.returncode == errors.OK and merged.stdout.startswith("merged: t1 (route/r1 onto main")
+    assert git(room.root.parent / "repo", "log", "--format=%s") == "t1: objective of t1\nfirst"

@@ -93,7 +93,7 @@ def retry(room: Room, task_id: str) -> str:
     """Back to the queue with a fresh round count, from parked, rejected, cancelled or done."""
     state, task = _load(room, task_id, ("parked", "rejected", "cancelled", "done"), "retry")
     fresh = tasks.without(
-        task, "rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by"
+        task, "rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by", "escalated"
     )
     swarm.move(room, task_id, state, "queue", task=fresh)
     ledger.append(

@@ -24,7 +24,7 @@ from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import ConflictError, InvalidError
 from control_room.knowledge import routes
 from control_room.ledger import events
-from control_room.room import lenses, swarm
+from control_room.room import lenses, swarm, tasks
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -136,14 +136,18 @@ def _accepted(room: Room, settings: Settings, target: Task, why: str) -> tuple[s
 
 
 def accept(room: Room, settings: Settings, task_id: str, who: str, reason: str) -> tuple[str, str | None]:
-    """A person accepts a task in ``passed/`` whose reviews have no verdict (they wait, disagree,
-    or their review or arbiter task is parked): the verdict is the person's. The review and
-    arbiter tasks it waits for are cancelled; then it is accepted as reviews accept one (it
-    may integrate, or is done with nothing to merge). Returns as ``settle``."""
+    """A person accepts a task whose reviews have no verdict: one in ``passed/`` (they wait,
+    disagree, or a review or arbiter task is parked), or one parked by an escalation. The
+    verdict is the person's. The review and arbiter tasks it waits for are cancelled; then it
+    is accepted as reviews accept one (it may integrate, or is done with nothing to merge).
+    Returns as ``settle``."""
     state, path = swarm.locate(room, task_id)
-    if state != "passed":
-        raise ConflictError(f"cannot accept {task_id}: it is in swarm/{state}/, not in swarm/passed/")
     target, problems = swarm.read_task(path)
+    if state not in ("passed", "parked") or (state == "parked" and not target.get("escalated")):
+        parked = (
+            " (a parked task only when its reviews' disagreement was escalated)" if state == "parked" else ""
+        )
+        raise ConflictError(f"cannot accept {task_id}: it is in swarm/{state}/, not in swarm/passed/{parked}")
     if problems:
         raise InvalidError(f"cannot accept {task_id}: {path} is not a valid task: {'; '.join(problems)}")
     if not needs_verdict(target):
@@ -151,6 +155,9 @@ def accept(room: Room, settings: Settings, task_id: str, who: str, reason: str) 
             f"cannot accept {task_id}: it waits for no verdict (it has no reviews, or they accepted it); "
             f"`control-room integrate {task_id}` merges it"
         )
+    if state == "parked":  # back where an accepted task waits for the merge queue, the reason gone
+        target = tasks.without(target, "escalated")
+        swarm.move(room, task_id, "parked", "passed", task=target)
     decisions.let_go(room, target, f"{task_id} was accepted by a person ({who})")
     why = f"by a person, {who}" + (f": {reason}" if reason else "")
     return _accepted(room, settings, target, why)
@@ -263,8 +270,9 @@ def _escalate(room: Room, target: Task, sides: dict[str, list[str]], why: str) -
         f"Both positions, side by side (who wrote each is withheld here too; the review tasks are "
         f"{', '.join([*sides.get('A', []), *sides.get('B', [])])}):\n\n{both}\n\n"
     )
+    reason += f"The verdict may be a person's: `control-room task accept {tid}` accepts it.\n"
     ledger.append(
         room.ledger, events.ESCALATED, task=tid, route=target.get("route", ""), outcome="parked", detail=why
     )
-    park(room, target, "passed", reason, f"escalated: {why}")
+    park(room, {**target, "escalated": now_iso()}, "passed", reason, f"escalated: {why}")
     return f"{tid} escalated to a person ({why}); parked with both positions"

@@ -122,6 +122,7 @@ def test_a_second_arbitration_escalates_to_a_person_with_both_positions(
         "## Position A\n\nDECISION: reject\nWHY: no\nEVIDENCE:\n- CONFIRMED: b.txt holds a key\n\n"
         "## Position B\n\nDECISION: accept\nWHY: the \\[withheld\\] lens likes it\nEVIDENCE:\n"
         "- INFERRED: nothing\n\n"
+        "The verdict may be a person's: `control-room task accept t1` accepts it.\n"
         "A person decides: `control-room task retry t1`, `control-room task cancel t1`, or kill its route.\n",
         reason,
     )
@@ -278,3 +279,19 @@ def test_a_late_verdict_for_a_task_a_person_accepted_changes_nothing(room: Room)
         None,
     )
     assert where(room, "t1") == ["passed"] and entries(room, "arbitration") == []
+
+
+def test_a_parked_task_is_accepted_only_once_escalated(room: Room) -> None:
+    put(room, "parked", "t1", route="r1", review_tasks=["review-a-t1"])
+    with pytest.raises(errors.ConflictError) as err:
+        verdicts.accept(room, Settings(), "t1", "ann", "")
+    assert str(err.value) == (
+        "cannot accept t1: it is in swarm/parked/, not in swarm/passed/ (a parked task only when its "
+        "reviews' disagreement was escalated)"
+    )
+    put(room, "parked", "t1", route="r1", review_tasks=["review-a-t1"], escalated="2026-01-01T00:00:00Z")
+    assert verdicts.accept(room, Settings(), "t1", "ann", "") == (
+        "t1 accepted (by a person, ann); done",
+        None,
+    )
+    assert where(room, "t1") == ["done"] and "escalated" not in task_json(room, "done", "t1")
