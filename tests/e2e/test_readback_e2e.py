@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from support import events, queue, set_gate, where
+from support import events, probe_task, queue, set_gate, where, written
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -91,3 +91,16 @@ def test_a_queued_task_naming_an_unknown_lens_is_a_doctor_error(cr: Any, room: R
     reason = (room.state_dir("rejected") / "t1.json.reason").read_text()
     assert "- lens 'corectness' has no file: " in reason and "(lenses here: arbiter, claims," in reason
     assert "claim" not in events(room.ledger)
+
+
+def test_a_review_task_whose_lens_is_gone_is_refused_before_its_claim(cr: Any, room: Room) -> None:
+    written(room, "queue", probe_task("review-gone-t1", reviews="t1", lens="gone"))
+    [line] = [ln for ln in cr("doctor").stdout.splitlines() if ln.startswith("FAIL lenses")]
+    assert line.startswith("FAIL lenses  swarm/queue/review-gone-t1.json: lens: lens 'gone' has no file: ")
+    for _ in range(2):  # before: claimed, then put back as the room's fault, every cycle
+        cycle = cr("cycle")
+        assert cycle.returncode == 0, cycle.stderr
+    assert where(room, "review-gone-t1") == ["rejected"]
+    reason = (room.state_dir("rejected") / "review-gone-t1.json.reason").read_text()
+    assert "- lens 'gone' has no file: " in reason and "(lenses here: arbiter, claims," in reason
+    assert "claim" not in events(room.ledger) and "requeue" not in events(room.ledger)

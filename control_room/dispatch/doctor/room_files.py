@@ -238,7 +238,8 @@ def rejected(ctx: Context) -> list[Finding]:
 
 def lenses(ctx: Context) -> list[Finding]:
     """Every lens CONTROL.md ``review`` names reads (what ``preflight`` checks before a cycle
-    claims), and so does every lens a queued task's ``review`` names (a cycle would reject it)."""
+    claims), and so does every lens a queued task's ``review`` names, or a queued review or
+    arbiter task's ``lens`` (a cycle would reject it)."""
     room = ctx.room
     out = []
     if ctx.settings is not None:
@@ -249,14 +250,16 @@ def lenses(ctx: Context) -> list[Finding]:
     tasks = 0
     for path in sorted(room.state_dir("queue").glob("*.json")):
         task, problems = swarm.read_task(path)
-        if problems or not task.get("review"):
+        wanted = [*task.get("review", []), *([str(task["lens"])] if task.get("lens") else [])]
+        if problems or not wanted:
             continue
         tasks += 1
-        for name in task["review"]:
+        for name in wanted:
             try:
                 lens_files.read(room, name)
             except ControlRoomError as exc:
-                what = f"{rel(room, path)}: review: {short(room, str(exc))}"
+                key = "review" if name in task.get("review", []) else "lens"
+                what = f"{rel(room, path)}: {key}: {short(room, str(exc))}"
                 fix = "name a lens that exists in its review (or `task cancel` it), or add the lens's file"
                 out.append(Finding("lenses", FAIL, what, fix))
     if not out:
