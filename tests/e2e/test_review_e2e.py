@@ -360,6 +360,8 @@ def test_a_person_accepts_a_task_its_parked_arbiter_holds_in_passed(
 ) -> None:
     arbiter_parked(cr, room, reviewers)
     assert cr("done", "t1").returncode == errors.CONFLICT  # Done is for merged work, still
+    inside = cr("task", "accept", "t1", extra_env={"CONTROL_ROOM_TASK": "t9"})  # an agent cannot decide it
+    assert (inside.returncode, where(room, "t1")) == (errors.PERSON_ONLY, ["passed"])
     ok = cr("task", "accept", "t1", "--by", "ann", "--reason", "I read both positions")
     assert (ok.returncode, ok.stderr) == (0, "")
     assert ok.stdout == (
