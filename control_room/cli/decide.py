@@ -13,7 +13,8 @@ from control_room.ledger import writer_name
 from control_room.room.layout import Room
 
 
-def _who(by: str | None, room: Room) -> str:
+def who(by: str | None, room: Room) -> str:
+    """The person deciding: ``--by``, else user@host (as the ledger names this clone)."""
     if by:
         return by
     try:
@@ -30,7 +31,7 @@ def _who(by: str | None, room: Room) -> str:
 def done(task_id: str, by: str | None) -> None:
     """Mark a passed task Done. Only a person does this: passing is not Done."""
     room = current_room()
-    mark_done(room, task_id, _who(by, room))
+    mark_done(room, task_id, who(by, room))
     echo(f"{task_id} marked Done")
 
 
@@ -45,7 +46,7 @@ def done(task_id: str, by: str | None) -> None:
 def approve(task_id: str, gates: tuple[str, ...], by: str | None) -> None:
     """Approve a gated task (gpu, submit, merge, ...): writes CONTROL.md and the ledger."""
     room = current_room()
-    added = do_approve(room, task_id, list(gates), _who(by, room))
+    added = do_approve(room, task_id, list(gates), who(by, room))
     if added:
         echo(f"approved {task_id}: {', '.join(added)}")
     else:

@@ -191,7 +191,7 @@ def replace_key(text: str, name: str, line: str) -> str:
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return f"---\n{line}---\n" + text
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)  # as docs.split
     if end is None:
         raise InvalidError(f"{name}: the front matter of CONTROL.md has no closing ---")
     for i in range(1, end):

@@ -105,6 +105,11 @@ FIELDS: tuple[Field, ...] = (
     _d("review_verdict", "text", "`accept` once its reviews (or an arbiter) accepted it"),
     _d("arbitrations", "int", "times its reviews needed an arbiter; a second escalates", default=0),
     _d("arbiter", "id", "the arbiter task its reviews' last disagreement queued"),
+    _d(
+        "escalated",
+        "text",
+        "when its reviews' disagreement was parked for a person (`task accept` may take it)",
+    ),
     _d("merged_at", "text", "when the merge queue fast-forwarded the base branch to it"),
     _d("merged_commit", "text", "the base branch's commit after the merge"),
     _d("done_at", "text", "when a person marked it Done (`control-room done ID`)"),
@@ -170,6 +175,7 @@ if TYPE_CHECKING:  # at run time a task is a plain dict: building this TypedDict
         review_verdict: str
         arbitrations: int
         arbiter: str
+        escalated: str
         merged_at: str
         merged_commit: str
         done_at: str

@@ -22,6 +22,7 @@ scan and the cycle write it beside the file they move to ``swarm/rejected/``). I
 | role, adapter and model resolve; the adapter can build its argv | yes | - | yes |
 | ``extra_args`` only if CONTROL.md ``allow_extra_args`` | yes | - | yes |
 | ``max_cost_usd`` within CONTROL.md ``max_task_cost_usd`` | yes | - | yes |
+| each lens of ``review`` (and a review task's ``lens``) has a file that reads | yes | - | yes |
 
 The queue scan checks only the file itself, and its deps against a set of known ids (one
 listing per state folder, taken only when a task has deps; the cycle check runs on the deps the
@@ -165,10 +166,11 @@ def admit(
         raise
     except ControlRoomError as exc:
         raise Refused(str(exc)) from None
-    if task.get("review"):
+    named = [*task.get("review", []), *([str(task["lens"])] if task.get("lens") else [])]
+    if named:  # its reviews' lenses; a review or arbiter task's own (else claimed, then put back)
         from control_room.room import lenses  # front matter of agents/lenses/: only for a task naming some
 
-        for name in task["review"]:
+        for name in named:
             try:
                 lenses.read(room, name)
             except ControlRoomError as exc:
