@@ -41,7 +41,7 @@ def person_only(f: F) -> F:
             whose = "an agent's run" if task == UNKNOWN else f"task {task}'s run"
             raise PersonOnlyError(
                 f"{ctx.command_path}: refused inside {whose}: only a person approves, resumes, "
-                "marks Done, reopens, kills, retries, cancels, integrates, schedules or runs cycles; "
+                "marks Done, accepts, reopens, kills, retries, cancels, integrates, schedules or runs cycles; "
                 "run it from your own shell (docs/security.md)"
             )
         return f(*args, **kwargs)
