@@ -40,9 +40,9 @@ def person_only(f: F) -> F:
         if task is not None:
             whose = "an agent's run" if task == UNKNOWN else f"task {task}'s run"
             raise PersonOnlyError(
-                f"{ctx.command_path}: refused inside {whose}: only a person approves, resumes, "
-                "marks Done, accepts, reopens, kills, retries, cancels, integrates, schedules or runs cycles; "
-                "run it from your own shell (docs/security.md)"
+                f"{ctx.command_path}: refused inside {whose}: only a person approves, resumes, marks "
+                "Done, accepts, reopens, kills, retries, cancels, integrates, schedules or runs "
+                "cycles; run it from your own shell (docs/security.md)"
             )
         return f(*args, **kwargs)
 
