@@ -63,7 +63,10 @@ def test_a_gateway_is_a_config_file_of_its_own_and_the_key_stays_in_the_environm
         "[models.control-room]\n"
         'provider = "control-room"\n'
         'model = "test-model"\n'
-        "max_context_size = 131072\n")}  # fmt: skip
+        "max_context_size = 131072\n"
+        "\n"
+        "[loop_control]\n"
+        "max_retries_per_step = 1\n")}  # fmt: skip
     env = run.log[0]["env"]
     assert (env["HOME"], env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]) == (str(state), URL, "k-3")
     assert (env["KIMI_DISABLE_TELEMETRY"], env["KIMI_CLI_NO_AUTO_UPDATE"]) == ("1", "1")
