@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.codex import Codex
@@ -107,3 +107,9 @@ def test_a_reconnection_that_then_succeeds_is_no_failure():
         '{"type": "turn.completed", "usage": {"input_tokens": 3, "output_tokens": 1}}'])  # fmt: skip
     out = Codex().read(Result(["codex"], 0, 0.1, NULL, NULL), stdout, "")
     assert (out.ok, out.error, out.final_message) == (True, None, "DECISION: done")
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real codex printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, None)

@@ -1,7 +1,7 @@
 """The kimi adapter against tests/fakes/kimi (text output: no tokens, no cost)."""
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.kimi import Kimi
@@ -86,3 +86,9 @@ def test_its_console_is_told_to_be_wide_so_nothing_comes_back_hard_wrapped(tmp_p
     COLUMNS wide it prints each line whole (seen against the model server)."""
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.env(inv, {"COLUMNS": "80"})["COLUMNS"] == "100000"
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real kimi printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)

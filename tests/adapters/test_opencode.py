@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from harness import SCENARIOS, Spec, check, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.opencode import Opencode
@@ -68,3 +68,9 @@ def test_a_local_model_is_a_provider_of_its_own_config(tmp_path):
     assert env["GATEWAY_KEY"] == "k-5"  # read by opencode itself, through {env:GATEWAY_KEY}
     for name in ("AUTOUPDATE", "SHARE", "MODELS_FETCH", "LSP_DOWNLOAD"):
         assert env[f"OPENCODE_DISABLE_{name}"] == "1"
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real opencode printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)
