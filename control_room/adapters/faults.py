@@ -103,7 +103,9 @@ _IN = re.compile(
     re.I,
 )
 _RETRY_AFTER = re.compile(r"retry[_-]after\"?\s*[:=]\s*\"?(\d+(?:\.\d+)?)", re.I)
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(h|hours?|m|mins?|minutes?|s|secs?|seconds?)?\b", re.I)
+_PART = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(h|hours?|m|mins?|minutes?|s|secs?|seconds?)?(?![a-z])", re.I
+)  # 10h17m5.7s
 _EPOCH = re.compile(r"(?:limit reached|reset[s_]?(?: at)?)\s*[|:=]?\s*(1[6-9]\d{8})\b", re.I)
 _ISO = re.compile(
     r"reset[s]?(?: at)?\s*:?\s*(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)", re.I

@@ -9,13 +9,18 @@ import json
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from install import ensure
+from modelserver import ModelServer
 
+from control_room import adapters, errors, proc
+from control_room.adapters.faults import Fault
 from control_room.ledger import read as ledger_read
 from control_room.ledger import result
 from control_room.room import scaffold
@@ -96,6 +101,59 @@ class Real:
 
     def last_line(self) -> str:
         return self.room.ledger.read_text().splitlines()[-1]
+
+    def fault(self, task_id: str = "t1") -> Fault | None:
+        """The provider fault the adapter reads from the round's captured output (results/ID:
+        stdout.txt, stderr.txt, the files it names, meta.json's exit code), as the cycle does."""
+        meta, folder = self.meta(task_id), self.room.swarm / "results" / task_id
+        adapter = adapters.get(str(meta["adapter"]))
+        out, err = proc.Stream(folder / "stdout.txt"), proc.Stream(folder / "stderr.txt")
+        res = proc.Result(
+            meta["argv"], meta["exit_code"], meta["duration_s"], out, err, timed_out=meta["timed_out"]
+        )
+        stdout, stderr = (folder / "stdout.txt").read_text(), (folder / "stderr.txt").read_text()
+        named = {p.name: p.read_text() for p in folder.glob("*-usage.json")}  # copilot's usage file
+        outcome = adapter.read(res, stdout, stderr, named) if named else adapter.read(res, stdout, stderr)
+        return adapter.fault(res, stdout, stderr, outcome)
+
+
+@dataclass
+class Refused:
+    fault: Fault | None
+    exit_code: int | None
+    before: float  # when the cycle started
+    after: float  # when the fault was read
+    requests: int  # the model server's count
+
+    def resets_in(self, seconds: float) -> bool:
+        """The reset is ``seconds`` after the provider said it (between the cycle's start and
+        the reading)."""
+        at = self.fault.reset_at if self.fault else None
+        return at is not None and self.before + seconds <= at <= self.after + seconds
+
+
+@pytest.fixture
+def refusal(exe: str, tmp_path: Path) -> Callable[..., Refused]:
+    """``refusal(name, mode, path="/v1", **setup)``: one cycle of a task on the real CLI ``name``
+    in a fresh room against the model server in ``mode`` (``retry_after`` 1 s: a CLI that
+    waits out retry-after before its own retries waits little), and the fault its adapter reads."""
+
+    def run(name: str, mode: str, path: str = "/v1", wall_clock_s: int = 120, **setup: Any) -> Refused:
+        root, state = tmp_path / mode / "room", tmp_path / mode / "state"
+        scaffold.init(root)
+        state.mkdir()
+        r = Real(exe, root, state, ensure(name))
+        r.task(adapter=name, wall_clock_s=wall_clock_s)
+        with ModelServer(mode=mode, retry_after=1) as server:
+            r.gateway(name, server.url + path, **setup)
+            before = time.time()
+            done = r.run("cycle")
+            requests = len(server.requests)
+        assert done.returncode == errors.FAILED, done.stdout + done.stderr
+        found = r.fault()
+        return Refused(found, r.meta()["exit_code"], before, time.time(), requests)
+
+    return run
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -87,3 +88,19 @@ def test_an_endpoint_erroring_fails_the_round_at_its_wall_clock_saying_so(real) 
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
     # codex retries a 500 as it retries a refused connection, quoting its own words for it
     assert "killed at its 15s time limit while reconnecting to the model endpoint: Reconnecting" in r.cause()
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # codex passes on no reset time; with its provider's retries at 0 a 429 fails at once (else ~100 s)
+    seen = {}
+    for mode, kind, exit_code, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1, None),
+        ("overloaded", faults.OVERLOADED, 1, None),
+        ("quota", faults.QUOTA, 1, None),
+        ("context", faults.CONTEXT, 1, None),
+    ]:
+        got = refusal("codex", mode, "/v1")
+        ok = got.fault is not None and got.fault.kind == kind and got.exit_code == exit_code
+        ok = ok and (got.resets_in(reset_s) if reset_s is not None else got.fault.reset_at is None)  # type: ignore[union-attr]
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen

@@ -7,6 +7,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -76,3 +77,19 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
         "Authentication failed with provider at http://127.0.0.1:" in r.cause() and "(HTTP 401)" in r.cause()
     )
     assert r.meta()["timed_out"] is False
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # copilot retries a 429 five times (waiting out retry-after, 1 s here) and quotes the last error; its
+    # 503 and quota retries back off for 20-60 s, so those modes are left to the fake
+    # (tests/adapters/test_copilot.py)
+    seen = {}
+    for mode, kind, exit_code, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1, 1),
+        ("context", faults.CONTEXT, 1, None),
+    ]:
+        got = refusal("copilot", mode, "/v1")
+        ok = got.fault is not None and got.fault.kind == kind and got.exit_code == exit_code
+        ok = ok and (got.resets_in(reset_s) if reset_s is not None else got.fault.reset_at is None)  # type: ignore[union-attr]
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen

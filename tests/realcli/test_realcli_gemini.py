@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -86,3 +87,19 @@ def test_adapters_check_says_which_setting_a_shared_home_lacks(real) -> None:  #
         'security.auth.selectedType: "gemini-api-key" in its settings.json (~/.gemini/), '
         "or isolated: true in CONTROL.md adapters.gemini, which writes it\n"
     )
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # gemini exits with the HTTP status modulo 256 and quotes the retry delay
+    seen = {}
+    for mode, kind, exit_code, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 173, 1),
+        ("overloaded", faults.OVERLOADED, 247, None),
+        ("quota", faults.QUOTA, 173, None),
+        ("context", faults.CONTEXT, 144, None),
+    ]:
+        got = refusal("gemini", mode, "")
+        ok = got.fault is not None and got.fault.kind == kind and got.exit_code == exit_code
+        ok = ok and (got.resets_in(reset_s) if reset_s is not None else got.fault.reset_at is None)  # type: ignore[union-attr]
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen

@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -59,3 +60,18 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     meta = r.meta()
     assert meta["timed_out"] is False, meta  # it gives up after its own retries
     assert "Cannot connect to API: Unable to connect" in r.cause(), meta
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # opencode retries a 429 (retry-after honoured) and reports the response's headers; its 503 and quota
+    # retries back off for 80-90 s, so those modes are left to the fake (tests/adapters/test_opencode.py)
+    seen = {}
+    for mode, kind, exit_code, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1, 1),
+        ("context", faults.CONTEXT, 1, None),
+    ]:
+        got = refusal("opencode", mode, "/v1")
+        ok = got.fault is not None and got.fault.kind == kind and got.exit_code == exit_code
+        ok = ok and (got.resets_in(reset_s) if reset_s is not None else got.fault.reset_at is None)  # type: ignore[union-attr]
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
