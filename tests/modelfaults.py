@@ -8,7 +8,8 @@ public error references):
 - ``rate_limit``: 429. Anthropic ``rate_limit_error`` with ``retry-after`` and the
   ``anthropic-ratelimit-requests-*`` headers (reset in RFC 3339); OpenAI ``rate_limit_exceeded``
   ("Please try again in 20s") with ``retry-after`` and ``x-ratelimit-*-requests`` (reset "20s");
-  Gemini ``RESOURCE_EXHAUSTED`` with a ``google.rpc.RetryInfo`` ``retryDelay``.
+  Gemini ``RESOURCE_EXHAUSTED`` "You exceeded your current quota" for a per-minute quota, with
+  "Please retry in 20.0s" and a ``google.rpc.RetryInfo`` ``retryDelay``.
 - ``overloaded``: Anthropic 529 ``overloaded_error``; OpenAI and Gemini 503.
 - ``quota``: Anthropic 400 "Your credit balance is too low"; OpenAI 429 ``insufficient_quota``;
   Gemini 429 ``RESOURCE_EXHAUSTED`` "You exceeded your current quota" (a daily metric).
@@ -127,18 +128,18 @@ def _gemini(mode: str, retry_after: int, tokens: int) -> Answer:
             {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after}s"},
         ]  # fmt: skip
 
-    if mode == "rate_limit":
-        message = ("Resource has been exhausted (e.g. check quota). Please retry in "
-                   f"{retry_after}.0s.")  # fmt: skip
+    quota_words = ("You exceeded your current quota, please check your plan and billing details. For more "
+                   "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n"
+                   "* Quota exceeded for metric: generativelanguage.googleapis.com/")  # fmt: skip
+    if mode == "rate_limit":  # a per-minute quota: the same words, with a retry delay
+        message = (f"{quota_words}generate_content_requests, limit: 10, model: mock-model\n"
+                   f"Please retry in {retry_after}.0s.")  # fmt: skip
         details = retry("generate_content_requests", "GenerateRequestsPerMinutePerProjectPerModel")
         return 429, {"retry-after": str(retry_after)}, body(429, "RESOURCE_EXHAUSTED", message, details)
     if mode == "overloaded":
         return 503, {}, body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
-    if mode == "quota":
-        message = ("You exceeded your current quota, please check your plan and billing details. For more "
-                   "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n"
-                   "* Quota exceeded for metric: generativelanguage.googleapis.com/"
-                   "generate_content_free_tier_requests, limit: 0, model: mock-model")  # fmt: skip
+    if mode == "quota":  # a daily quota: no retry delay
+        message = f"{quota_words}generate_content_free_tier_requests, limit: 0, model: mock-model"
         details = retry(
             "generate_content_free_tier_requests", "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
         )
