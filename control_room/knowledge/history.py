@@ -1,7 +1,8 @@
 """The room's history, folded from the ledger: per route (or ``task:<id>`` for a task without
 one) its attempts, passes, fails, spend, last decisions, best result and current streak of
 identical failures (a death loop once it reaches CONTROL.md ``death_loop_n``); the recurring
-failure causes; the unsupported CONFIRMED claims.
+failure causes; the unsupported CONFIRMED claims; the runs whose brief overflowed the model's
+context window (a task to split).
 
 The fold is kept in ``.cache/digest`` and brought up to date incrementally: each call reads
 only the ledger lines appended since the last one (``ledger.follow``). DIGEST.md, findings,
@@ -87,6 +88,8 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if run.unsupported:
         why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
         _unsupported(state, [time, eid, task, route, why])
+    if failed.startswith(result.TOO_BIG):  # a finding: split it
+        state["too_big"] = [*state.get("too_big", []), [time, eid, task, route, failed]][-20:]
     r = state["routes"].get(key)
     if r is None:
         r = state["routes"][key] = _new_route()

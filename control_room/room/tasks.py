@@ -60,6 +60,13 @@ FIELDS: tuple[Field, ...] = (
     _f("route", "id", "the route in ROUTES.md this task serves"),
     _f("adapter", "id", "override the role's / CONTROL.md default adapter"),
     _f("model", "text", "override the role's / CONTROL.md default model"),
+    _f(
+        "fallback",
+        "ids",
+        "adapters to run on, in order, while its own cools down after its provider refused (faults.md); "
+        "overrides the role's",
+        default=[],
+    ),
     _f("deps", "ids", "task ids that must be done before this one is ready", default=[]),
     _f("owns", "paths", "paths this task may edit (none: any)", default=[]),
     _f("gate", "ids", "gates (gpu, submit, merge, ...) that need an approval first", default=[]),
@@ -133,6 +140,7 @@ if TYPE_CHECKING:  # at run time a task is a plain dict: building this TypedDict
         route: str
         adapter: str
         model: str
+        fallback: list[str]
         deps: list[str]
         owns: list[str]
         gate: list[str]

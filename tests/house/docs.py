@@ -119,6 +119,15 @@ def exit_codes_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def mcp_caps_table() -> str:
+    """The caps on MCP tools' arguments, from ``views.mcp_args.CAPS``."""
+    from control_room.views.mcp_args import CAPS
+
+    rows = ["| argument | cap | why |", "|---|---:|---|"]
+    rows += [f"| `{name}` | {cap:,} {unit} | {why} |" for name, (cap, unit, why) in CAPS.items()]
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "cli-reference": ("cli.md", cli_reference),
     "settings": ("gates.md", settings_table),
@@ -126,6 +135,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "events": ("ledger.md", events_table),
     "exit-codes": ("exit-codes.md", exit_codes_table),
     "person-only": ("security.md", person_only_list),
+    "mcp-caps": ("mcp.md", mcp_caps_table),
 }
 
 

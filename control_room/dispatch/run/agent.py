@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from control_room import errors, proc
+from control_room.adapters.faults import CONTEXT
 from control_room.dispatch.queue.admission import Plan, agent_env
+from control_room.ledger.result import TOO_BIG
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -73,6 +75,12 @@ def execute(
     )
 
 
+SPLIT = (
+    "the brief is too big for one run; split the task (`control-room task fanout`) or narrow its "
+    "objective, owns and brief"
+)
+
+
 def read(adapter: Adapter, inv: Invocation, res: proc.Result) -> Outcome:
     """What the run said, through the adapter: its streams (bytes that are not UTF-8 read as
     Latin-1, and noted), and the files it declares (copilot's usage file); and whether it
@@ -86,7 +94,9 @@ def read(adapter: Adapter, inv: Invocation, res: proc.Result) -> Outcome:
     else:
         files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
         outcome = adapter.read(res, stdout, stderr, files)
-    outcome.fault = adapter.fault(res, stdout, stderr, outcome)
+    outcome.fault = fault = adapter.fault(res, stdout, stderr, outcome)
+    if fault is not None and fault.kind == CONTEXT:  # the task's: too big for one brief
+        outcome.error = f"{TOO_BIG} ({adapter.name}): {SPLIT}. The CLI said: {fault.detail}"
     return outcome
 
 
