@@ -23,7 +23,7 @@ from control_room import adapters, errors, proc
 from control_room.adapters.faults import Fault
 from control_room.ledger import read as ledger_read
 from control_room.ledger import result
-from control_room.room import scaffold
+from control_room.room import cooldowns, scaffold
 from control_room.room.layout import Room
 
 KEY = "realcli-test-key"  # a one-letter key would be masked by copilot wherever it appears
@@ -119,24 +119,25 @@ class Real:
 
 @dataclass
 class Refused:
-    fault: Fault | None
-    exit_code: int | None
+    kind: str | None  # the fault's kind (None: the adapter read none)
+    reset_at: float | None  # the reset time the adapter read from the CLI, if any
+    exit_code: int | None  # the CLI's, where the round kept its meta.json (context: a failed round)
     before: float  # when the cycle started
     after: float  # when the fault was read
-    requests: int  # the model server's count
 
     def resets_in(self, seconds: float) -> bool:
         """The reset is ``seconds`` after the provider said it (between the cycle's start and
         the reading)."""
-        at = self.fault.reset_at if self.fault else None
-        return at is not None and self.before + seconds <= at <= self.after + seconds
+        return self.reset_at is not None and self.before + seconds <= self.reset_at <= self.after + seconds
 
 
 @pytest.fixture
 def refusal(exe: str, tmp_path: Path) -> Callable[..., Refused]:
     """``refusal(name, mode, path="/v1", **setup)``: one cycle of a task on the real CLI ``name``
     in a fresh room against the model server in ``mode`` (``retry_after`` 1 s: a CLI that
-    waits out retry-after before its own retries waits little), and the fault its adapter reads."""
+    waits out retry-after before its own retries waits little), and the fault its adapter read:
+    for a provider's refusal, as the cooldown it started has it (no round, no meta.json); for a
+    context overflow (a failed round), read again from the round's captured output."""
 
     def run(name: str, mode: str, path: str = "/v1", wall_clock_s: int = 120, **setup: Any) -> Refused:
         root, state = tmp_path / mode / "room", tmp_path / mode / "state"
@@ -148,10 +149,14 @@ def refusal(exe: str, tmp_path: Path) -> Callable[..., Refused]:
             r.gateway(name, server.url + path, **setup)
             before = time.time()
             done = r.run("cycle")
-            requests = len(server.requests)
-        assert done.returncode == errors.FAILED, done.stdout + done.stderr
-        found = r.fault()
-        return Refused(found, r.meta()["exit_code"], before, time.time(), requests)
+        if mode == "context":  # the task's: a failed round
+            assert done.returncode == errors.FAILED, done.stdout + done.stderr
+            found = r.fault()
+            kind, reset = (found.kind, found.reset_at) if found else (None, None)
+            return Refused(kind, reset, r.meta()["exit_code"], before, time.time())
+        assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # no round used
+        (cool,) = cooldowns.load(r.room).values()
+        return Refused(cool.kind, cool.until if cool.given else None, None, before, time.time())
 
     return run
 
