@@ -80,7 +80,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         RATE_LIMIT,
         re.compile(
-            r"rate[_ -]?limit|usage limit|too many requests|" + _code(429) + r"|try again (?:in|after)|"
+            r"rate[_ -]?limit|usage limit|too many requests|" + _code(429) + r"|try again (?:in|after) \d|"
             r"retry[_ -]after",
             re.I,
         ),

@@ -127,5 +127,7 @@ def test_from_status_lets_the_status_decide_and_the_words_refine(
 
 
 def test_from_status_finds_nothing_in_a_400_or_500_that_names_no_fault() -> None:
+    said = "api_error: API Error: 500 mock server error. This is a server-side issue — try again in a moment."
+    assert faults.from_status(500, said, NOW) is None  # claude's words for a 500: the task's round
     assert faults.from_status(400, "invalid_request_error: tools.0: bad schema", NOW) is None
     assert faults.from_status(500, "api_error: Internal server error", NOW) is None

@@ -102,6 +102,14 @@ class Real:
     def last_line(self) -> str:
         return self.room.ledger.read_text().splitlines()[-1]
 
+    def refused(self, task_id: str = "t1") -> tuple[str, str]:
+        """A run its provider refused (no round used): the kind the cooldown it started has,
+        and the ``provider-fault`` ledger line's detail, which quotes the CLI."""
+        (cool,) = cooldowns.load(self.room).values()
+        entries = [e for e in ledger_read.entries(self.room.ledger) if e.event == "provider-fault"]
+        assert entries and entries[-1].task == task_id, entries
+        return cool.kind, entries[-1].detail
+
     def fault(self, task_id: str = "t1") -> Fault | None:
         """The provider fault the adapter reads from the round's captured output (results/ID:
         stdout.txt, stderr.txt, the files it names, meta.json's exit code), as the cycle does."""

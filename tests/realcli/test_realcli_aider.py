@@ -43,9 +43,10 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     with ModelServer(mode="auth") as server:
         gateway(r, f"{server.url}")
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert "litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid api key" in r.cause()
-    assert r.meta()["timed_out"] is False
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH, said
+    assert "litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid api key" in said
 
 
 def test_an_edit_in_the_reply_is_applied_without_a_bypass(real) -> None:  # type: ignore[no-untyped-def]

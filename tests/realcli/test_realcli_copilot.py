@@ -72,11 +72,10 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     with ModelServer(mode="auth") as server:
         gateway(r, f"{server.url}")
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert (
-        "Authentication failed with provider at http://127.0.0.1:" in r.cause() and "(HTTP 401)" in r.cause()
-    )
-    assert r.meta()["timed_out"] is False
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH, said
+    assert "Authentication failed with provider at http://127.0.0.1:" in said and "(HTTP 401)" in said, said
 
 
 def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]

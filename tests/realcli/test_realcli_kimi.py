@@ -57,12 +57,14 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     with ModelServer(mode="auth") as server:
         gateway(r, f"{server.url}")
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert r.cause() == (
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH, said
+    assert said.endswith(
         "kimi exited 1 (error): Error code: 401 - "
         "{'type': 'error', 'error': {'type': 'authentication_error', "
         "'message': 'invalid api key', 'code': 401}}"
-    )  # one line, not the 80-column fragment its console would print
+    ), said  # one line, not the 80-column fragment its console would print
 
 
 def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]

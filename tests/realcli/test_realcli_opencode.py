@@ -47,8 +47,9 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
     with ModelServer(mode="auth") as server:
         gateway(r, server.url)
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert "invalid api key" in r.cause() or "401" in r.cause(), r.cause()
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH and "invalid api key" in said, said
 
 
 def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
