@@ -11,7 +11,9 @@ What it answers is scripted: ``reply`` (a SPEC §5 report by default), optionall
 call first (the next request that carries the tool's result gets the reply), ``replies`` (a
 reply per model name the request asks for, e.g. ``{"mock-a": ACCEPT}``; any other model gets
 ``reply``), and a ``mode``:
-``ok``, ``error`` (HTTP 500), ``auth`` (HTTP 401) or ``hang`` (never answers). ``refused()``
+``ok``, ``error`` (HTTP 500), ``auth`` (HTTP 401), ``hang`` (never answers), or a limited mode
+answered as the vendor of the wire format answers it (tests/modelfaults.py: ``rate_limit``,
+``overloaded``, ``quota``, ``context``; ``retry_after`` seconds in the rate limit). ``refused()``
 gives an address where nothing listens. Every request is recorded (``requests``) for
 assertions.
 
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+import modelfaults
 
 REPORT = """DECISION: done
 WHY: the mock model did what the brief asked
@@ -65,7 +69,8 @@ class Request:
 class ModelServer:
     reply: str = REPORT
     tool: Tool | None = None
-    mode: str = "ok"  # ok | error | auth | hang
+    mode: str = "ok"  # ok | error | auth | hang | rate_limit | overloaded | quota | context
+    retry_after: int = 20  # seconds, in a rate limit's headers and words
     model: str = MODEL
     replies: dict[str, str] = field(default_factory=dict)  # model name -> its reply
     requests: list[Request] = field(default_factory=list)
@@ -160,11 +165,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.ms.record(req)
         return req
 
-    def _json(self, status: int, payload: Any) -> None:
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -181,9 +188,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         self.close_connection = True
 
-    def _fault(self) -> bool:
+    def _fault(self, req: Request) -> bool:
         """Answer as the mode says, if it is not ``ok``; True when answered."""
         mode = self.ms.mode
+        limited = modelfaults.answer(mode, urlsplit(self.path).path, self.ms.retry_after, _tokens(req.text))
+        if limited is not None:
+            self._json(limited[0], limited[2], limited[1])
+            return True
         if mode == "hang":
             self.ms._stop.wait(600)
             self.close_connection = True
@@ -224,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith(":countTokens"):
             self._json(200, {"totalTokens": _tokens(req.text)})
             return
-        if self._fault():
+        if self._fault(req):
             return
         if path.endswith("/messages"):
             self._anthropic(req, body)

@@ -5,11 +5,13 @@ real-CLI tier is not in the default run; these keep the server honest in every r
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
 from typing import Any
 
+import modelfaults
 import pytest
 from modelserver import REPORT, ModelServer, Tool, refused
 
@@ -167,3 +169,93 @@ def test_each_model_gets_its_own_reply_and_the_models_asked_for_are_recorded() -
         assert json.loads(text)["choices"][0]["message"]["content"] == "from a"
         assert s.models() == ["mock-a", "other", "mock-a"]
         assert (s.reply_for("mock-a"), s.reply_for("other")) == ("from a", REPORT)
+
+
+ROUTES = {
+    "anthropic": ("/v1/messages", {"model": "m", "stream": True, "messages": []}),
+    "chat": ("/v1/chat/completions", {"model": "m", "stream": True, "messages": []}),
+    "responses": ("/v1/responses", {"model": "m", "stream": True, "input": []}),
+    "gemini": ("/v1beta/models/m:generateContent", {"contents": []}),
+    "gemini-stream": ("/v1beta/models/m:streamGenerateContent?alt=sse", {"contents": []}),
+}
+
+
+def post_full(url: str, body: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, {k.lower(): v for k, v in r.headers.items()}, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, {k.lower(): v for k, v in e.headers.items()}, json.loads(e.read().decode())
+
+
+@pytest.mark.parametrize(
+    ("route", "mode", "status", "kind"),
+    [
+        ("anthropic", "rate_limit", 429, "rate_limit_error"),
+        ("anthropic", "overloaded", 529, "overloaded_error"),
+        ("anthropic", "quota", 400, "invalid_request_error"),
+        ("anthropic", "context", 400, "invalid_request_error"),
+        ("chat", "rate_limit", 429, "rate_limit_exceeded"),
+        ("responses", "rate_limit", 429, "rate_limit_exceeded"),
+        ("chat", "overloaded", 503, "server_is_overloaded"),
+        ("responses", "quota", 429, "insufficient_quota"),
+        ("chat", "quota", 429, "insufficient_quota"),
+        ("chat", "context", 400, "context_length_exceeded"),
+        ("responses", "context", 400, "context_length_exceeded"),
+        ("gemini", "rate_limit", 429, "RESOURCE_EXHAUSTED"),
+        ("gemini-stream", "rate_limit", 429, "RESOURCE_EXHAUSTED"),
+        ("gemini", "overloaded", 503, "UNAVAILABLE"),
+        ("gemini-stream", "quota", 429, "RESOURCE_EXHAUSTED"),
+        ("gemini", "context", 400, "INVALID_ARGUMENT"),
+    ],
+)
+def test_limited_modes_answer_as_the_vendor_of_the_wire_format(
+    route: str, mode: str, status: int, kind: str
+) -> None:
+    path, body = ROUTES[route]
+    with ModelServer(mode=mode, retry_after=7) as s:
+        code, headers, answer = post_full(s.url + path, body)
+    assert code == status
+    error = answer["error"]
+    if route == "anthropic":
+        assert answer["type"] == "error" and error["type"] == kind
+    elif route.startswith("gemini"):
+        assert (error["code"], error["status"]) == (status, kind)
+    else:
+        assert kind in (error["type"], error["code"])
+    words = {"rate_limit": "", "overloaded": "verloaded", "quota": "quota",
+             "context": "context length" if route in ("chat", "responses") else "token"}  # fmt: skip
+    if route == "anthropic":
+        words.update(quota="credit balance is too low", context="prompt is too long: ")
+    assert words[mode] in error["message"]
+    if mode == "rate_limit":
+        assert headers["retry-after"] == "7"
+
+
+def test_a_rate_limit_gives_each_vendors_reset_headers() -> None:
+    with ModelServer(mode="rate_limit", retry_after=30) as s:
+        _, anthropic, _ = post_full(s.url + ROUTES["anthropic"][0], ROUTES["anthropic"][1])
+        _, openai, body = post_full(s.url + ROUTES["chat"][0], ROUTES["chat"][1])
+        _, _, gemini = post_full(s.url + ROUTES["gemini"][0], ROUTES["gemini"][1])
+    reset = anthropic["anthropic-ratelimit-requests-reset"]
+    assert (
+        re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", reset)
+        and anthropic["anthropic-ratelimit-requests-remaining"] == "0"
+    )
+    assert openai["x-ratelimit-reset-requests"] == "30s" and openai["x-ratelimit-remaining-requests"] == "0"
+    assert "Please try again in 30s." in body["error"]["message"]
+    (retry,) = [d for d in gemini["error"]["details"] if d["@type"].endswith("RetryInfo")]
+    assert retry["retryDelay"] == "30s"
+
+
+def test_the_anthropic_reset_stamp_is_now_plus_the_wait_in_utc() -> None:
+    assert modelfaults.reset_stamp(1_764_867_600.7, 20) == "2025-12-04T17:00:20Z"
+
+
+def test_limited_modes_leave_other_routes_alone() -> None:
+    with ModelServer(mode="rate_limit") as s:
+        status, text = post(f"{s.url}/v1beta/models/m:countTokens", {"contents": []})
+        assert status == 200 and "totalTokens" in json.loads(text)
+        with urllib.request.urlopen(f"{s.url}/v1/models", timeout=10) as r:
+            assert r.status == 200

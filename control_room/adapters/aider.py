@@ -24,9 +24,13 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, last_line
 from control_room.proc import Result
+
+if TYPE_CHECKING:  # faults is only read for a run that failed
+    from control_room.adapters.faults import Fault
 
 _COUNT = r"([\d.,]+k?)"
 _SENT = re.compile(_COUNT + r" sent\b")
@@ -34,6 +38,8 @@ _RECEIVED = re.compile(_COUNT + r" received\b")
 _SESSION_COST = re.compile(r"\$([\d.,]+) session\b")
 _ERRORISH = re.compile(r"error|exception|traceback|retrying|refused|unauthori[sz]ed|api key", re.IGNORECASE)
 _ERROR = re.compile(r"error|exception", re.IGNORECASE)
+_LITELLM = re.compile(r"^litellm\.\w+Error: ")  # aider's line for each refused call, before "Retrying in"
+_TOKEN_LIMIT = "has hit a token limit!"  # aider's words when the provider says the context is exceeded
 WRAP = 60  # a line at least this long, ended mid-sentence, was wrapped (aider wraps at 80)
 
 
@@ -107,6 +113,11 @@ class Aider(Adapter):
                 output_tokens=received,
                 cost_usd=cost,
             )
+        if received == 0 and any(_TOKEN_LIMIT in ln for ln in stdout.splitlines()):
+            # exit 0 and a Tokens: line, but the provider refused the brief as too long
+            why = next(ln.strip() for ln in stdout.splitlines() if _TOKEN_LIMIT in ln)
+            return Outcome(ok=False, final_message=stdout, error=f"aider exited 0 but {why[:180]}",
+                           input_tokens=sent, output_tokens=received, cost_usd=cost)  # fmt: skip
         if not seen:
             why = _cause(stdout + "\n" + stderr, any_line=False) or "the model never answered"
             return Outcome(
@@ -115,6 +126,23 @@ class Aider(Adapter):
         return Outcome(
             ok=True, final_message=stdout, input_tokens=sent, output_tokens=received, cost_usd=cost
         )
+
+    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+        """aider exits 0 when its provider refuses (after its own back-off, ~65 s): the fault is
+        in its last ``litellm.<Kind>Error: ...`` line (unwrapped), or its token-limit notice.
+        It has no retry setting: a long retry-after keeps it retrying until the wall clock,
+        and a killed run is never read for a fault."""
+        if outcome.ok or result.timed_out or result.stopped:
+            return None
+        from control_room.adapters import faults  # only for a run that failed
+
+        lines = unwrap(stdout)
+        refused = [ln for ln in lines if _LITELLM.match(ln)]
+        if refused:
+            return faults.recognise(refused[-1])
+        if any(_TOKEN_LIMIT in ln for ln in lines):
+            return faults.Fault(faults.CONTEXT, next(ln for ln in lines if _TOKEN_LIMIT in ln).strip()[:200])
+        return super().fault(result, stdout, stderr, outcome)
 
 
 def in_git(workdir: Path) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import (
     NO_KEY,
@@ -31,6 +31,9 @@ from control_room.adapters.base import (
     last_line,
 )
 from control_room.proc import Result
+
+if TYPE_CHECKING:  # faults is only read for a run that failed
+    from control_room.adapters.faults import Fault
 
 QUIET = {  # with a setup: nothing but the model calls leaves the machine
     "DISABLE_TELEMETRY": "1",
@@ -73,6 +76,24 @@ class Claude(Adapter):
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
     ) -> Outcome:
         return read_result(self, result, stdout, stderr)
+
+    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+        """The result object's ``api_error_status`` and ``api_error_type`` (the provider's HTTP
+        status and error type, given when ``terminal_reason`` is ``api_error`` or
+        ``prompt_too_long``): "API Error: 529 Overloaded ... try again in a moment" is an
+        overload, not a rate limit. Claude Code passes on no reset header; a plan's "usage
+        limit reached|<epoch>" is read where it says one. Without a status (no result object:
+        a crash), the default reading."""
+        if outcome.ok or result.timed_out or result.stopped:
+            return None
+        event = result_event(stdout)
+        status = as_int(event.get("api_error_status")) if event else None
+        if event is None or status is None:
+            return super().fault(result, stdout, stderr, outcome)
+        from control_room.adapters.faults import from_status  # only for a run that failed
+
+        words = f"{event.get('api_error_type')}: {_first_line(str(event.get('result') or ''))}"
+        return from_status(status, words)
 
 
 def _budget(inv: Invocation) -> list[str]:

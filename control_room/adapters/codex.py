@@ -138,17 +138,25 @@ class Codex(Adapter):
         )
 
 
-def _provider(inv: Invocation) -> dict[str, str]:
-    """The settings of the provider ``control-room`` (a setup with a ``base_url``)."""
-    out = {"name": PROVIDER, "base_url": str(inv.setup.base_url), "wire_api": "responses"}
+def _provider(inv: Invocation) -> dict[str, str | int]:
+    """The settings of the provider ``control-room`` (a setup with a ``base_url``): no retries
+    of its own (``request_max_retries``, ``stream_max_retries``: else a 429 is retried five
+    times, ~100 s, before it fails), as Claude Code's ``CLAUDE_CODE_MAX_RETRIES=0``."""
+    out: dict[str, str | int] = {
+        "name": PROVIDER,
+        "base_url": str(inv.setup.base_url),
+        "wire_api": "responses",
+        "request_max_retries": 0,
+        "stream_max_retries": 0,
+    }
     if inv.setup.api_key_env:
         out["env_key"] = inv.setup.api_key_env
     return out
 
 
-def _toml(text: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(text)
+def _toml(value: str | int) -> str:
+    """A TOML basic string (JSON's escapes are TOML's), or an integer."""
+    return json.dumps(value)
 
 
 def _add(a: int | None, b: int | None) -> int | None:

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_float, as_int, json_lines
 from control_room.proc import Result
+
+if TYPE_CHECKING:  # faults is only read for a run that failed
+    from control_room.adapters.faults import Fault
 
 USAGE_FILE = "copilot-usage.json"
 NO_MODEL = "BYOK providers require an explicit model"
@@ -122,6 +125,23 @@ class Copilot(Adapter):
             cost_usd=cost,
             extra=extra,
         )
+
+    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+        """Its ``session.error`` event: the provider's ``statusCode`` and the whole message
+        (after its own five retries: "Last error: 429 ... Please try again in 20s"). Without
+        one, the default reading."""
+        if outcome.ok or result.timed_out or result.stopped:
+            return None
+        status, message = None, ""
+        for event in json_lines(stdout):
+            data = event.get("data")
+            if event.get("type") == "session.error" and isinstance(data, dict):
+                status, message = as_int(data.get("statusCode")), str(data.get("message") or "")
+        if status is None:
+            return super().fault(result, stdout, stderr, outcome)
+        from control_room.adapters.faults import from_status  # only for a run that failed
+
+        return from_status(status, message)
 
 
 def _usage(text: str) -> tuple[int | None, int | None, float | None]:

@@ -45,7 +45,8 @@ def _code(n: int) -> str:
     return rf"(?:https?|status|error|code)\W{{0,12}}(?:\d\.\d\s)?{n}\b"
 
 
-# Most specific first: a 429 body that says "quota" is a quota.
+# Most specific first: a 429 body that says "quota" is a quota; a 529 that says "try again in a
+# moment" is an overload.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         CONTEXT,
@@ -66,14 +67,6 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
-        RATE_LIMIT,
-        re.compile(
-            r"rate[_ -]?limit|usage limit|too many requests|" + _code(429) + r"|try again (?:in|after)|"
-            r"retry[_ -]after",
-            re.I,
-        ),
-    ),
-    (
         OVERLOADED,
         re.compile(
             r"overloaded|"
@@ -81,6 +74,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             + "|"
             + _code(503)
             + r"|service unavailable|server is busy|(?:at|over) capacity",
+            re.I,
+        ),
+    ),
+    (
+        RATE_LIMIT,
+        re.compile(
+            r"rate[_ -]?limit|usage limit|too many requests|" + _code(429) + r"|try again (?:in|after) \d|"
+            r"retry[_ -]after",
             re.I,
         ),
     ),
@@ -102,7 +103,9 @@ _IN = re.compile(
     re.I,
 )
 _RETRY_AFTER = re.compile(r"retry[_-]after\"?\s*[:=]\s*\"?(\d+(?:\.\d+)?)", re.I)
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(h|hours?|m|mins?|minutes?|s|secs?|seconds?)?\b", re.I)
+_PART = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(h|hours?|m|mins?|minutes?|s|secs?|seconds?)?(?![a-z])", re.I
+)  # 10h17m5.7s
 _EPOCH = re.compile(r"(?:limit reached|reset[s_]?(?: at)?)\s*[|:=]?\s*(1[6-9]\d{8})\b", re.I)
 _ISO = re.compile(
     r"reset[s]?(?: at)?\s*:?\s*(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)", re.I
@@ -118,6 +121,27 @@ def recognise(text: str, now: float | None = None) -> Fault | None:
         if found is not None:
             return Fault(kind, _line_of(text, found.start()), reset_time(text, now))
     return None
+
+
+# A provider's HTTP status, where a CLI passes it on in a field of its own (claude's
+# ``api_error_status``, gemini's ``error.code``, copilot's ``statusCode``, opencode's).
+_BY_STATUS = {429: RATE_LIMIT, 529: OVERLOADED, 503: OVERLOADED, 401: AUTH, 403: AUTH, 402: QUOTA}
+
+
+def from_status(status: int | None, words: str, now: float | None = None) -> Fault | None:
+    """The fault a provider's HTTP ``status`` and its error's ``words`` say together. The status
+    decides where it is one of a fault's (a 529 that says "try again in a moment" is an
+    overload), except that a 429 whose words say quota and give no retry delay is a quota; any
+    other status (a 400) is read by its words alone ("prompt is too long", "credit balance")."""
+    said = recognise(words, now)
+    kind = _BY_STATUS.get(status) if status is not None else None
+    if kind is None:
+        return said
+    reset = reset_time(words, now)
+    if kind == RATE_LIMIT and said is not None and said.kind == QUOTA and reset is None:
+        kind = QUOTA
+    detail = " ".join(f"API error {status}: {words}".split())[:200]
+    return Fault(kind, detail, reset if kind in (RATE_LIMIT, QUOTA) else None)
 
 
 def reset_time(text: str, now: float | None = None) -> float | None:

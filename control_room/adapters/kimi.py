@@ -73,6 +73,9 @@ class Kimi(Adapter):
                 f"model = {json.dumps(inv.model)}",
                 f"max_context_size = {CONTEXT}",
             ]
+        # One attempt per step (its default is 3, each with the client's own 2 retries: a 429
+        # was tried 9 times over ~130 s); the client's 2 retries, which wait out retry-after, stay.
+        lines += ["", "[loop_control]", "max_retries_per_step = 1"]
         return {CONFIG: "\n".join(lines) + "\n"}
 
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:

@@ -20,10 +20,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_float, as_int, json_lines
 from control_room.proc import Result
+
+if TYPE_CHECKING:  # faults is only read for a run that failed
+    from control_room.adapters.faults import Fault
 
 CONFIG = "opencode.json"
 SCHEMA = "https://opencode.ai/config.json"
@@ -139,6 +142,27 @@ class Opencode(Adapter):
             cost_usd=cost,
             extra=extra,
         )
+
+    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+        """Its ``error`` event's ``data``: the provider's ``statusCode``, the message, and the
+        response's ``retry-after`` header where it was given. Without one, the default."""
+        if outcome.ok or result.timed_out or result.stopped:
+            return None
+        status, words = None, ""
+        for event in json_lines(stdout):
+            err = event.get("error")
+            data = err.get("data") if event.get("type") == "error" and isinstance(err, dict) else None
+            if isinstance(data, dict) and as_int(data.get("statusCode")) is not None:
+                status, words = as_int(data.get("statusCode")), str(data.get("message") or "")
+                headers = data.get("responseHeaders")
+                wait = headers.get("retry-after") if isinstance(headers, dict) else None
+                if isinstance(wait, str) and wait.strip().isdigit():
+                    words += f"\nretry-after: {wait.strip()}"
+        if status is None:
+            return super().fault(result, stdout, stderr, outcome)
+        from control_room.adapters.faults import from_status  # only for a run that failed
+
+        return from_status(status, words)
 
 
 def _describe(err: object) -> str:

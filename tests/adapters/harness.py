@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from control_room import proc
+from control_room.adapters import faults
 from control_room.adapters.base import Adapter, Invocation, Outcome, Setup
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
@@ -206,3 +207,29 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return True
     return state not in ("Z", "X")
+
+
+# The provider's refusals (tests/modelserver.py modes; the fakes print what the real CLIs printed
+# in each): mode -> the fault's kind.
+LIMITED = {"rate_limit": faults.RATE_LIMIT, "overloaded": faults.OVERLOADED, "quota": faults.QUOTA,
+           "context": faults.CONTEXT}  # fmt: skip
+
+
+def refused(spec: Spec, mode: str, tmp_path: Path, wait_s: float | None) -> faults.Fault:
+    """Run the fake in a limited mode; the run failed, and ``Adapter.fault`` reads the mode's
+    kind, with its reset ``wait_s`` seconds after the run (the CLI said "try again in 20s"),
+    or none when ``wait_s`` is None (the CLI passed no time on)."""
+    inv = invocation(tmp_path, spec)
+    before = time.time()
+    run = execute(spec, inv, tmp_path, mode)
+    assert not run.outcome.ok, run.outcome
+    stdout = run.result.stdout.path.read_text(encoding="utf-8", errors="replace")
+    stderr = run.result.stderr.path.read_text(encoding="utf-8", errors="replace")
+    found = spec.adapter.fault(run.result, stdout, stderr, run.outcome)
+    after = time.time()
+    assert found is not None and found.kind == LIMITED[mode], (found, run.outcome.error)
+    if wait_s is None:
+        assert found.reset_at is None, found
+    else:
+        assert found.reset_at is not None and before + wait_s <= found.reset_at <= after + wait_s, found
+    return found

@@ -4,7 +4,7 @@ mode exits 0, as the real aider does with the API down: the output decides."""
 import os
 
 import pytest
-from harness import SCENARIOS, Spec, check, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, invocation, refused
 
 from control_room.adapters.aider import Aider, unwrap
 from control_room.adapters.base import Setup
@@ -100,3 +100,9 @@ def test_wrapped_lines_are_joined_and_short_ones_are_not():
         "litellm.InternalServerError: InternalServerError: OpenAIException - Connection error.",
         "Retrying in 0.2 seconds...",
     ]
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real aider printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)

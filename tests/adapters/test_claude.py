@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.claude import Claude
@@ -100,3 +100,9 @@ def test_a_json_array_of_events_is_read():
     out = Claude().read(Result(["claude"], 0, 0.1, NULL, NULL), stdout, "")
     assert (out.ok, out.final_message, out.input_tokens, out.output_tokens, out.cost_usd) == (
         True, "DECISION: x", 5, 2, 0.5)  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real claude printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, None)

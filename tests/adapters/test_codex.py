@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.codex import Codex
@@ -62,6 +62,8 @@ def test_isolated_the_provider_is_in_its_own_config_toml(tmp_path):
         'name = "control-room"\n'
         f'base_url = "{URL}"\n'
         'wire_api = "responses"\n'
+        'request_max_retries = 0\n'
+        'stream_max_retries = 0\n'
         'env_key = "GATEWAY_KEY"\n')}  # fmt: skip
     assert run.log[0]["env"]["CODEX_HOME"] == str(tmp_path / "state")
     assert "-c" not in run.log[0]["argv"]
@@ -78,6 +80,8 @@ def test_not_isolated_the_provider_goes_in_c_overrides_on_the_users_config(tmp_p
         "-c", 'model_providers.control-room.name="control-room"',
         "-c", f'model_providers.control-room.base_url="{URL}"',
         "-c", 'model_providers.control-room.wire_api="responses"',
+        "-c", "model_providers.control-room.request_max_retries=0",
+        "-c", "model_providers.control-room.stream_max_retries=0",
         "-c", 'model_providers.control-room.env_key="GATEWAY_KEY"',
         "-m", "test-model", "-"]  # fmt: skip
 
@@ -103,3 +107,9 @@ def test_a_reconnection_that_then_succeeds_is_no_failure():
         '{"type": "turn.completed", "usage": {"input_tokens": 3, "output_tokens": 1}}'])  # fmt: skip
     out = Codex().read(Result(["codex"], 0, 0.1, NULL, NULL), stdout, "")
     assert (out.ok, out.error, out.final_message) == (True, None, "DECISION: done")
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real codex printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, None)

@@ -2,7 +2,7 @@
 cost come from the --usage-output-file it writes into the run's results folder."""
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.copilot import Copilot
@@ -60,3 +60,9 @@ def test_a_usage_file_that_is_missing_or_broken_gives_no_numbers(tmp_path):
     for files in ({}, {"copilot-usage.json": "{not json"}, {"copilot-usage.json": '{"modelMetrics": 3}'}):
         out = Copilot().read(run.result, run.result.stdout.path.read_text(), "", files)
         assert out.ok and (out.input_tokens, out.output_tokens, out.cost_usd) == (None, None, None)
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real copilot printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)

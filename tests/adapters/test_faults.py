@@ -72,3 +72,62 @@ def test_a_clock_time_is_the_next_one_on_this_machine() -> None:
     assert at is not None and NOW < at <= NOW + 86400
     local = time.localtime(at)
     assert (local.tm_hour, local.tm_min) == (17, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "wait"),
+    [  # the real CLIs' words against the model server (docs/adapters.md "When the provider refuses")
+        ("API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment.",
+         faults.OVERLOADED, None),
+        ("Failed to get response from the AI model; retried 5 times (total retry wait time: 110.69 seconds) "
+         "Last error: 429 Rate limit reached for m on requests per min (RPM). Please try again in 20s.",
+         faults.RATE_LIMIT, 20),
+        ("exceeded retry limit, last status: 429 Too Many Requests", faults.RATE_LIMIT, None),
+        ("Selected model is at capacity. Please try a different model.", faults.OVERLOADED, None),
+        ("Quota exceeded. Check your plan and billing details.", faults.QUOTA, None),
+        ("Codex ran out of room in the model's context window. Start a new thread", faults.CONTEXT, None),
+        ("The input token count (200001) exceeds the maximum number of tokens allowed (200000).",
+         faults.CONTEXT, None),
+        ("litellm.ServiceUnavailableError: OpenAIException - The server is overloaded or not ready yet.",
+         faults.OVERLOADED, None),
+    ],
+)  # fmt: skip
+def test_the_real_clis_words(text: str, kind: str, wait: float | None) -> None:
+    found = recognise(text, NOW)
+    assert found is not None and found.kind == kind
+    assert found.reset_at == (None if wait is None else NOW + wait)
+
+
+def test_a_compact_duration_is_read_whole() -> None:
+    assert reset_time("Please retry in 10h17m5.5s.", NOW) == NOW + 10 * 3600 + 17 * 60 + 5.5
+    assert reset_time("try again in 6ms", NOW) is None  # no unit it knows: no time
+
+
+@pytest.mark.parametrize(
+    ("status", "words", "kind", "wait"),
+    [
+        (529, "overloaded_error: API Error: 529 Overloaded, try again in a moment", faults.OVERLOADED, None),
+        (429, "rate_limit_error: This request would exceed the rate limit", faults.RATE_LIMIT, None),
+        (429, "You exceeded your current quota, please check your plan. Please retry in 46.5s.",
+         faults.RATE_LIMIT, 46.5),  # gemini's per-minute quota: a delay, so a rate limit
+        (429, "You exceeded your current quota, please check your plan and billing.", faults.QUOTA, None),
+        (503, "The model is overloaded. Please try again later.", faults.OVERLOADED, None),
+        (401, "authentication_error: invalid x-api-key", faults.AUTH, None),
+        (402, "billing_error", faults.QUOTA, None),
+        (400, "invalid_request_error: Credit balance is too low", faults.QUOTA, None),
+        (400, "invalid_request_error: Prompt is too long", faults.CONTEXT, None),
+    ],
+)  # fmt: skip
+def test_from_status_lets_the_status_decide_and_the_words_refine(
+    status: int, words: str, kind: str, wait: float | None
+) -> None:
+    found = faults.from_status(status, words, NOW)
+    assert found is not None and found.kind == kind
+    assert found.reset_at == (None if wait is None else NOW + wait)
+
+
+def test_from_status_finds_nothing_in_a_400_or_500_that_names_no_fault() -> None:
+    said = "api_error: API Error: 500 mock server error. This is a server-side issue — try again in a moment."
+    assert faults.from_status(500, said, NOW) is None  # claude's words for a 500: the task's round
+    assert faults.from_status(400, "invalid_request_error: tools.0: bad schema", NOW) is None
+    assert faults.from_status(500, "api_error: Internal server error", NOW) is None

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.gemini import Gemini
@@ -101,3 +101,9 @@ def test_the_node_warning_is_never_the_cause():
     stderr = "Something broke\n(node:1) Warning: x\n(Use `node --trace-warnings ...` to show where)\n"
     out = Gemini().read(Result(["gemini"], 1, 0.1, null, null), "", stderr)
     assert out.error == "gemini exited 1 (general error or API failure): Something broke"
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real gemini printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)

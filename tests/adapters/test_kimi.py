@@ -1,7 +1,7 @@
 """The kimi adapter against tests/fakes/kimi (text output: no tokens, no cost)."""
 
 import pytest
-from harness import SCENARIOS, Spec, check, execute, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.kimi import Kimi
@@ -63,7 +63,10 @@ def test_a_gateway_is_a_config_file_of_its_own_and_the_key_stays_in_the_environm
         "[models.control-room]\n"
         'provider = "control-room"\n'
         'model = "test-model"\n'
-        "max_context_size = 131072\n")}  # fmt: skip
+        "max_context_size = 131072\n"
+        "\n"
+        "[loop_control]\n"
+        "max_retries_per_step = 1\n")}  # fmt: skip
     env = run.log[0]["env"]
     assert (env["HOME"], env["OPENAI_BASE_URL"], env["OPENAI_API_KEY"]) == (str(state), URL, "k-3")
     assert (env["KIMI_DISABLE_TELEMETRY"], env["KIMI_CLI_NO_AUTO_UPDATE"]) == ("1", "1")
@@ -83,3 +86,9 @@ def test_its_console_is_told_to_be_wide_so_nothing_comes_back_hard_wrapped(tmp_p
     COLUMNS wide it prints each line whole (seen against the model server)."""
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.env(inv, {"COLUMNS": "80"})["COLUMNS"] == "100000"
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real kimi printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)

@@ -1,12 +1,15 @@
 """The opencode adapter against tests/fakes/opencode (numbers documented in the fake)."""
 
 import json
+import time
+from pathlib import Path
 
 import pytest
-from harness import SCENARIOS, Spec, check, invocation
+from harness import LIMITED, SCENARIOS, Spec, check, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.opencode import Opencode
+from control_room.proc import Result, Stream
 
 SPEC = Spec(
     Opencode(),
@@ -68,3 +71,24 @@ def test_a_local_model_is_a_provider_of_its_own_config(tmp_path):
     assert env["GATEWAY_KEY"] == "k-5"  # read by opencode itself, through {env:GATEWAY_KEY}
     for name in ("AUTOUPDATE", "SHARE", "MODELS_FETCH", "LSP_DOWNLOAD"):
         assert env[f"OPENCODE_DISABLE_{name}"] == "1"
+
+
+@pytest.mark.parametrize("mode", list(LIMITED))
+def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
+    # what the real opencode printed against the model server in each mode (tests/fixtures/limits)
+    refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)
+
+
+def test_the_reset_time_is_the_responses_retry_after_header_when_the_words_give_none():
+    event = {"type": "error", "error": {"name": "APIError", "data": {
+        "message": "This request would exceed the rate limit for your organization.", "statusCode": 429,
+        "isRetryable": True, "responseHeaders": {"retry-after": "30", "server": "mock"}}}}  # fmt: skip
+    stdout = json.dumps(event) + "\n"
+    result = Result(["opencode"], 1, 1.0, Stream(Path("/dev/null")), Stream(Path("/dev/null")))
+    adapter = Opencode()
+    outcome = adapter.read(result, stdout, "")
+    before = time.time()
+    found = adapter.fault(result, stdout, "", outcome)
+    after = time.time()
+    assert found is not None and found.kind == "rate-limit"
+    assert found.reset_at is not None and before + 30 <= found.reset_at <= after + 30

@@ -5,7 +5,9 @@ rejects anything else with exit 2 and a CLI-like message, reads the prompt the w
 CLI does, and prints the real CLI's output shape. Environment:
 
 - FAKE_AGENT_MODE: success (default) | error | timeout | garbage | noreport | down (the model
-  endpoint is unreachable: each fake then does what its real CLI does, docs/adapters.md)
+  endpoint is unreachable: each fake then does what its real CLI does, docs/adapters.md) |
+  rate_limit | overloaded | quota | context (the provider refused: each fake prints what its
+  real CLI printed against tests/modelserver.py in that mode, ``tests/fixtures/limits/<cli>.json``)
 - FAKE_AGENT_LOG: append {"argv", "stdin", "cwd", "env"} as one JSON line per run ("env": the
   variables a setup sets, see ``ENV_LOGGED``)
 - FAKE_AGENT_PIDFILE: in timeout mode (and wherever a fake hangs), where the pid of the
@@ -27,6 +29,8 @@ import time
 from collections.abc import Callable
 
 MODE = os.environ.get("FAKE_AGENT_MODE", "success")
+LIMITS = ("rate_limit", "overloaded", "quota", "context")
+RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fixtures", "limits")
 NO_REPORT = "I looked around the work dir and have nothing to add."
 GARBAGE = 'Loading model...\n\x1b[31mwarn\x1b[0m something odd\n{"type": "resu'
 
@@ -109,6 +113,20 @@ def hang() -> None:
             f.write(str(child.pid))
     while True:
         time.sleep(60)
+
+
+def limited(cli: str) -> None:
+    """In a limited mode: print what the real ``cli`` printed in that mode (its stdout and stderr
+    as recorded) and exit with its exit code. Any other mode: return."""
+    if MODE not in LIMITS:
+        return
+    with open(os.path.join(RECORDED, f"{cli}.json"), encoding="utf-8") as f:
+        recorded = json.load(f)[MODE]
+    sys.stdout.write(recorded["stdout"])
+    sys.stderr.write(recorded["stderr"])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(recorded["exit"])
 
 
 def emit(*objects: object) -> None:

@@ -9,16 +9,21 @@ import json
 import os
 import re
 import subprocess
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from install import ensure
+from modelserver import ModelServer
 
+from control_room import adapters, errors, proc
+from control_room.adapters.faults import Fault
 from control_room.ledger import read as ledger_read
 from control_room.ledger import result
-from control_room.room import scaffold
+from control_room.room import cooldowns, scaffold
 from control_room.room.layout import Room
 
 KEY = "realcli-test-key"  # a one-letter key would be masked by copilot wherever it appears
@@ -96,6 +101,72 @@ class Real:
 
     def last_line(self) -> str:
         return self.room.ledger.read_text().splitlines()[-1]
+
+    def refused(self, task_id: str = "t1") -> tuple[str, str]:
+        """A run its provider refused (no round used): the kind the cooldown it started has,
+        and the ``provider-fault`` ledger line's detail, which quotes the CLI."""
+        (cool,) = cooldowns.load(self.room).values()
+        entries = [e for e in ledger_read.entries(self.room.ledger) if e.event == "provider-fault"]
+        assert entries and entries[-1].task == task_id, entries
+        return cool.kind, entries[-1].detail
+
+    def fault(self, task_id: str = "t1") -> Fault | None:
+        """The provider fault the adapter reads from the round's captured output (results/ID:
+        stdout.txt, stderr.txt, the files it names, meta.json's exit code), as the cycle does."""
+        meta, folder = self.meta(task_id), self.room.swarm / "results" / task_id
+        adapter = adapters.get(str(meta["adapter"]))
+        out, err = proc.Stream(folder / "stdout.txt"), proc.Stream(folder / "stderr.txt")
+        res = proc.Result(
+            meta["argv"], meta["exit_code"], meta["duration_s"], out, err, timed_out=meta["timed_out"]
+        )
+        stdout, stderr = (folder / "stdout.txt").read_text(), (folder / "stderr.txt").read_text()
+        named = {p.name: p.read_text() for p in folder.glob("*-usage.json")}  # copilot's usage file
+        outcome = adapter.read(res, stdout, stderr, named) if named else adapter.read(res, stdout, stderr)
+        return adapter.fault(res, stdout, stderr, outcome)
+
+
+@dataclass
+class Refused:
+    kind: str | None  # the fault's kind (None: the adapter read none)
+    reset_at: float | None  # the reset time the adapter read from the CLI, if any
+    exit_code: int | None  # the CLI's, where the round kept its meta.json (context: a failed round)
+    before: float  # when the cycle started
+    after: float  # when the fault was read
+
+    def resets_in(self, seconds: float) -> bool:
+        """The reset is ``seconds`` after the provider said it (between the cycle's start and
+        the reading)."""
+        return self.reset_at is not None and self.before + seconds <= self.reset_at <= self.after + seconds
+
+
+@pytest.fixture
+def refusal(exe: str, tmp_path: Path) -> Callable[..., Refused]:
+    """``refusal(name, mode, path="/v1", **setup)``: one cycle of a task on the real CLI ``name``
+    in a fresh room against the model server in ``mode`` (``retry_after`` 1 s: a CLI that
+    waits out retry-after before its own retries waits little), and the fault its adapter read:
+    for a provider's refusal, as the cooldown it started has it (no round, no meta.json); for a
+    context overflow (a failed round), read again from the round's captured output."""
+
+    def run(name: str, mode: str, path: str = "/v1", wall_clock_s: int = 120, **setup: Any) -> Refused:
+        root, state = tmp_path / mode / "room", tmp_path / mode / "state"
+        scaffold.init(root)
+        state.mkdir()
+        r = Real(exe, root, state, ensure(name))
+        r.task(adapter=name, wall_clock_s=wall_clock_s)
+        with ModelServer(mode=mode, retry_after=1) as server:
+            r.gateway(name, server.url + path, **setup)
+            before = time.time()
+            done = r.run("cycle")
+        if mode == "context":  # the task's: a failed round
+            assert done.returncode == errors.FAILED, done.stdout + done.stderr
+            found = r.fault()
+            kind, reset = (found.kind, found.reset_at) if found else (None, None)
+            return Refused(kind, reset, r.meta()["exit_code"], before, time.time())
+        assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # no round used
+        (cool,) = cooldowns.load(r.room).values()
+        return Refused(cool.kind, cool.until if cool.given else None, None, before, time.time())
+
+    return run
 
 
 @pytest.fixture

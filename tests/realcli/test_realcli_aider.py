@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -42,9 +43,10 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     with ModelServer(mode="auth") as server:
         gateway(r, f"{server.url}")
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert "litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid api key" in r.cause()
-    assert r.meta()["timed_out"] is False
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH, said
+    assert "litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid api key" in said
 
 
 def test_an_edit_in_the_reply_is_applied_without_a_bypass(real) -> None:  # type: ignore[no-untyped-def]
@@ -59,3 +61,17 @@ def test_an_edit_in_the_reply_is_applied_without_a_bypass(real) -> None:  # type
     assert done.returncode == errors.PASSED, done.stdout + done.stderr
     assert (r.room.root / "made-by-the-model.txt").read_text() == "hello\n"
     assert not (r.room.root / ".git").exists()
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # aider has no retry setting: a refused call is retried with its own back-off for ~65 s (then exit 0),
+    # so only the context mode, which it does not retry, runs here; the others are left to the fake
+    seen = {}
+    for mode, kind, reset_s in [
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("aider", mode, "/v1", model="openai/mock-model")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 0, seen

@@ -7,6 +7,7 @@ import re
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -121,3 +122,19 @@ def test_a_cli_that_cannot_be_installed_fails_with_its_name(monkeypatch, tmp_pat
         install.ensure("nosuch")
     assert str(err.value).startswith("nosuch: `npm install --prefix ...` failed (exit ")
     assert not (tmp_path / "cache" / "nosuch-0.0.1" / ".installed").exists()
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # Claude Code passes on no reset time; with CLAUDE_CODE_MAX_RETRIES=0 each mode is one request
+    seen = {}
+    for mode, kind, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, None),
+        ("overloaded", faults.OVERLOADED, None),
+        ("quota", faults.QUOTA, None),
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("claude", mode, "")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 1, seen

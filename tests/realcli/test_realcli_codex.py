@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -78,12 +79,32 @@ def test_an_endpoint_down_fails_the_round_at_its_wall_clock(real) -> None:  # ty
     assert "killed at its 15s time limit while reconnecting to the model endpoint" in r.cause(), meta
 
 
-def test_an_endpoint_erroring_fails_the_round_at_its_wall_clock_saying_so(real) -> None:  # type: ignore[no-untyped-def]
+def test_an_endpoint_erroring_fails_the_round_at_once_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
     r = real("codex")
-    r.task(adapter="codex", wall_clock_s=15)
+    r.task(adapter="codex", wall_clock_s=60)
     with ModelServer(mode="error") as server:
         gateway(r, server.url)
         done = r.run("cycle")
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    # codex retries a 500 as it retries a refused connection, quoting its own words for it
-    assert "killed at its 15s time limit while reconnecting to the model endpoint: Reconnecting" in r.cause()
+    # with its provider's retries at 0 (else it reconnects until the wall clock), its words for a 500
+    assert r.cause() == (
+        "codex exited 1 (error (bad config, failed turn)): "
+        "We’re currently experiencing high demand, which may cause temporary errors."
+    )
+    assert r.meta()["timed_out"] is False
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # codex passes on no reset time; with its provider's retries at 0 a 429 fails at once (else ~100 s)
+    seen = {}
+    for mode, kind, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, None),
+        ("overloaded", faults.OVERLOADED, None),
+        ("quota", faults.QUOTA, None),
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("codex", mode, "/v1")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 1, seen

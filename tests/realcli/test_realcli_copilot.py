@@ -7,6 +7,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -71,8 +72,23 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     with ModelServer(mode="auth") as server:
         gateway(r, f"{server.url}")
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert (
-        "Authentication failed with provider at http://127.0.0.1:" in r.cause() and "(HTTP 401)" in r.cause()
-    )
-    assert r.meta()["timed_out"] is False
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH, said
+    assert "Authentication failed with provider at http://127.0.0.1:" in said and "(HTTP 401)" in said, said
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # copilot retries a 429 five times (waiting out retry-after, 1 s here) and quotes the last error; its
+    # 503 and quota retries back off for 20-60 s, so those modes are left to the fake
+    # (tests/adapters/test_copilot.py)
+    seen = {}
+    for mode, kind, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1),
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("copilot", mode, "/v1")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 1, seen

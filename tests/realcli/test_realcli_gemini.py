@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -86,3 +87,19 @@ def test_adapters_check_says_which_setting_a_shared_home_lacks(real) -> None:  #
         'security.auth.selectedType: "gemini-api-key" in its settings.json (~/.gemini/), '
         "or isolated: true in CONTROL.md adapters.gemini, which writes it\n"
     )
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # gemini exits with the HTTP status modulo 256 (173, 247, 144) and quotes the retry delay
+    seen = {}
+    for mode, kind, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1),
+        ("overloaded", faults.OVERLOADED, None),
+        ("quota", faults.QUOTA, None),
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("gemini", mode, "")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 144, seen

@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -56,9 +57,26 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     with ModelServer(mode="auth") as server:
         gateway(r, f"{server.url}")
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert r.cause() == (
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH, said
+    assert said.endswith(
         "kimi exited 1 (error): Error code: 401 - "
         "{'type': 'error', 'error': {'type': 'authentication_error', "
         "'message': 'invalid api key', 'code': 401}}"
-    )  # one line, not the 80-column fragment its console would print
+    ), said  # one line, not the 80-column fragment its console would print
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # kimi, one attempt per step (max_retries_per_step = 1), its client's two retries: three requests
+    # (overloaded and quota, the same exit 75 and `Error code: N` line, are left to the fake)
+    seen = {}
+    for mode, kind, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1),
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("kimi", mode, "/v1")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 1, seen

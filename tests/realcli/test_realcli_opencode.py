@@ -6,6 +6,7 @@ from __future__ import annotations
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
+from control_room.adapters import faults
 
 
 def gateway(real, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -46,8 +47,9 @@ def test_an_endpoint_erroring_fails_the_round_naming_the_cause(real) -> None:  #
     with ModelServer(mode="auth") as server:
         gateway(r, server.url)
         done = r.run("cycle")
-    assert done.returncode == errors.FAILED, done.stdout + done.stderr
-    assert "invalid api key" in r.cause() or "401" in r.cause(), r.cause()
+    assert done.returncode == errors.PROVIDER, done.stdout + done.stderr  # the key's: no round used
+    kind, said = r.refused()
+    assert kind == faults.AUTH and "invalid api key" in said, said
 
 
 def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # type: ignore[no-untyped-def]
@@ -59,3 +61,18 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     meta = r.meta()
     assert meta["timed_out"] is False, meta  # it gives up after its own retries
     assert "Cannot connect to API: Unable to connect" in r.cause(), meta
+
+
+def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
+    # opencode retries a 429 (retry-after honoured) and reports the response's headers; its 503 and quota
+    # retries back off for 80-90 s, so those modes are left to the fake (tests/adapters/test_opencode.py)
+    seen = {}
+    for mode, kind, reset_s in [
+        ("rate_limit", faults.RATE_LIMIT, 1),
+        ("context", faults.CONTEXT, None),
+    ]:
+        got = refusal("opencode", mode, "/v1")
+        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
+        seen[mode] = (ok, got)
+    assert all(ok for ok, _ in seen.values()), seen
+    assert seen["context"][1].exit_code == 1, seen
