@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from control_room.ledger import events
 from control_room.ledger.follow import follow
 from control_room.ledger.line import Col, unescape
 from control_room.ledger.read import entries
@@ -71,3 +72,23 @@ def summary(path: Path, cache_file: Path) -> dict[str, Any]:
     """Line count, events by name and spend by day, kept current incrementally (see follow)."""
     state, _ = follow(path, cache_file, "summary-1", lambda: {"events": {}, "spend_by_day": {}}, _count)
     return state
+
+
+def _tokens(state: dict[str, Any], cells: list[str]) -> None:
+    if unescape(cells[Col.EVENT]) != events.RESULT.name:
+        return
+    from control_room.ledger import result  # only for a room with a daily token budget
+
+    run = result.read(unescape(cells[Col.DETAIL]))
+    n = (run.input_tokens or 0) + (run.output_tokens or 0)
+    if n:
+        day = cells[Col.TIME][:10]
+        state["tokens_by_day"][day] = state["tokens_by_day"].get(day, 0) + n
+
+
+def tokens_by_day(path: Path, cache_file: Path) -> dict[str, int]:
+    """Tokens (in and out) the runs of each UTC day used, from their ``result`` lines, kept
+    current incrementally (see follow): read only where CONTROL.md sets ``daily_budget_tokens``."""
+    state, _ = follow(path, cache_file, "tokens-1", lambda: {"tokens_by_day": {}}, _tokens)
+    found: dict[str, int] = state["tokens_by_day"]
+    return found

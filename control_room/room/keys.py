@@ -141,6 +141,12 @@ KINDS: dict[str, tuple[Check, str]] = {
 KEYS: dict[str, tuple[Any, str, str]] = {
     "max_parallel": (1, "posint", "cycles that may run at once (slots)"),
     "daily_budget_usd": (10.0, "money", "spend per UTC day; no task starts past it"),
+    "daily_budget_tokens": (
+        0,
+        "count",
+        "tokens (in and out) per UTC day, for a subscription billed in tokens: no task starts past it, "
+        "and a run that streams its usage ends there ([faults.md](faults.md#live-spend-caps)); 0: none",
+    ),
     "max_task_cost_usd": (2.0, "money", "the highest `max_cost_usd` a task may declare"),
     "max_rounds": (2, "posint", "failed rounds before a task is parked"),
     "max_dispatcher_deaths": (

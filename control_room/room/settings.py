@@ -31,6 +31,7 @@ class Settings:
     __slots__ = NAMES
     max_parallel: int
     daily_budget_usd: float
+    daily_budget_tokens: int
     max_task_cost_usd: float
     max_rounds: int
     max_dispatcher_deaths: int

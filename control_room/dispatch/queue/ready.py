@@ -31,7 +31,7 @@ from control_room.dispatch.worktrees import place
 from control_room.knowledge import graveyard, history
 from control_room.ledger import events
 from control_room.ledger.events import Event
-from control_room.ledger.stats import summary
+from control_room.ledger.stats import summary, tokens_by_day
 from control_room.room import cooldowns, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -79,6 +79,7 @@ class Readiness:
         self.half: dict[str, Wait | None] = {}  # branch -> its worktree left mid-rebase (...)
         self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
         self.cooling = cooldowns.active(room)  # adapters cooling down: {} (one stat) nearly always
+        self.tokens_left = tokens_left(room, settings)  # None: no daily token budget
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
         """None if the task (its index summary ``s``) may run now, else why not. (Called for
@@ -133,6 +134,17 @@ class Readiness:
                 return approval
         if self.spend + float(s.get("max_cost_usd", 0)) > self.budget:
             return self._budget(s)
+        if self.tokens_left is not None and self.tokens_left <= 0:
+            used, cap = (
+                self.settings.daily_budget_tokens - self.tokens_left,
+                self.settings.daily_budget_tokens,
+            )
+            return Wait(
+                "budget",
+                f"waits for the daily token budget: {used:,} tokens used today of {cap:,}",
+                events.BUDGET_HOLD,
+                f"{used:,} tokens used today, the daily_budget_tokens of {cap:,}",
+            )
         if self.cooling:
             return self._cooling(s)
         return None
@@ -211,6 +223,14 @@ class Readiness:
         )
         why = f"waits for the daily budget: ${self.spend:.2f} used or reserved + ${cost:.2f} > ${budget:.2f}"
         return Wait("budget", why, events.BUDGET_HOLD, detail)
+
+
+def tokens_left(room: Room, settings: Settings) -> int | None:
+    """What is left today of CONTROL.md ``daily_budget_tokens`` (None where it is 0: none)."""
+    if not settings.daily_budget_tokens:
+        return None
+    used = tokens_by_day(room.ledger, room.cache / "ledger-tokens").get(today(), 0)
+    return settings.daily_budget_tokens - used
 
 
 def readiness(room: Room, settings: Settings) -> Readiness:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from control_room import errors, interrupt, ledger, proc
 from control_room.dispatch.merge import integrate
+from control_room.dispatch.queue import ready
 from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator
@@ -89,7 +90,8 @@ def run_claimed(
         meta["argv"] = adapter.command(inv)
         limit = float(task["wall_clock_s"])
         tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
-        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices)
+        left = ready.tokens_left(room, settings)
+        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices, left)
         res = agent.execute(
             room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap
         )

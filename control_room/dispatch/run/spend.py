@@ -9,7 +9,8 @@ tokens, for the run's model), and the figure is marked estimated. With neither, 
 capped live, and the run's spend is checked after it as before (``cost-overrun``).
 
 The cap is the task's ``max_cost_usd``: a task starts only when that much is left of the daily
-budget (dispatch/queue/ready.py), so it holds both. A run ended so is a failed round, its
+budget (dispatch/queue/ready.py), so it holds both; and, with CONTROL.md ``daily_budget_tokens``,
+what is left of that today. A run ended so is a failed round, its
 failure ``cost-cap: ...`` naming the figure. It may overshoot by at most the one step that
 crossed the line: a step is known only once it is done.
 """
@@ -31,9 +32,15 @@ class Meter:
     """The running spend of one run, read from its stdout capture as it grows."""
 
     def __init__(
-        self, adapter: Adapter, path: Path, cap_usd: float, prices: Mapping[str, float] | None
+        self,
+        adapter: Adapter,
+        path: Path,
+        cap_usd: float,
+        prices: Mapping[str, float] | None,
+        tokens_left: int | None = None,
     ) -> None:
         self.adapter, self.path, self.cap, self.prices = adapter, path, cap_usd, prices
+        self.tokens_left = tokens_left  # of CONTROL.md daily_budget_tokens; None: no such budget
         self.offset = 0
         self.partial = b""
         self.input_tokens = self.output_tokens = 0
@@ -69,7 +76,15 @@ class Meter:
                 self.estimated += (
                     tokens_in * self.prices.get("input", 0.0) + tokens_out * self.prices.get("output", 0.0)
                 ) / 1e6
-        return self.says() if self.spent > self.cap else ""
+        if self.cap and self.spent > self.cap:
+            return self.says()
+        used = self.input_tokens + self.output_tokens
+        if self.tokens_left is not None and used > self.tokens_left:
+            return (
+                f"{CAP}: {used:,} tokens over {self.steps} step(s), past the {self.tokens_left:,} left "
+                "today of daily_budget_tokens"
+            )
+        return ""
 
     def _new_events(self) -> list[dict[str, Any]]:
         try:
@@ -95,11 +110,17 @@ class Meter:
         return events
 
 
-def meter(adapter: Adapter, stdout: Path, task: Mapping[str, Any], model: str | None,
-          prices: Mapping[str, Mapping[str, float]]) -> Meter | None:  # fmt: skip
-    """The meter of a run, or None where nothing can be capped live (the CLI streams no usage,
-    the task's cap is 0: a free run)."""
+def meter(
+    adapter: Adapter,
+    stdout: Path,
+    task: Mapping[str, Any],
+    model: str | None,
+    prices: Mapping[str, Mapping[str, float]],
+    tokens_left: int | None = None,
+) -> Meter | None:
+    """The meter of a run, or None where nothing can be capped live (the CLI streams no usage;
+    the task's cap is 0, a free run, and there is no daily token budget)."""
     cap = float(task.get("max_cost_usd", 0))
-    if cap <= 0 or type(adapter).step_usage is Adapter.step_usage:
+    if (cap <= 0 and tokens_left is None) or type(adapter).step_usage is Adapter.step_usage:
         return None
-    return Meter(adapter, stdout, cap, prices.get(model or "") if model else None)
+    return Meter(adapter, stdout, cap, prices.get(model or "") if model else None, tokens_left)

@@ -158,3 +158,19 @@ def test_the_first_reason_in_order_is_given(room: Room) -> None:
 def test_readiness_reads_spend_and_loops_from_the_caches(room: Room) -> None:
     r = readiness(room, settings.load(room))
     assert (r.spend, r.held, r.busy) == (0.0, {}, [])
+
+
+def test_a_daily_token_budget_holds_every_task_once_it_is_used(room: Room) -> None:
+    from control_room import ledger  # the writer: only this test writes result lines
+    from control_room.ledger.result import RunResult
+
+    set_gate(room, "daily_budget_tokens", "1000")
+    assert why(ready(room)) is None
+    run = RunResult(input_tokens=700, output_tokens=300, model="m")
+    ledger.append(room.ledger, events.RESULT, task="t0", outcome="pass", detail=run.detail())
+    assert why(ready(room)) == (
+        "budget",
+        "waits for the daily token budget: 1,000 tokens used today of 1,000",
+    )
+    set_gate(room, "daily_budget_tokens", "0")
+    assert why(ready(room)) is None

@@ -45,3 +45,15 @@ def test_nothing_is_capped_live_where_nothing_streams_or_the_run_is_free(tmp_pat
     out = tmp_path / "stdout.txt"
     assert spend.meter(adapters.get("gemini"), out, {"max_cost_usd": 1}, None, {}) is None
     assert spend.meter(adapters.get("codex"), out, {"max_cost_usd": 0}, None, {}) is None
+
+
+def test_a_daily_token_budget_ends_a_run_that_would_pass_it(tmp_path: Path) -> None:
+    out = tmp_path / "stdout.txt"
+    out.write_text(json.dumps(TURN) + "\n")
+    m = spend.meter(adapters.get("codex"), out, {"max_cost_usd": 0}, "m1", {}, tokens_left=200_000)
+    assert m is not None and m() == ""  # 110,000 tokens, free: no dollar cap
+    with out.open("a") as f:
+        f.write(json.dumps(TURN) + "\n")
+    assert (
+        m() == "cost-cap: 220,000 tokens over 2 step(s), past the 200,000 left today of daily_budget_tokens"
+    )
