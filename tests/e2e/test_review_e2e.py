@@ -304,3 +304,45 @@ def test_control_md_names_lenses_per_route(cr, room: Room, reviewers: Reviewers)
     assert cr("cycle").stdout.endswith("; waits for 1 review: review-style-t1\n")
     assert "merged: t1" in cr("cycle").stdout  # the review runs first (its priority is above)
     assert "merged: t2" in cr("cycle").stdout  # r2: no lens, merged at once
+
+
+def test_a_reviewers_confirmed_claim_is_checked_by_its_lens_check(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    """A review task's validator re-runs the lens's check (else the reviewed task's validator) in
+    the reviewed worktree: a reviewer claiming `CONFIRMED: check.py exits 0` while it exits 1 is
+    flagged as an executor is (the result line, findings, the scorecard), and the review's round
+    is not failed by it: its verdict is its report."""
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff, spec]\nadapter: command\nmodel: m-style\nmax_cost_usd: 0.1\nwall_clock_s: 60\n"
+        f"check: [{json.dumps(PY)}, check.py]\n---\n# Lens: style\n\nLook at it through style.\n"
+    )
+    reviewers.set(**{"m-style": {"decision": "accept", "confirmed": "`python check.py` exits 0"},
+                     "m-safety": {"decision": "accept"}})  # fmt: skip
+    check = "import sys; print('b.txt is wrong'); sys.exit(1)"
+    work = [PY, "-c", f"open('b.txt', 'w').write('b'); open('check.py', 'w').write({check!r})"]
+    queue(room, "t1", route="r1", command=work, review=["style", "safety"])
+    assert cr("cycle").returncode == errors.PASSED
+    assert task_json(room, "queue", "review-style-t1")["validator"] == [PY, "check.py"]
+    assert (
+        task_json(room, "queue", "review-safety-t1")["validator"]
+        == task_json(room, "passed", "t1")["validator"]
+    )
+    assert cr("cycle").returncode == errors.PASSED  # review-safety-t1
+    style = cr("cycle")  # review-style-t1: its check exits 1, its report says it exits 0
+    assert style.returncode == errors.PASSED, style.stdout + style.stderr
+    assert "validator exited 1" in style.stdout
+    results = room.swarm / "results" / "review-style-t1"
+    assert (results / "validator.stdout.txt").read_text() == "b.txt is wrong\n"
+    assert json.loads((results / "meta.json").read_text())["unsupported_claim"] is True
+    found = cr("findings")
+    assert found.returncode == 0
+    assert "unsupported CONFIRMED claims: 1\n" in found.stdout
+    assert found.stdout.rstrip().endswith(
+        "  review-style-t1  r1  report says CONFIRMED success; validator exited 1"
+    )
+    safety = json.loads((room.swarm / "results" / "review-safety-t1" / "meta.json").read_text())
+    assert safety["unsupported_claim"] is False and safety["validator"]["exit_code"] == 0
+    card = json.loads(cr("scorecard", "--json").stdout)
+    roles = {r["role"]: r["unsupported_claims"] for r in card["by_role"]}
+    assert roles == {"engineer": {"count": 0, "of": 1}, "reviewer": {"count": 1, "of": 2}}

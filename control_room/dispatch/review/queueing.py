@@ -1,10 +1,11 @@
 """Review lenses (SPEC §12): which lenses review a task, one bounded review task per lens, the
-report a review must give, and undoing what a reviewer changed.
+report a review must give, what checks its claims, and undoing what a reviewer changed.
 
 A task, its route (CONTROL.md ``review`` as a mapping) or CONTROL.md (``review`` as a list)
 names lenses (``agents/lenses/<name>.md``). When such a task passes its validator, it waits in
 ``swarm/passed/`` and one bounded review task per lens is queued (role ``reviewer``, the lens's
-adapter, model and caps, ``reviews: ID``, no ``owns``), run in the task's worktree (with a repo;
+adapter, model and caps, ``reviews: ID``, no ``owns``, the lens's check or the task's validator
+as its own), run in the task's worktree (with a repo;
 anything a reviewer changes there is discarded) and shown only what its lens ``sees``
 (``materials``). A review answers ``DECISION: accept`` or ``reject``; a reject without a
 CONFIRMED item is not a review (a failed round of the review task). What the verdicts add up
@@ -32,7 +33,13 @@ from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
-VALIDATOR = ["true"]  # a review's check is its report (``check_report``), not a command
+
+def check_of(lens: lenses.Lens, task: Task) -> list[str] | str:
+    """The validator of a review (or arbiter) task: the lens's ``check``, else the reviewed task's
+    validator, run again in the reviewed worktree after the reviewer. Its verdict is its report
+    (``check_report``); this run is what its CONFIRMED claims are checked against (a failure does
+    not fail the review's round, it makes a success claim unsupported)."""
+    return lens.check if lens.check is not None else task["validator"]
 
 
 def lenses_for(settings: Settings, task: Task) -> list[str]:
@@ -82,7 +89,7 @@ def queue_reviews(
                 "findings, what its next round must not repeat; accept if there is nothing to add."
             ),
             "falsifier": "the change breaks what this lens checks, and this review accepts it",
-            "validator": VALIDATOR,
+            "validator": check_of(lens, task),
             "max_cost_usd": lens.max_cost_usd,
             "wall_clock_s": lens.wall_clock_s,
             "kill_condition": "the review cannot be done with what the lens shows",
@@ -173,8 +180,9 @@ def check_report(task: Task, rep: Report) -> str | None:
     return None
 
 
-def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path) -> None:
-    """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line)."""
+def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path, *, by: str = "") -> None:
+    """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line), or,
+    ``by`` its validator (the re-run of the reviewed task's check), what that left (no warning)."""
     target_id = serves(task)
     if not target_id or not settings.repo:
         return
@@ -193,6 +201,8 @@ def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path) -> 
     if target.get("reviewed_state"):  # a failed round's uncommitted work: put back as it was
         git.run(workdir, "stash", "apply", "-q", str(target["reviewed_state"]))
         git.run(workdir, "reset", "-q")
+    if by:
+        return
     what = ", ".join(changed[:5]) if changed else f"commits on top of {head[:12] if head else 'HEAD'}"
     ledger.append(
         room.ledger,

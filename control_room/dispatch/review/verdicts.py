@@ -15,7 +15,7 @@ import random
 from control_room import ledger
 from control_room.dispatch.review import materials
 from control_room.dispatch.review.materials import serves
-from control_room.dispatch.review.queueing import VALIDATOR, free_id, word
+from control_room.dispatch.review.queueing import check_of, free_id, word
 from control_room.dispatch.round.outcome import fail_round, park
 from control_room.dispatch.round.report import Report, validate
 from control_room.dispatch.worktrees import place, worktree
@@ -169,7 +169,7 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
         "id": aid,
         "objective": f"Two reviews of task {tid} disagree: decide by evidence, Position A or Position B.",
         "falsifier": "the chosen position's evidence does not hold when checked",
-        "validator": VALIDATOR,
+        "validator": check_of(arbiter_lens, target),
         "max_cost_usd": arbiter_lens.max_cost_usd,
         "wall_clock_s": arbiter_lens.wall_clock_s,
         "kill_condition": "the evidence cannot be checked here",

@@ -105,7 +105,7 @@ def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: R
         "id": "review-style-t1",
         "objective": "Review task t1 through the style lens; answer accept or reject.",
         "falsifier": "the change breaks what this lens checks, and this review accepts it",
-        "validator": ["true"],
+        "validator": "python bench.py --check",  # the reviewed task's, run again after the reviewer
         "max_cost_usd": 0.1,
         "wall_clock_s": 60.0,
         "kill_condition": "the review cannot be done with what the lens shows",
