@@ -346,3 +346,35 @@ def test_a_reviewers_confirmed_claim_is_checked_by_its_lens_check(
     card = json.loads(cr("scorecard", "--json").stdout)
     roles = {r["role"]: r["unsupported_claims"] for r in card["by_role"]}
     assert roles == {"engineer": {"count": 0, "of": 1}, "reviewer": {"count": 1, "of": 2}}
+
+
+def test_a_reviewer_on_the_adapter_and_model_of_the_work_is_warned_of_loudly(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    """A review that runs on the adapter and model the reviewed work ran on gets a warning line
+    and says so in the cycle's line; doctor warns of a lens in use that runs where the room's
+    executing roles run (no model on either side: the adapter's same default)."""
+    (room.root / "agents" / "lenses" / "safety.md").write_text(
+        "---\nsees: [diff]\nadapter: probe\nmodel:\n---\n# Lens: safety\n\nLook at it through safety.\n"
+    )
+    reviewers.set(**{"m-style": {"decision": "accept", "edit": "b.txt"}})
+    queue(
+        room, "t1", route="r1", adapter="command", model="m-style", command=None, review=["style", "safety"]
+    )
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    said = (
+        "review-style-t1 runs on command, model m-style, as the work of t1 did: not an independent review; "
+        "give the lens another adapter or model (agents/lenses/style.md)"
+    )
+    assert done.stdout.endswith(
+        f"; waits for 2 reviews: review-style-t1, review-safety-t1; warning: {said}\n"
+    )
+    [line] = [ln for ln in room.ledger.read_text().splitlines() if "not an independent review" in ln]
+    assert "| warning | review-style-t1 |" in line and f"| {said} |" in line
+    doctor = cr("doctor")
+    assert [ln for ln in doctor.stdout.splitlines() if " reviewers " in ln] == [
+        "WARN reviewers  lens safety runs on probe, model default, where the work it reviews runs (role "
+        "analyst, dissector, engineer, orchestrator, scout): its reviews are not independent; set adapter "
+        "and model in agents/lenses/safety.md"
+    ]

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from control_room import git, ledger
+from control_room.dispatch.review import independence
 from control_room.dispatch.review.materials import serves as serves  # its callers say review.serves
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.report import Report
@@ -25,11 +26,9 @@ from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
 from control_room.ledger import events
 from control_room.room import lenses, swarm, tasks
-from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
-from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
@@ -71,12 +70,18 @@ def needs_verdict(task: Task) -> bool:
 
 
 def queue_reviews(
-    room: Room, settings: Settings, task: Task, chosen: list[lenses.Lens], state: str
+    room: Room,
+    settings: Settings,
+    task: Task,
+    chosen: list[lenses.Lens],
+    state: str,
+    warned: list[str] | None = None,
 ) -> list[str]:
-    """Queue one review task per lens for ``task`` (in ``state``); its ids."""
+    """Queue one review task per lens for ``task`` (in ``state``); its ids. A review that would
+    run on the adapter and model of the work it reviews gets a warning line, its text appended
+    to ``warned``."""
     tid = task["id"]
     head = _head(room, settings, task)
-    ran = records.read_object(results_folder.folder(room, tid) / "meta.json") or {}
     ids = []
     for lens in chosen:
         rid = free_id(room, f"review-{lens.name}-{tid}")
@@ -107,14 +112,9 @@ def queue_reviews(
             review["model"] = lens.model
         swarm.write_new(room, review)
         ids.append(rid)
-        if lens.model and lens.model == ran.get("model"):
-            ledger.append(
-                room.ledger,
-                events.WARNING,
-                task=rid,
-                detail=f"lens {lens.name} runs on {lens.model}, the model of the work it reviews; "
-                "give the lens another model (agents/lenses/" + lens.name + ".md)",
-            )
+        said = independence.warn_if_correlated(room, settings, review, tid)
+        if said is not None and warned is not None:
+            warned.append(said)
     drop = ("review_verdict", "reviewed_commit", "reviewed_state")
     updated = {**{k: v for k, v in task.items() if k not in drop}, "review_tasks": ids}
     if head:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from control_room import ledger
-from control_room.dispatch.review import materials
+from control_room.dispatch.review import independence, materials
 from control_room.dispatch.review.materials import serves
 from control_room.dispatch.review.queueing import check_of, free_id, word
 from control_room.dispatch.round.outcome import fail_round, park
@@ -188,6 +188,7 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
     if arbiter_lens.model:
         arbiter["model"] = arbiter_lens.model
     swarm.write_new(room, arbiter)
+    said = independence.warn_if_correlated(room, settings, arbiter, tid)
     updated: Task = {**target, "arbitrations": int(target.get("arbitrations", 0)) + 1, "arbiter": aid}
     atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(updated))
     ledger.append(
@@ -198,7 +199,8 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
         outcome="queued",
         detail=f"{len(accepts)} accept, {len(rejects)} reject: {aid} decides (Position A is {first})",
     )
-    return f"{tid}'s reviews disagree ({len(accepts)} accept, {len(rejects)} reject); queued {aid}"
+    warning = f"; warning: {said}" if said else ""
+    return f"{tid}'s reviews disagree ({len(accepts)} accept, {len(rejects)} reject); queued {aid}{warning}"
 
 
 def _arbitrated(

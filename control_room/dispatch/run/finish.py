@@ -224,8 +224,10 @@ def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResul
     ready = tid if goes.merge else None
     waits = ""
     if goes.then == destination.REVIEWS:
-        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed")
+        warned: list[str] = []
+        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed", warned)
         waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
+        waits += "".join(f"; warning: {w}" for w in warned)
     elif goes.then == destination.MERGE:
         waits = "; waits in swarm/passed/ for `control-room integrate`"
     elif goes.then == destination.NOTHING_TO_MERGE:
@@ -249,8 +251,10 @@ def _failed(room: Room, settings: Settings, picked: Pick, why: str, cost: float)
         chosen = queueing.check_lenses(room, settings, task)
         if chosen:
             failed, _ = swarm.read_task(back)
-            ids = queueing.queue_reviews(room, settings, failed, chosen, "queue")
+            warned: list[str] = []
+            ids = queueing.queue_reviews(room, settings, failed, chosen, "queue", warned)
             where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
+            where += "".join(f"; warning: {w}" for w in warned)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
 
 
