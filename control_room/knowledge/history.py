@@ -1,7 +1,10 @@
 """The room's history, folded from the ledger: per route (or ``task:<id>`` for a task without
 one) its attempts, passes, fails, spend, last decisions, best result and current streak of
 identical failures (a death loop once it reaches CONTROL.md ``death_loop_n``); the recurring
-failure causes; the unsupported CONFIRMED claims.
+failure causes; the unsupported CONFIRMED claims. Those are the route's own runs: a review's
+or an arbiter's run (its ``result`` line names the task it ``serves``) is counted apart, as the
+route's ``reviews`` and ``review_spend``, and is never its best, its last decisions or a link
+of a streak (its unsupported claims are listed with the rest).
 
 The fold is kept in ``.cache/digest`` and brought up to date incrementally: each call reads
 only the ledger lines appended since the last one (``ledger.follow``). DIGEST.md, findings,
@@ -19,7 +22,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.text import one_line
 
-KIND = "digest-3"  # 3: decisions and failures kept on one line
+KIND = "digest-4"  # 3: decisions and failures kept on one line; 4: reviews counted apart
 LAST = 5  # decisions kept per route
 STREAK_LINES = 10  # lines kept as evidence of a streak
 CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
@@ -35,6 +38,8 @@ def _new_route() -> dict[str, Any]:
         "passes": 0,
         "fails": 0,
         "spend": 0.0,
+        "reviews": 0,  # review and arbiter runs about the route's tasks, not its own runs
+        "review_spend": 0.0,
         "last": [],
         "best": None,
         "last_time": "",
@@ -87,9 +92,15 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if run.unsupported:
         why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
         _unsupported(state, [time, eid, task, route, why])
+    if run.serves:  # a review or an arbiter: counted apart, on the route (or task) it serves
+        key = route or f"task:{run.serves}"
     r = state["routes"].get(key)
     if r is None:
         r = state["routes"][key] = _new_route()
+    if run.serves:
+        r["reviews"] += 1
+        r["review_spend"] = round(r["review_spend"] + cost, 6)
+        return
     r["attempts"] += 1
     r["spend"] = round(r["spend"] + cost, 6)
     r["last_time"] = time
@@ -117,6 +128,20 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
 def state(room: Room) -> tuple[dict[str, Any], int]:
     """The digest state, up to date; and how many ledger bytes this refresh read."""
     return follow(room.ledger, room.cache / "digest", KIND, _init, _fold)
+
+
+def reviews(room: Room) -> dict[str, dict[str, Any]]:
+    """Per route, the review and arbiter runs about its tasks (``runs``, ``spend_usd``), counted
+    apart from the route's own; only routes that have some. No ledger: none."""
+    try:
+        st, _ = state(room)
+    except FileNotFoundError:
+        return {}
+    return {
+        key: {"runs": r["reviews"], "spend_usd": r["review_spend"]}
+        for key, r in sorted(st["routes"].items())
+        if r["reviews"] and not key.startswith("task:")
+    }
 
 
 def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:

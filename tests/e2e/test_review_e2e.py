@@ -378,3 +378,32 @@ def test_a_reviewer_on_the_adapter_and_model_of_the_work_is_warned_of_loudly(
         "analyst, dissector, engineer, orchestrator, scout): its reviews are not independent; set adapter "
         "and model in agents/lenses/safety.md"
     ]
+
+
+def test_review_runs_are_counted_apart_from_the_routes_own(cr, room: Room, reviewers: Reviewers) -> None:
+    """Three failed runs of a review on route r1 (a broken report each time) are no death loop of
+    r1; `route list` counts r1's own run (t1) and its 4 review runs apart; DIGEST.md's best is
+    t1's; ROUTES.md agrees with the ledger."""
+    set_gate(room, "max_rounds", "3")
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"broken": True}})
+    passed_with_reviews(cr, room)
+    for _ in range(3):  # review-safety-t1 (first by name), three times: then parked
+        assert cr("cycle").returncode == errors.FAILED
+    assert where(room, "review-safety-t1") == ["parked"]
+    style = cr("cycle")
+    assert style.returncode == errors.PASSED, style.stdout + style.stderr
+    assert "death-loop" not in events(room.ledger) and cr("findings").stdout == "no findings\n"
+    listed = cr("route", "list")
+    day = task_json(room, "passed", "t1")["passed_at"][:10]
+    assert listed.stdout == (
+        f"route                    verdict    runs  reviews  spend     last result{' ' * 22}title\n"
+        f"r1                       alive         1        4  $0        {'pass t1 ' + day:<32} route r1\n"
+    )
+    data = json.loads(cr("route", "list", "--json").stdout)
+    assert data["reviews"] == {"r1": {"runs": 4, "spend_usd": 0.0}} and data["held"] == []
+    digest = (room.cr / "DIGEST.md").read_text()
+    [line] = [ln for ln in digest.splitlines() if ln.startswith("- **r1**")]
+    assert line.startswith(
+        "- **r1**: 1 attempt, 1 passed, 0 failed, $0.00 (and 4 review runs of its tasks, $0.00); best: t1 ("
+    )
+    recount_agrees(cr)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from control_room.dispatch.doctor.finding import OK, WARN, Check, Context, Finding, unchecked
 from control_room.dispatch.review import independence
-from control_room.room import lenses, swarm, tasks
+from control_room.room import lenses, roles, swarm, tasks
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
 from control_room.words import count
 
-REVIEWING = ("reviewer", "arbiter")  # the roles that review; every other role's work may be reviewed
 WAITING = ("queue", "running", "passed")
 
 
@@ -35,7 +34,7 @@ def executors(ctx: Context, settings: Settings) -> dict[tuple[str, str], list[st
     folder = ctx.room.root / "agents"
     names = {p.stem for p in folder.glob("*.md") if p.is_file()} | {tasks.DEFAULT_ROLE}
     found: dict[tuple[str, str], list[str]] = {}
-    for role in sorted(names - set(REVIEWING)):
+    for role in sorted(names - set(roles.REVIEWING)):
         where = independence.runs_on(ctx.room, settings, tasks.as_task({"id": "doctor", "role": role}))
         if where is not None:
             found.setdefault(where, []).append(role)

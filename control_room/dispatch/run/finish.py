@@ -181,6 +181,7 @@ def _record(ran: Ran, failures: list[str]) -> RunResult:
         validator=validator.word(val),
         model=plan.model or "default",  # no model set: the adapter CLI's own default
         role=plan.role,
+        serves=str(queueing.serves(ran.task) or ""),
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
         metrics=validator.metrics(val),
@@ -283,7 +284,7 @@ def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunRes
 def _after(room: Room, settings: Settings, task: Task, verdict: str, cost: float) -> None:
     """Step 8, the model's part: ROUTES.md and a new death loop's announcement. The views
     (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
-    if task.get("route"):
+    if task.get("route") and not queueing.serves(task):  # a review is no run of the route's own
         routes.record_run(room, task["route"], task["id"], verdict, cost)
     for key, loop in history.held(room, settings).items():
         if not loop["announced"]:
