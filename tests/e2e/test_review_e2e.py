@@ -7,6 +7,7 @@ fails leaves the task blocked; a reviewer's edits are discarded; a second arbitr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -95,7 +96,10 @@ def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_
     assert "review-safety-t1" not in style and "m-safety" not in style  # the first verdict is not shown
     assert "## The change" in style and "+b" in style and "objective: objective of t1" in style
     assert "## The change" not in safety and "## The executor's history: its report" in safety
-    assert "You were not shown: the task's objective and falsifier; the change (the diff)." in safety
+    assert (
+        "You were not shown: the task's objective and falsifier; the change (the diff); the executor's "
+        "prompt; the room's context and digest; other reviews and their verdicts." in safety
+    )
     assert (
         "You review: you judge work others did, by evidence. You never edit a file. "
         "You run on command, model m-safety." in safety
@@ -407,3 +411,61 @@ def test_review_runs_are_counted_apart_from_the_routes_own(cr, room: Room, revie
         "- **r1**: 1 attempt, 1 passed, 0 failed, $0.00 (and 4 review runs of its tasks, $0.00); best: t1 ("
     )
     recount_agrees(cr)
+
+
+OBJECTIVE = "Make parse() skip comment lines quickly (canary objective 7781)"
+FALSIFIER = "parse() gets slower on files without comments (canary falsifier 7782)"
+
+
+def referenced(brief: str, *roots: Path) -> dict[Path, str]:
+    """Every file the brief names (a path with a folder or a file name with a suffix) that exists
+    under one of ``roots``, and its text."""
+    found = {}
+    for name in set(re.findall(r"[\w.-]*(?:/[\w.-]+)+|[\w-]+\.(?:md|json|txt|py)\b", brief)):
+        for root in roots:
+            path = (root / name.strip("/")).resolve()
+            if path.is_file():
+                found[path] = path.read_text(errors="replace")
+    return found
+
+
+def test_what_a_lens_was_not_shown_is_nowhere_in_its_brief_or_the_files_it_names(
+    cr, room: Room, reviewers: Reviewers, tmp_path: Path
+) -> None:
+    """The spec (objective, falsifier) of a task is in no brief of a lens that does not see
+    `spec`: not in its role text, not in the executor's history it is shown (its report and
+    output quote the objective: withheld), not in any file the brief names; and no brief of a
+    review names another review or holds the room's context or digest."""
+    lens(room, "style", "m-style", sees="[diff]")  # the change only
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "accept"}})
+    work = [
+        PY,
+        "-c",
+        f"print('my task was: {OBJECTIVE}; it fails if {FALSIFIER}'); open('b.txt', 'w').write('b')",
+    ]
+    queue(
+        room,
+        "t1",
+        route="r1",
+        command=work,
+        review=["style", "safety"],
+        objective=OBJECTIVE,
+        falsifier=FALSIFIER,
+    )
+    assert cr("cycle").returncode == errors.PASSED
+    assert OBJECTIVE in (room.swarm / "results" / "t1" / "report.md").read_text()  # the executor quoted it
+    assert cr("cycle").returncode == errors.PASSED and cr("cycle").returncode == errors.PASSED
+    tree = room.cr / "worktrees" / "route-r1"
+    for model, other in (("m-style", "review-safety-t1"), ("m-safety", "review-style-t1")):
+        brief = reviewers.shown(model)
+        files = referenced(brief, room.root, tree, Path("/"))
+        for secret in ("canary objective 7781", "canary falsifier 7782", "skip comment lines", "gets slow"):
+            assert secret not in brief, (model, secret)
+            assert [p for p, text in files.items() if secret in text] == [], (model, secret)
+        assert other not in brief and "## Current context" not in brief and "## Digest" not in brief
+        assert "its `objective`, `falsifier`" not in brief  # the role text points nowhere either
+    safety = reviewers.shown("m-safety")
+    assert (
+        "## The executor's history: its report" in safety and "my task was: [withheld]; it fails if" in safety
+    )
+    assert "## The executor's history: its prompt" not in safety
