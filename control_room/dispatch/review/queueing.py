@@ -82,6 +82,7 @@ def queue_reviews(
     to ``warned``."""
     tid = task["id"]
     head = _head(room, settings, task)
+    created = now_iso()  # one time for the lot: they run in the order of their names
     ids = []
     for lens in chosen:
         rid = free_id(room, f"review-{lens.name}-{tid}")
@@ -102,7 +103,7 @@ def queue_reviews(
             "reviews": tid,
             "lens": lens.name,
             "priority": int(task.get("priority", 0)) + 50,
-            "created": now_iso(),
+            "created": created,
         }
         if task.get("route"):
             review["route"] = task["route"]
