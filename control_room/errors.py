@@ -25,6 +25,8 @@ ADAPTER_MISSING = 14  # `cycle`: the adapter or its CLI is not available
 ROOM_INVALID = 15  # `cycle`/`run`: the room cannot run a cycle (settings, disk...); `doctor`: a FAIL
 NO_EXTRA = 16  # an optional extra (`control-room[mcp]`) is not installed
 OFFLINE = 17  # `cycle`/`run`/`sync`: the room's git remote cannot be reached; nothing was claimed
+PERSON_ONLY = 18  # a person's command (approve, resume, done, ...) was run inside an agent's run
+PROVIDER = 19  # `cycle`: the provider refused (rate limit, quota, ...): task back in the queue, no round
 HANGUP = 129  # `cycle`/`run`: SIGHUP (128 + 1)
 INTERRUPTED = 130  # `cycle`/`run`: Ctrl-C, SIGINT (128 + 2)
 TERMINATED = 143  # `cycle`/`run`: SIGTERM (128 + 15)
@@ -89,6 +91,18 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
         "`cycle`/`run`/`sync`: CONTROL.md `remote:` cannot be reached (fetch or push failed); the cycle "
         "claims nothing (fail closed), and what this machine did stays committed here for the next sync",
     ),
+    (
+        PERSON_ONLY,
+        "PERSON_ONLY",
+        "a person's command (`approve`, `resume`, `done`, `route reopen`, ...) was run inside an agent's "
+        "run (docs/security.md); nothing changed",
+    ),
+    (
+        PROVIDER,
+        "PROVIDER",
+        "`cycle`: the provider refused the run (a rate or usage limit, a quota, overloaded, a refused "
+        "login): the task is back in the queue, no round used, and the adapter cools down (faults.md)",
+    ),
     (HANGUP, "HANGUP", "`cycle`/`run`: ended by SIGHUP (the terminal closed); the task is back in the queue"),
     (
         INTERRUPTED,
@@ -148,6 +162,12 @@ class RoomInvalidError(ControlRoomError):
     """The room cannot run a cycle: the room's fault, never a task's."""
 
     exit_code = ROOM_INVALID
+
+
+class PersonOnlyError(ControlRoomError):
+    """Only a person decides this, and this process runs inside an agent's run."""
+
+    exit_code = PERSON_ONLY
 
 
 class OfflineError(ControlRoomError):

@@ -74,12 +74,13 @@ class Result:
     stderr: Stream
     timed_out: bool = False
     stopped: bool = False  # killed because STOP appeared
+    ended: str = ""  # killed because ``watch`` said so, and why (a live spend cap)
     notes: list[str] = field(default_factory=list)
     limit_s: float | None = None  # the wall clock it ran under
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.stopped
+        return self.exit_code == 0 and not self.timed_out and not self.stopped and not self.ended
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -103,9 +104,11 @@ def run(
     stop_file: Path | None = None,
     on_start: Callable[[int], None] | None = None,
     on_tick: Callable[[float, int], None] | None = None,
+    watch: Callable[[], str] | None = None,
 ) -> Result:
     """Run ``argv`` to completion, time-out or STOP. Raises ExecutableNotFound if missing.
-    ``on_tick(seconds elapsed, output bytes)`` is called at each poll while it runs."""
+    ``on_tick(seconds elapsed, output bytes)`` is called at each poll while it runs; so is
+    ``watch()``, whose answer, when not empty, ends the run (``Result.ended``: why)."""
     if not argv or not argv[0]:
         raise ControlRoomError("empty command")
     exe = which(argv[0], env)
@@ -156,7 +159,9 @@ def run(
                 result.stopped = True
             elif time.monotonic() >= deadline:
                 result.timed_out = True
-            if result.stopped or result.timed_out:
+            elif watch is not None:
+                result.ended = watch()
+            if result.stopped or result.timed_out or result.ended:
                 _kill_group(child)
                 code = None
                 break
@@ -179,6 +184,8 @@ def run(
         result.notes.append(f"killed after the {timeout_s:g}s time limit")
     if result.stopped:
         result.notes.append("killed because STOP appeared")
+    if result.ended:
+        result.notes.append(f"ended: {result.ended}")
     if strays:
         result.notes.append(f"ended {strays} process(es) it left running outside its group")
     return result
@@ -195,7 +202,7 @@ def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:
     if not adopting:
         return 0
     try:
-        return reaper.end_strays()
+        return reaper.end_strays(child.pid)  # the child leads its own group: pgid == pid
     finally:
         reaper.subreaper(False)
 

@@ -62,10 +62,11 @@ def children() -> list[int]:
     return pids
 
 
-def end_strays() -> int:
+def end_strays(killed_group: int | None = None) -> int:
     """End every child of ours that ``proc`` did not start (an orphan the subreaper adopted),
-    with its process group, and reap it; repeat while their deaths bring more. How many were
-    still running (a zombie, ended with the agent's own group, is only reaped)."""
+    with its process group, and reap it; repeat while their deaths bring more. How many had
+    left ``killed_group`` (the agent's own, which proc killed already) and were still running:
+    one of that group, or a zombie, is only reaped."""
     ended = 0
     ours = os.getpgrp()
     for _ in range(ROUNDS):
@@ -76,12 +77,14 @@ def end_strays() -> int:
             if _zombie(pid):  # it ended already (in the group proc killed): reaped, not counted
                 _reap(pid)
                 continue
+            group = None
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 group = os.getpgid(pid)
                 if group != ours:
                     os.killpg(group, signal.SIGKILL)
                 os.kill(pid, signal.SIGKILL)
-            ended += _reap(pid)
+            if _reap(pid) and (group is None or group != killed_group):
+                ended += 1  # (a member of the agent's group may not have died yet: not counted)
     return ended
 
 

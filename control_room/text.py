@@ -8,6 +8,9 @@ made safe to show: on a terminal, in a view, in a prompt.
 - ``one_line``: ``printable``, and every run of whitespace, line breaks included, one space:
   for a value shown inside a line of our own (a cell, a list item), so that it can never start
   a line of its own.
+- ``escaped``: every control character written out (``\\n``, ``\\x1b``, ``\\u202e``), the rest
+  kept: for a log line or an error that must say exactly what it was given (a request line, a
+  path), on one line; ``has_control`` says whether there is any to write out.
 
 Only what is shown is cleaned: the raw capture files (``swarm/results/ID/stdout.txt``) and the
 ledger keep every byte.
@@ -42,3 +45,27 @@ def printable(text: str) -> str:
 def one_line(text: str) -> str:
     """``text`` printable, on one line: every run of whitespace one space, no edge spaces."""
     return _SPACE.sub(" ", printable(text)).strip()
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+_CONTROLS = "\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_ANY_CONTROL = re.compile(f"[{_CONTROLS}]")
+_TO_ESCAPE = re.compile(f"[\\\\{_CONTROLS}]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    return _ESCAPES.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a control character (a line break or a tab included)."""
+    return _ANY_CONTROL.search(text) is not None
+
+
+def escaped(text: str) -> str:
+    """``text`` on one line with every control character written out (``\\n``, ``\\x1b``) and
+    each backslash doubled, so what was given can be read back from it; the rest kept."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return _TO_ESCAPE.sub(_escape, text)

@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from control_room.text import one_line, printable
+from control_room.text import escaped, has_control, one_line, printable
 
 ESC = "\x1b"
 
@@ -34,3 +34,18 @@ def test_nothing_printable_keeps_can_move_a_terminal_or_start_a_line(text: str) 
     assert not set(shown) & set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
     line = one_line(text)
     assert "\n" not in line and ESC not in line and line == line.strip()
+
+
+def test_escaped_writes_every_control_out_on_one_line_and_keeps_the_rest() -> None:
+    assert escaped('GET /a\rforged\x1b[2J\u202e\u2028 é "x" HTTP/1.1\n') == (
+        'GET /a\\rforged\\x1b[2J\\u202e\\u2028 é "x" HTTP/1.1\\n'
+    )
+    assert escaped("a\\nb") == "a\\\\nb"  # a backslash given is told from one written out
+    assert escaped("plain /index.html") == "plain /index.html"
+    assert has_control("a\tb") and has_control("x\u202e") and not has_control("plain é")
+
+
+@given(st.text())
+def test_escaped_is_always_one_printable_line(text: str) -> None:
+    out = escaped(text)
+    assert "\n" not in out and "\r" not in out and not has_control(out)

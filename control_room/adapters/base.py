@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from control_room.errors import InvalidError
 
 if TYPE_CHECKING:  # proc imports subprocess and threading: only a cycle needs them
+    from control_room.adapters.faults import Fault
     from control_room.proc import Result
 
 POINTER = (
@@ -74,6 +75,7 @@ class Outcome:
     output_tokens: int | None = None
     cost_usd: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    fault: Fault | None = None  # the provider refused (adapters/faults.py): set by ``Adapter.fault``
 
 
 class Adapter:
@@ -86,6 +88,7 @@ class Adapter:
     exit_codes: ClassVar[dict[int, str]] = {0: "ok"}
     accepts: ClassVar[tuple[str, ...]] = ()  # the ``Setup`` settings this adapter acts on
     key_needs_url: ClassVar[bool] = False  # api_key_env is the key of the base_url's provider
+    reads_faults: ClassVar[bool] = True  # False: the output is the task's own (probe, command)
 
     def command(self, inv: Invocation) -> list[str]:
         raise NotImplementedError
@@ -134,6 +137,23 @@ class Adapter:
             final_message=stdout,
             error=None if result.exit_code == 0 else self.explain(result, stderr),
         )
+
+    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+        """The provider fault a failed run reports (adapters/faults.py), or None. Default: the
+        CLI's own error words, ``outcome.error`` and the end of stderr. Never read from a run
+        that worked, nor (``reads_faults`` False) from a CLI whose output the task writes."""
+        if outcome.ok or not self.reads_faults or result.timed_out or result.stopped:
+            return None
+        from control_room.adapters.faults import recognise  # only for a run that failed
+
+        return recognise(f"{outcome.error or ''}\n{stderr[-4000:]}")
+
+    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
+        """The usage one line of the CLI's streamed JSON output reports as it goes: (input
+        tokens, output tokens, cost in USD or None), or None for a line that reports none. Only
+        CLIs that stream their usage step by step override it (the live spend cap reads it,
+        dispatch/run/spend.py)."""
+        return None
 
     def explain(self, result: Result, stderr: str) -> str:
         """One line: how the run ended (exit code and its meaning, or the kill) and the cause,

@@ -50,7 +50,8 @@ class Claude(Adapter):
     accepts = ("base_url", "api_key_env", "model", "isolated")
 
     def command(self, inv: Invocation) -> list[str]:
-        return ["claude", "-p", "--output-format", "json", *self.with_model("--model", inv), *inv.extra_args]
+        return ["claude", "-p", "--output-format", "json", *self.with_model("--model", inv), *_budget(inv),
+                *inv.extra_args]  # fmt: skip
 
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
         setup = inv.setup
@@ -72,6 +73,12 @@ class Claude(Adapter):
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
     ) -> Outcome:
         return read_result(self, result, stdout, stderr)
+
+
+def _budget(inv: Invocation) -> list[str]:
+    """Claude Code's own live cap, at the task's ``max_cost_usd`` (none for a free run: 0)."""
+    cap = as_float(inv.task.get("max_cost_usd"))
+    return ["--max-budget-usd", f"{cap:g}"] if cap else []
 
 
 def result_event(stdout: str) -> dict[str, Any] | None:

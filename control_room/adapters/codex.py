@@ -78,6 +78,13 @@ class Codex(Adapter):
             env["CODEX_HOME"] = self.home(inv)
         return env
 
+    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
+        """Each ``turn.completed`` reports its turn's tokens (no cost)."""
+        usage = event.get("usage") if event.get("type") == "turn.completed" else None
+        if not isinstance(usage, dict):
+            return None
+        return as_int(usage.get("input_tokens")) or 0, as_int(usage.get("output_tokens")) or 0, None
+
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
     ) -> Outcome:

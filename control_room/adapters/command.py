@@ -14,6 +14,7 @@ class Command(Adapter):
     prompt_via = "stdin"
     install = "any executable: set command_argv in CONTROL.md or the role's front matter"
     accepts = ("model",)  # fills {model}
+    reads_faults = False  # its output is the task's own program's: never a provider's word
 
     def command(self, inv: Invocation) -> list[str]:
         template = inv.settings.get("command_argv")

@@ -84,6 +84,14 @@ class Opencode(Adapter):
         env.update(QUIET)
         return env
 
+    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
+        """Each ``step_finish`` reports its step's tokens and cost."""
+        part = event.get("part") if event.get("type") == "step_finish" else None
+        if not isinstance(part, dict):
+            return None
+        tokens: Mapping[str, Any] = part["tokens"] if isinstance(part.get("tokens"), dict) else {}
+        return as_int(tokens.get("input")) or 0, as_int(tokens.get("output")) or 0, as_float(part.get("cost"))
+
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
     ) -> Outcome:

@@ -19,6 +19,7 @@ class Probe(Adapter):
     prompt_via = "stdin"
     context_window = 1_000_000
     install = "built in"
+    reads_faults = False  # its output is the task's own program's: never a provider's word
 
     def command(self, inv: Invocation) -> list[str]:
         if not inv.command:

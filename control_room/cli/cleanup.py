@@ -6,7 +6,7 @@ import time
 
 import click
 
-from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, person_only, room_option
 from control_room.dispatch.merge import sweep
 from control_room.room import retention
 from control_room.room import settings as settings_file
@@ -35,6 +35,7 @@ def _json(room: Room, item: Item) -> dict[str, object]:
 @room_option
 @click.option("--dry-run", is_flag=True, help="List what would go and why; change nothing.")
 @json_option
+@person_only
 def cleanup(dry_run: bool, as_json: bool) -> None:
     """Remove finished tasks' results, and finished routes' worktrees, past CONTROL.md
     retention_days, or while the disk is low.

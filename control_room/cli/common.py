@@ -3,13 +3,14 @@ edge of a command, where the views are refreshed."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from control_room.errors import ControlRoomError
+from control_room.errors import ControlRoomError, PersonOnlyError
 from control_room.room.layout import STATES, Room, find_room
 from control_room.text import printable
 
@@ -24,6 +25,29 @@ def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
     control characters (``text.printable``: escape sequences, C0/C1 controls, bidi overrides).
     JSON escapes them itself."""
     click.echo(printable(str(message)), err=err, nl=nl)
+
+
+def person_only(f: F) -> F:
+    """A person's decision: refused inside an agent's run (``lineage.inside_run``), with one line
+    naming the rule. Put it last, right above the ``def``, so it wraps the command's body."""
+
+    @functools.wraps(f)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        from control_room.lineage import UNKNOWN, inside_run  # /proc: only for a person's commands
+
+        ctx = click.get_current_context()
+        task = inside_run(ctx.info_name or "")
+        if task is not None:
+            whose = "an agent's run" if task == UNKNOWN else f"task {task}'s run"
+            raise PersonOnlyError(
+                f"{ctx.command_path}: refused inside {whose}: only a person approves, resumes, "
+                "marks Done, reopens, kills, retries, cancels, integrates, schedules or runs cycles; "
+                "run it from your own shell (docs/security.md)"
+            )
+        return f(*args, **kwargs)
+
+    checked.person_only = True  # type: ignore[attr-defined]  # read by the docs and the tests
+    return checked  # type: ignore[return-value]
 
 
 def _remember_room(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from control_room import errors, interrupt, proc
-from control_room.cli.common import current_room, echo, notify_people, refresh_views, room_option
+from control_room.cli.common import current_room, echo, notify_people, person_only, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
 from control_room.dispatch.shared import sync
 from control_room.room import settings as settings_file
@@ -30,6 +30,7 @@ from control_room.timeutil import now_iso, parse_duration
     help="Append each line to this file after its UTC time, instead of printing it (for a scheduler: "
     "an error is also said on stderr).",
 )
+@person_only
 def cycle(log: str | None) -> None:
     """Run one cycle: take one ready task from the queue, run it, validate it, write it down.
 
@@ -134,6 +135,7 @@ class _LiveLine:
     show_default=True,
     help="Cycles at once, each its own process and slot (at most CONTROL.md max_parallel).",
 )
+@person_only
 def run(every: str, cycles: int | None, parallel: int) -> None:
     """Run cycles in the foreground until STOP, Ctrl-C or --cycles.
 

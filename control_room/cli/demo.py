@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from control_room import errors
-from control_room.cli.common import echo, refresh_views, watch
+from control_room.cli.common import echo, person_only, refresh_views, watch
 from control_room.dispatch.queue import admission
 from control_room.dispatch.run.cycle import cycle
 from control_room.errors import InvalidError
@@ -245,6 +245,7 @@ def run(root: Path, echo: Callable[[str], None]) -> Room:
 
 @click.command()
 @click.argument("directory", default="control-room-demo", type=click.Path(file_okay=False, path_type=Path))
+@person_only
 def demo(directory: Path) -> None:
     """Build a demo room in DIRECTORY (default ./control-room-demo) and run it to the end.
 

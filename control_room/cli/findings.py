@@ -28,14 +28,15 @@ def digest() -> None:
 @json_option
 def findings(as_json: bool) -> None:
     """Death loops (a route failing the same way again and again: held until a person acts),
-    unsupported CONFIRMED claims, each with the ledger lines that show it, and tasks whose
-    reviews disagreed and were escalated to a person."""
+    unsupported CONFIRMED claims, each with the ledger lines that show it, runs whose brief
+    overflowed the model's context window (split them), and tasks whose reviews disagreed and
+    were escalated to a person."""
     room = current_room()
     data = gather(room, settings_file.load(room))
     if as_json:
         echo_json(data)
         return
-    if not data["death_loops"] and not data["unsupported_claims"] and not data["escalated"]:
+    if not any(data[k] for k in ("death_loops", "unsupported_claims", "escalated", "too_big")):
         echo("no findings")
         return
     for lp in data["death_loops"]:
@@ -49,6 +50,10 @@ def findings(as_json: bool) -> None:
         echo(f"unsupported CONFIRMED claims: {data['unsupported_total']}")
         for u in data["unsupported_claims"]:
             echo(f"  {u['time']}  {u['id']}  {u['task']}  {u['route'] or '-'}  {u['detail']}")
+    if data["too_big"]:
+        echo(f"too big for one brief (split it: control-room task fanout): {len(data['too_big'])}")
+        for b in data["too_big"]:
+            echo(f"  {b['time']}  {b['id']}  {b['task']}  {b['route'] or '-'}  {b['detail']}")
     if data["escalated"]:
         echo(f"escalated to a person (reviews disagree): {len(data['escalated'])}")
         for e in data["escalated"]:

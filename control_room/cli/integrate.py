@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from control_room import errors
-from control_room.cli.common import current_room, echo, room_option
+from control_room.cli.common import current_room, echo, person_only, room_option
 from control_room.dispatch.merge import integrate as merge_queue
 from control_room.room import settings as settings_file
 
@@ -13,6 +13,7 @@ from control_room.room import settings as settings_file
 @click.command()
 @room_option
 @click.argument("task_id", metavar="[ID]", required=False)
+@person_only
 def integrate(task_id: str | None) -> None:
     """Merge passed tasks into the base branch, one at a time, each checked again.
 

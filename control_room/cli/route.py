@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
+from control_room.cli.common import current_room, echo, echo_json, json_option, person_only, room_option
 from control_room.errors import ControlRoomError
 from control_room.knowledge import findings, graveyard, history, routes
 from control_room.room import settings as settings_file
@@ -113,6 +113,7 @@ def show_route(route_id: str, as_json: bool) -> None:
 @click.option("--reopen-if", required=True, help="The exact conditions under which it may be reopened.")
 @click.option("--evidence", multiple=True, metavar="TASK", help="A task whose results show it (repeatable).")
 @click.option("--what", default="", help="What the route was (default: its title in ROUTES.md).")
+@person_only
 def kill_route(route_id: str, verdict: str, reopen_if: str, evidence: tuple[str, ...], what: str) -> None:
     """Kill a route: write its tombstone in graveyard/; cycles then refuse its tasks."""
     path = graveyard.kill(current_room(), route_id, verdict, reopen_if, list(evidence), what)
@@ -123,6 +124,7 @@ def kill_route(route_id: str, verdict: str, reopen_if: str, evidence: tuple[str,
 @room_option
 @click.argument("route_id", metavar="ID")
 @click.option("--because", required=True, help="Which reopen_if condition now holds.")
+@person_only
 def reopen_route(route_id: str, because: str) -> None:
     """Reopen a killed route: the tombstone stays, with a Reopened section."""
     graveyard.reopen(current_room(), route_id, because)
@@ -133,6 +135,7 @@ def reopen_route(route_id: str, because: str) -> None:
 @room_option
 @click.argument("route_id", metavar="ID")
 @click.option("--because", required=True, help="What changed since the identical failures.")
+@person_only
 def resume_route(route_id: str, because: str) -> None:
     """Release a route held by a death loop (see `control-room findings`)."""
     room = current_room()

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from control_room.cli.common import current_room, echo, json_option, room_option
+from control_room.cli.common import current_room, echo, json_option, person_only, room_option
 from control_room.dispatch.schedule import entries as sched
 from control_room.dispatch.schedule import install as inst
 from control_room.room.layout import Room
@@ -30,6 +30,7 @@ from control_room.timeutil import parse_duration
 )
 @click.option("--status", is_flag=True, help="Say what is installed for this room and when a cycle last ran.")
 @json_option
+@person_only
 def schedule(
     cron: bool,
     launchd: bool,

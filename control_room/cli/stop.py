@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo, room_option
+from control_room.cli.common import current_room, echo, person_only, room_option
 from control_room.dispatch.person.brake import resume as do_resume
 from control_room.dispatch.person.brake import stop as do_stop
 from control_room.errors import InvalidError
@@ -41,6 +41,7 @@ def stop(reason: str, everywhere: bool) -> None:
 @click.command()
 @room_option
 @_EVERYWHERE
+@person_only
 def resume(everywhere: bool) -> None:
     """Remove the STOP file so cycles run again."""
     room = current_room()

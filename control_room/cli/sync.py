@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from control_room.cli.common import current_room, echo, room_option
+from control_room.cli.common import current_room, echo, person_only, room_option
 from control_room.errors import InvalidError
 from control_room.store.files import atomic_write
 
@@ -17,6 +17,7 @@ from control_room.store.files import atomic_write
     help="Set this clone's host id first (kept in control-room/.host, never shared); "
     "every clone of a shared room needs its own.",
 )
+@person_only
 def sync(host: str | None) -> None:
     """Share the room through CONTROL.md `remote:`: commit, fetch, merge, push.
 

@@ -1,4 +1,4 @@
-"""control-room task add / fanout / list / show / retry / park / cancel / pin / unpin"""
+"""control-room task add / fanout / list / show / retry / park / cancel / accept / pin / unpin"""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from typing import Any, TextIO
 
 import click
 
-from control_room.cli.common import current_room, echo, echo_json, json_option, room_option
-from control_room.dispatch.person.decisions import cancel, park, retry
+from control_room.cli.common import current_room, echo, echo_json, json_option, person_only, room_option
+from control_room.cli.decide import who
+from control_room.dispatch.person.decisions import park, retry
 from control_room.dispatch.queue import admission, index
 from control_room.dispatch.queue.ready import readiness
 from control_room.errors import ControlRoomError, InvalidError
@@ -274,6 +275,7 @@ def show_task(task_id: str, as_json: bool) -> None:
 @task.command("retry")
 @room_option
 @click.argument("task_id", metavar="ID")
+@person_only
 def retry_task(task_id: str) -> None:
     """Send a parked, rejected, cancelled or done task back to the queue, rounds reset."""
     state = retry(current_room(), task_id)
@@ -284,6 +286,7 @@ def retry_task(task_id: str) -> None:
 @room_option
 @click.argument("task_id", metavar="ID")
 @click.option("--reason", default="", help="Why, written beside the task.")
+@person_only
 def park_task(task_id: str, reason: str) -> None:
     """Take a queued task out of the queue and park it for a person."""
     park(current_room(), task_id, reason)
@@ -294,15 +297,38 @@ def park_task(task_id: str, reason: str) -> None:
 @room_option
 @click.argument("task_id", metavar="ID")
 @click.option("--reason", default="", help="Why, written beside the task.")
+@person_only
 def cancel_task(task_id: str, reason: str) -> None:
-    """Cancel a queued, parked or rejected task (it moves to swarm/cancelled/)."""
-    state = cancel(current_room(), task_id, reason)
-    echo(f"cancelled {task_id} (was in swarm/{state}/)")
+    """Cancel a queued, parked, rejected or passed (not merged) task (it moves to swarm/cancelled/),
+    and the review and arbiter tasks it waits for."""
+    from control_room.dispatch.merge import withdraw  # the merge wing: only for this command
+
+    state, kept = withdraw.cancel(current_room(), task_id, reason)
+    echo(f"cancelled {task_id} (was in swarm/{state}/)" + (f"; {kept}" if kept else ""))
+
+
+@task.command("accept")
+@room_option
+@click.argument("task_id", metavar="ID")
+@click.option("--reason", default="", help="Why, for the ledger.")
+@click.option("--by", help="Who accepts (default: user@host).")
+@person_only
+def accept_task(task_id: str, reason: str, by: str | None) -> None:
+    """Accept a passed task whose reviews have no verdict (they wait, disagree, or a review or
+    arbiter task is parked): the verdict is yours. Its review and arbiter tasks are cancelled;
+    then `integrate` merges it (with nothing to merge, it is done)."""
+    from control_room.dispatch.review import verdicts  # the review wing: only for this command
+
+    room = current_room()
+    said, _ = verdicts.accept(room, settings_file.load(room), task_id, who(by, room), reason)
+    merge = f"; `control-room integrate {task_id}` merges it" if said.endswith("it may integrate") else ""
+    echo(said + merge)
 
 
 @task.command("pin")
 @room_option
 @click.argument("task_id", metavar="ID")
+@person_only
 def pin_task(task_id: str) -> None:
     """Pin a task: `cleanup` never removes its results (control-room/PINNED)."""
     from control_room.room import retention  # ~4 ms (its dataclasses): `task list` never pays it
@@ -316,6 +342,7 @@ def pin_task(task_id: str) -> None:
 @task.command("unpin")
 @room_option
 @click.argument("task_id", metavar="ID")
+@person_only
 def unpin_task(task_id: str) -> None:
     """Unpin a task: `cleanup` may remove its results again once it is finished and old."""
     from control_room.room import retention  # see pin_task

@@ -1,5 +1,6 @@
-"""Findings (SPEC §7): death loops and unsupported CONFIRMED claims, each with the ledger
-lines that show it. Read from the digest's state, so this costs only the new ledger lines."""
+"""Findings (SPEC §7): death loops, unsupported CONFIRMED claims and runs too big for their
+model's context window (split them), each with the ledger lines that show it. Read from the
+digest's state, so this costs only the new ledger lines."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ def gather(room: Room, settings: Settings) -> dict[str, Any]:
         ],
         "unsupported_total": st["unsupported_n"],
         "escalated": escalated(room),
+        "too_big": [
+            {"time": t, "id": i, "task": task, "route": route, "detail": d}
+            for t, i, task, route, d in st.get("too_big", [])
+        ],
     }
 
 

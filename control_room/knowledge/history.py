@@ -1,10 +1,11 @@
 """The room's history, folded from the ledger: per route (or ``task:<id>`` for a task without
 one) its attempts, passes, fails, spend, last decisions, best result and current streak of
 identical failures (a death loop once it reaches CONTROL.md ``death_loop_n``); the recurring
-failure causes; the unsupported CONFIRMED claims. Those are the route's own runs: a review's
-or an arbiter's run (its ``result`` line names the task it ``serves``) is counted apart, as the
-route's ``reviews`` and ``review_spend``, and is never its best, its last decisions or a link
-of a streak (its unsupported claims are listed with the rest).
+failure causes; the unsupported CONFIRMED claims; the runs whose brief overflowed the model's
+context window (a task to split). Those are the route's own runs: a review's or an arbiter's run
+(its ``result`` line names the task it ``serves``) is counted apart, as the route's ``reviews``
+and ``review_spend``, and is never its best, its last decisions or a link of a streak (its
+unsupported claims are listed with the rest).
 
 The fold is kept in ``.cache/digest`` and brought up to date incrementally: each call reads
 only the ledger lines appended since the last one (``ledger.follow``). DIGEST.md, findings,
@@ -92,6 +93,8 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if run.unsupported:
         why = f"report says CONFIRMED success; validator {run.validator or 'failed'}"
         _unsupported(state, [time, eid, task, route, why])
+    if failed.startswith(result.TOO_BIG):  # a finding: split it
+        state["too_big"] = [*state.get("too_big", []), [time, eid, task, route, failed]][-20:]
     if run.serves:  # a review or an arbiter: counted apart, on the route (or task) it serves
         key = route or f"task:{run.serves}"
     r = state["routes"].get(key)

@@ -76,6 +76,14 @@ TASK_ADD = _e(
     "task route adapter detail",
     "`task add`, an orchestrator proposal (`detail` starts `proposed by <task>:`), the orchestrator task",
 )
+PROVIDER_FAULT = _e(
+    "provider-fault",
+    ("requeued",),
+    "task route adapter detail",
+    "the provider refused a run (rate limit, quota, overloaded, auth): the task is back in the queue, no "
+    "round used, and the adapter cools down (`detail`: the kind, until when, the CLI's words) "
+    "([faults.md](faults.md))",
+)
 REJECT = _e(
     "reject",
     ("rejected",),

@@ -27,6 +27,7 @@ import re
 
 DECISION_MAX = 160
 FAILED_MAX = 240
+TOO_BIG = "context window exceeded"  # how the failure of a run that overflowed its window starts
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 

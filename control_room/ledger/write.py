@@ -28,6 +28,7 @@ from control_room.ledger.line import (
     render,
 )
 from control_room.ledger.read import last_hash
+from control_room.lineage import inside_run
 from control_room.store import lock
 from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
@@ -41,7 +42,8 @@ HOST_FILE = ".host"  # control-room/.host: this clone's host id (`control-room s
 def writer_name(cr: Path | None = None) -> str:
     """Who writes, the host id of every ledger line and claim: ``CONTROL_ROOM_WRITER``, else the
     room's ``control-room/.host`` (``cr``: the room's control-room/ folder), else this
-    machine's host name; made cell-safe."""
+    machine's host name; made cell-safe. Inside an agent's run (lineage.py) it ends with
+    ``.task.<id>``: what an agent writes itself is never written as the machine's person."""
     raw = os.environ.get("CONTROL_ROOM_WRITER") or ""
     if not raw and cr is not None:
         try:
@@ -49,7 +51,14 @@ def writer_name(cr: Path | None = None) -> str:
         except OSError:
             raw = ""  # unreadable: the machine's name, below
     raw = raw or os.uname().nodename or "unknown"
-    return cell_safe(raw)
+    task = inside_run()
+    if task is None:
+        return cell_safe(raw)
+    suffix = "." + cell_safe(f"task.{task}")[:40]
+    name = cell_safe(raw)
+    if f"{suffix}." in f"{name}.":  # said already (the MCP server's writer names it)
+        return name
+    return name[: 64 - len(suffix)] + suffix
 
 
 def cell_safe(raw: str) -> str:

@@ -103,6 +103,17 @@ def adapters_problem(v: Any) -> str | None:
     return None
 
 
+def _prices(v: Any) -> bool:
+    """``{model: {input: USD, output: USD}}``, per million tokens."""
+    return isinstance(v, Mapping) and all(
+        isinstance(model, str)
+        and isinstance(p, Mapping)
+        and set(p) <= {"input", "output"}
+        and all(_money(x) for x in p.values())
+        for model, p in v.items()
+    )
+
+
 # kind -> (check, what the error says a value must be)
 KINDS: dict[str, tuple[Check, str]] = {
     "posint": (_posint, "a positive integer"),
@@ -120,6 +131,7 @@ KINDS: dict[str, tuple[Check, str]] = {
     "review": (_review, "a list of lens names, or a mapping of route (or *) -> list of lens names"),
     "review_when": (_choice("pass", "always"), "one of pass, always"),
     "adapters": (lambda v: adapters_problem(v) is None, "a mapping of adapter name -> settings"),
+    "prices": (_prices, "a mapping of model -> {input: USD, output: USD} per million tokens"),
 }
 
 
@@ -248,6 +260,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "adapters",
         "per adapter: `base_url`, `api_key_env`, `model`, `isolated` for a gateway or a local model "
         "([adapters.md](adapters.md#a-gateway-or-a-local-model)); empty: each CLI uses the user's own login",
+    ),
+    "prices": (
+        {},
+        "prices",
+        "per model, `{input: USD, output: USD}` per million tokens: the estimated spend of a CLI that "
+        "streams tokens but no dollars, for its live cap ([faults.md](faults.md#live-spend-caps))",
     ),
     "approvals": ((), "list", "written by `control-room approve`: `{task, gate, by, at}`"),
 }

@@ -67,6 +67,7 @@ class Settings:
     orchestrator_wall_clock_s: float
     command_argv: tuple[str, ...]
     adapters: Mapping[str, Mapping[str, Any] | None]
+    prices: Mapping[str, Mapping[str, float]]
     approvals: tuple[Mapping[str, Any], ...]
 
     def __init__(self, **values: Any) -> None:
@@ -190,7 +191,7 @@ def replace_key(text: str, name: str, line: str) -> str:
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         return f"---\n{line}---\n" + text
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)  # as docs.split
     if end is None:
         raise InvalidError(f"{name}: the front matter of CONTROL.md has no closing ---")
     for i in range(1, end):

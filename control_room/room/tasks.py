@@ -60,6 +60,13 @@ FIELDS: tuple[Field, ...] = (
     _f("route", "id", "the route in ROUTES.md this task serves"),
     _f("adapter", "id", "override the role's / CONTROL.md default adapter"),
     _f("model", "text", "override the role's / CONTROL.md default model"),
+    _f(
+        "fallback",
+        "ids",
+        "adapters to run on, in order, while its own cools down after its provider refused (faults.md); "
+        "overrides the role's",
+        default=[],
+    ),
     _f("deps", "ids", "task ids that must be done before this one is ready", default=[]),
     _f("owns", "paths", "paths this task may edit (none: any)", default=[]),
     _f("gate", "ids", "gates (gpu, submit, merge, ...) that need an approval first", default=[]),
@@ -98,6 +105,11 @@ FIELDS: tuple[Field, ...] = (
     _d("review_verdict", "text", "`accept` once its reviews (or an arbiter) accepted it"),
     _d("arbitrations", "int", "times its reviews needed an arbiter; a second escalates", default=0),
     _d("arbiter", "id", "the arbiter task its reviews' last disagreement queued"),
+    _d(
+        "escalated",
+        "text",
+        "when its reviews' disagreement was parked for a person (`task accept` may take it)",
+    ),
     _d("merged_at", "text", "when the merge queue fast-forwarded the base branch to it"),
     _d("merged_commit", "text", "the base branch's commit after the merge"),
     _d("done_at", "text", "when a person marked it Done (`control-room done ID`)"),
@@ -133,6 +145,7 @@ if TYPE_CHECKING:  # at run time a task is a plain dict: building this TypedDict
         route: str
         adapter: str
         model: str
+        fallback: list[str]
         deps: list[str]
         owns: list[str]
         gate: list[str]
@@ -162,6 +175,7 @@ if TYPE_CHECKING:  # at run time a task is a plain dict: building this TypedDict
         review_verdict: str
         arbitrations: int
         arbiter: str
+        escalated: str
         merged_at: str
         merged_commit: str
         done_at: str

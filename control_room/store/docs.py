@@ -2,8 +2,13 @@
 
 Reading is strict, because a setting read wrong must fail closed: an opened but unclosed block,
 broken YAML, or YAML that is not a mapping is an ``InvalidError`` naming the file and the line,
-never "no front matter" and never a traceback. Parsed documents are cached against the file's
-fingerprint (``store.cache``), so most commands never import the YAML parser.
+never "no front matter" and never a traceback. Writing cannot break it: every value the room
+writes into a front matter (``render``, ``flow``) is on its key's line, a text with a line break
+double-quoted with its breaks escaped, so no line of the block but its two markers is ``---``
+or ``...``, whatever a person or an agent wrote; and the block ends only at a marker in the
+first column, as in YAML, so a value indented under its key is never taken for the end.
+Parsed documents are cached against the file's fingerprint (``store.cache``), so most commands
+never import the YAML parser.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ def split(text: str, where: Path | str) -> tuple[Meta, str]:
     text = text.lstrip("\ufeff")  # a byte-order mark must not hide the front matter
     lines = text.splitlines()
     if lines and lines[0].strip() == "---":
-        close = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+        close = next((i for i in range(1, len(lines)) if _marker(lines[i])), None)
         if close is None:
             raise InvalidError(f"{where}: the front matter opened on line 1 is never closed with ---")
         try:
@@ -42,6 +47,12 @@ def split(text: str, where: Path | str) -> tuple[Meta, str]:
     return dict(meta), body
 
 
+def _marker(line: str) -> bool:
+    """Whether ``line`` ends a front matter: ``---`` or ``...`` in the first column (YAML's
+    document markers; indented, either is part of a value)."""
+    return line.rstrip() in ("---", "...")
+
+
 def has_front_matter(text: str) -> bool:
     return text.lstrip("\ufeff").startswith("---")
 
@@ -52,14 +63,39 @@ def render(meta: Meta, body: str) -> str:
 
     post = frontmatter.Post(body)
     post.metadata.update(meta)
-    return frontmatter.dumps(post, sort_keys=False) + "\n"
+    return frontmatter.dumps(post, sort_keys=False, Dumper=_dumper(), width=_WIDE) + "\n"
 
 
 def flow(value: Any) -> str:
     """``value`` as YAML on one line (flow style), for rewriting one key of a front matter."""
     import yaml  # see split
 
-    return str(yaml.safe_dump(value, default_flow_style=True, width=1 << 30)).strip().removesuffix("\n...")
+    text = yaml.dump(value, Dumper=_dumper(), default_flow_style=True, width=_WIDE, allow_unicode=True)
+    return str(text).strip().removesuffix("\n...")
+
+
+_WIDE = 1 << 30  # no value is folded onto a line of its own
+_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")  # what YAML takes for a line break
+_DUMPER: list[type] = []
+
+
+def _dumper() -> type:
+    """PyYAML's SafeDumper, with every text that holds a line break written double-quoted on
+    one line (``"a\\n---\\nb"``): it reads back exactly, and cannot end the block."""
+    import yaml  # see split
+
+    if not _DUMPER:
+
+        class OneLine(yaml.SafeDumper):
+            pass
+
+        def text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+            style = '"' if any(b in value for b in _BREAKS) else None
+            return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+        OneLine.add_representer(str, text)
+        _DUMPER.append(OneLine)
+    return _DUMPER[0]
 
 
 def plain(meta: Meta) -> Meta:

@@ -31,6 +31,10 @@ def render(room: Room) -> str:
         "- tasks: " + ", ".join(f"{k} {v}" for k, v in t.items() if v or k not in MERGE_STATES),
         f"- spend today: ${s['spend_today_usd']:.2f}"
         + (f" of ${budget:.2f} daily budget" if budget is not None else ""),
+        *[
+            f"- cooling down: {one_line(c['says'])}; its tasks wait or take their fallback"
+            for c in s["cooling"]
+        ],
         f"- findings: {s['findings']}",
         *([f"- settings: BROKEN: {one_line(s['control_error'])}"] if s.get("control_error") else []),
         "- latest ledger events:",

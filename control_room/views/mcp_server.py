@@ -32,6 +32,7 @@ from control_room.errors import ControlRoomError
 from control_room.ledger.write import writer_name
 from control_room.room.layout import STATES, Room
 from control_room.store.files import read_output
+from control_room.views import mcp_args
 from control_room.views.mcp_tools import BY_NAME, PERSON_ONLY, TOOLS
 from control_room.views.refresh import refresh
 
@@ -119,8 +120,11 @@ def call(room: Room, client: str, name: str, args: dict[str, Any]) -> types.Call
     """Run tool ``name``; a refusal is a tool error saying `Error: <what>`, as the command line says it."""
     tool = BY_NAME.get(name)
     if tool is None:
-        msg = f"Error: no tool {name}. " + PERSON_ONLY
+        msg = f"Error: no tool {name[:64]}. " + PERSON_ONLY
         return types.CallToolResult(content=[types.TextContent(type="text", text=msg)], is_error=True)
+    why = mcp_args.problem(name, tool.schema, args)  # before anything runs: the tool's own schema
+    if why is not None:
+        return _error(f"Error: {why}")
     try:
         if tool.changes:
             with writing_as(room, client):

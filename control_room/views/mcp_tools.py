@@ -21,8 +21,10 @@ from control_room.knowledge import findings, history, routes, scorecard
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
 from control_room.room import settings as settings_file
-from control_room.room.layout import STATES, Room
+from control_room.room import tasks
+from control_room.room.layout import Room
 from control_room.views import answers
+from control_room.views.mcp_args import cap, states_schema, string, task_schema
 from control_room.views.status import gather
 
 PERSON_ONLY = (
@@ -41,11 +43,16 @@ class Tool:
 
 
 def _obj(props: dict[str, Any] | None = None, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"type": "object", "properties": props or {}, "required": list(required)}
+    """A tool's input schema: its arguments, checked before it runs (``views/mcp_args.py``)."""
+    return {
+        "type": "object",
+        "properties": props or {},
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
-_STR = {"type": "string"}
-_ID = {"type": "string", "description": "a task or route id"}
+_ID = string("id", "a task or route id")
 
 
 def _status(room: Room, _c: str, _a: dict[str, Any]) -> Any:
@@ -64,7 +71,7 @@ def _task_add(room: Room, _c: str, a: dict[str, Any]) -> Any:
 
 
 def _task_list(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    return [answers.task_row(t) for t in answers.task_rows(room, list(a.get("states") or []))]
+    return [answers.task_row(t) for t in answers.task_rows(room, list(dict.fromkeys(a.get("states") or [])))]
 
 
 def _task_show(room: Room, _c: str, a: dict[str, Any]) -> Any:
@@ -72,11 +79,12 @@ def _task_show(room: Room, _c: str, a: dict[str, Any]) -> Any:
 
 
 def _validate_report(_r: Room, _c: str, a: dict[str, Any]) -> Any:
-    return validate(str(a.get("text", ""))).as_dict()
+    return validate(a.get("text") or "").as_dict()
 
 
 def _ledger_tail(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    lines = tail(room.ledger, max(0, int(a.get("n", 10))))
+    n = a.get("n")
+    lines = tail(room.ledger, max(0, 10 if n is None else n))
     return [e.as_dict() if (e := parse(line)) else {"unparsed": line} for line in lines]
 
 
@@ -111,24 +119,25 @@ def _scorecard(room: Room, _c: str, a: dict[str, Any]) -> Any:
 
 def _propose(room: Room, client: str, a: dict[str, Any]) -> Any:
     queued, refused = orchestrator.accept(
-        room, settings_file.load(room), f"mcp-{client}", str(a.get("text", ""))
+        room, settings_file.load(room), f"mcp-{client}", a.get("text") or ""
     )
     return {"queued": queued, "refused": refused}
 
 
 def _field_guide_add(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    n = prompt.add_lesson(room, settings_file.load(room), str(a.get("lesson", "")))
+    n = prompt.add_lesson(room, settings_file.load(room), a.get("lesson") or "")
     return {"added": True, "lesson_lines": n, "cap": settings_file.load(room).field_guide_max_lines}
 
 
 def _stop(room: Room, _c: str, a: dict[str, Any]) -> Any:
-    created = brake.stop(room, str(a.get("reason", "")))
+    created = brake.stop(room, a.get("reason") or "")
     return {"stopped": True, "created": created, "file": str(room.stop)}
 
 
 _TASK_FIELDS = (
-    "objective, falsifier, validator, max_cost_usd, wall_clock_s, kill_condition (all required), and "
-    "optionally id, route, role, adapter, model, deps, owns, gate, review, priority, command"
+    ", ".join(tasks.REQUIRED)
+    + " (all required), and optionally "
+    + ", ".join(f for f in tasks.PERSON_FIELDS if f not in tasks.REQUIRED)
 )
 
 TOOLS: tuple[Tool, ...] = (
@@ -139,14 +148,20 @@ TOOLS: tuple[Tool, ...] = (
         "words, without a falsifier, validator, max cost, wall clock or kill condition. "
         f"Fields: {_TASK_FIELDS}. "
         "new_route: put the task's route on the board if it is not there. " + PERSON_ONLY,
-        _obj({"task": {"type": "object"}, "new_route": {"type": "boolean"}}, ("task",)),
+        _obj(
+            {
+                "task": task_schema(),
+                "new_route": {"type": "boolean", "description": "put the task's route on the board"},
+            },
+            ("task",),
+        ),
         _task_add,
         changes=True,
     ),
     Tool(
         "task_list",
         "Tasks by state (queue in run order), as `control-room task list --json`.",
-        _obj({"states": {"type": "array", "items": {"type": "string", "enum": list(STATES)}}}),
+        _obj({"states": states_schema()}),
         _task_list,
     ),
     Tool(
@@ -159,13 +174,13 @@ TOOLS: tuple[Tool, ...] = (
         "validate_report",
         "Check a report (skills/report-format.md) as `control-room validate` does; "
         "returns the parsed report.",
-        _obj({"text": _STR}, ("text",)),
+        _obj({"text": string("text", "the report, as an agent ends its answer")}, ("text",)),
         _validate_report,
     ),
     Tool(
         "ledger_tail",
         "The last n ledger lines (default 10).",
-        _obj({"n": {"type": "integer", "minimum": 0}}),
+        _obj({"n": {"type": "integer", "minimum": 0, "maximum": cap("n"), "description": "how many lines"}}),
         _ledger_tail,
     ),
     Tool("route_list", "The routes in ROUTES.md, held routes, and hand-edit problems.", _obj(), _route_list),
@@ -179,7 +194,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "scorecard",
         "Runs per adapter and model and per role. since: a date, a UTC time or a duration back (7d).",
-        _obj({"since": _STR}),
+        _obj({"since": string("since", "a date (2026-11-30), a UTC time or a duration back (7d)")}),
         _scorecard,
     ),
     Tool(
@@ -187,7 +202,7 @@ TOOLS: tuple[Tool, ...] = (
         "Propose tasks as an orchestrator does: text holding ```json blocks, each a task; each is admitted "
         "like task_add (its route must be on the board), at most CONTROL.md max_new_tasks per call; "
         "refusals are returned and logged. " + PERSON_ONLY,
-        _obj({"text": _STR}, ("text",)),
+        _obj({"text": string("text", "an orchestrator's answer: ```json blocks, each a task")}, ("text",)),
         _propose,
         changes=True,
     ),
@@ -195,7 +210,10 @@ TOOLS: tuple[Tool, ...] = (
         "field_guide_add",
         "Append one lesson line to intelligence/FIELD_GUIDE.md; refused when the guide holds CONTROL.md "
         "field_guide_max_lines lessons already. " + PERSON_ONLY,
-        _obj({"lesson": _STR}, ("lesson",)),
+        _obj(
+            {"lesson": string("lesson", "one terse, verified lesson, with the task id that shows it")},
+            ("lesson",),
+        ),
         _field_guide_add,
         changes=True,
     ),
@@ -203,7 +221,7 @@ TOOLS: tuple[Tool, ...] = (
         "stop",
         "Create STOP: every cycle halts and running agents are killed (failing closed is always allowed). "
         "Lifting it (resume) is a person's: " + PERSON_ONLY,
-        _obj({"reason": _STR}),
+        _obj({"reason": string("reason", "why, for the ledger and status", refused=False)}),
         _stop,
         changes=True,
     ),

@@ -18,6 +18,7 @@ from control_room.ledger.line import parse
 from control_room.ledger.read import tail
 from control_room.ledger.stats import summary
 from control_room.ledger.verify import Check, check
+from control_room.room import cooldowns
 from control_room.room import settings as settings_file
 from control_room.room.layout import MERGE_STATES, Room
 from control_room.room.settings import DEFAULTS, Settings
@@ -77,6 +78,9 @@ def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, An
     out["merging"] = []
     if settings is not None and 0 < out["tasks"].get("passed", 0) <= WAITING_MAX:
         out["merging"] = merging(room, settings)
+    out["cooling"] = [
+        {"adapter": c.key, "says": c.says(), **c.as_json()} for c in cooldowns.active(room).values()
+    ]
     out["last"] = [e.as_dict() for e in recent if e is not None]
     return out
 
@@ -209,6 +213,7 @@ def render(s: dict[str, Any]) -> str:
         if budget:
             spend += f" ({100 * s['spend_today_usd'] / budget:.0f}%)"
     lines.append(f"spend     {spend}")
+    lines += [f"{'cooling' if k == 0 else '':<10}{c['says']}" for k, c in enumerate(s.get("cooling", []))]
     if s.get("control_error"):
         lines.append(f"gate      BROKEN: {s['control_error']}")
     lines.append(f"findings  {s['findings']}" + ("  (control-room findings)" if s["findings"] else ""))

@@ -42,6 +42,8 @@ FRESH = {
     "ledger": "OK   ledger  control-room/LEDGER.md has its header; its hash chain holds",
     "claims": "OK   claims  no dead claims (0 tasks running)",
     "rejected": "OK   rejected  no rejected files waiting",
+    "lenses": "OK   lenses  no lens is named (CONTROL.md review is empty; no queued task names one)",
+    "graveyard": "OK   graveyard  no tombstones in graveyard/",
     "adapter probe": (
         "OK   adapter probe  built in: runs each task's own command (named by CONTROL.md default_adapter)"
     ),

@@ -77,12 +77,14 @@ def test_no_findings_in_a_fresh_room(run: Run, inside: Room) -> None:
         "unsupported_claims": [],
         "unsupported_total": 0,
         "escalated": [],
+        "too_big": [],
     }
     assert list(json.loads(result.stdout)) == [
         "death_loops",
         "unsupported_claims",
         "unsupported_total",
         "escalated",
+        "too_big",
     ]
 
 
@@ -106,6 +108,7 @@ def test_a_death_loop_is_listed_with_its_ledger_lines_until_resumed(run: Run, in
         "unsupported_claims": [],
         "unsupported_total": 0,
         "escalated": [],
+        "too_big": [],
     }  # fmt: skip
 
     ok(run("route", "resume", "memo", "--because", "a new approach"), "memo released; its tasks run again\n")
@@ -138,4 +141,5 @@ def test_an_unsupported_claim_is_listed(run: Run, inside: Room, tmp_path: Path) 
         ],
         "unsupported_total": 1,
         "escalated": [],
+        "too_big": [],
     }  # fmt: skip

@@ -57,7 +57,7 @@ def test_status_json(run: Run, inside: Room) -> None:
     data = json.loads(result.stdout)
     assert list(data) == ["room", "stop", "ledger_error", "warnings", "tasks", "routes", "daily_budget_usd",
                           "control_error", "spend_today_usd", "ledger_lines", "findings", "held",
-                          "waiting", "running", "merging", "last"]  # fmt: skip
+                          "waiting", "running", "merging", "cooling", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
     assert data["stop"].startswith("STOP created ") and data["stop"].endswith(" by tester reason: checking")
     assert data["tasks"] == {"queue": 1, "running": 0, "passed": 0, "to-test": 0, "done": 0, "parked": 0,

@@ -181,7 +181,7 @@ def test_cancel_twice_is_a_conflict(run: Run, inside: Room) -> None:
         errors.CONFLICT,
         (
             "Error: cannot cancel q: it is in swarm/cancelled/, not in swarm/queue/ or swarm/parked/ "
-            "or swarm/rejected/\n"
+            "or swarm/rejected/ or swarm/passed/\n"
         ),
     )
     assert events(inside.ledger).count("cancel") == 1
@@ -205,7 +205,7 @@ def test_cancel_of_a_running_task_points_at_stop(run: Run, exe: str, inside: Roo
         assert (result.exit_code, result.stdout) == (errors.CONFLICT, "")
         assert result.stderr == (
             "Error: cannot cancel busy: it is in swarm/running/, not in swarm/queue/ or "
-            "swarm/parked/ or swarm/rejected/ (stop it first: `control-room stop`)\n"
+            "swarm/parked/ or swarm/rejected/ or swarm/passed/ (stop it first: `control-room stop`)\n"
         )
         assert where(inside, "busy") == ["running"]
         assert len(data_lines(inside.ledger)) == n

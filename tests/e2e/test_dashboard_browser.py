@@ -8,12 +8,14 @@ Skipped with the reason when chromium is missing, unless CONTROL_ROOM_REQUIRE_BR
 from __future__ import annotations
 
 import html
+import http.server
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -106,6 +108,58 @@ def test_the_site_in_chromium(exe: str, tmp_path: Path) -> None:
     assert "<title>Run xss - control-room</title>" in xss  # the script did not set it
     assert html.escape(SCRIPT, quote=False) in xss  # shown as text
     assert "<script>document.title" not in xss
+
+
+def test_a_page_loads_nothing_from_elsewhere_and_its_own_style_and_script_still_load(
+    exe: str, tmp_path: Path
+) -> None:
+    """A report's markdown image naming another site (here a server of the test's, counting what
+    it is asked) is never fetched: the page's Content-Security-Policy allows only its own files;
+    its stylesheet and the ledger's filter script are not refused."""
+    browser = _browser()
+    asked: list[str] = []
+
+    class Counter(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # http.server's name
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:  # http.server's names
+            pass
+
+    remote = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Counter)
+    threading.Thread(target=remote.serve_forever, daemon=True).start()
+    try:
+        room = tmp_path / "demo"
+        subprocess.run([exe, "demo", str(room)], check=True, capture_output=True)
+        results = room / "swarm" / "results" / "img"
+        results.mkdir(parents=True)
+        url = f"http://127.0.0.1:{remote.server_address[1]}/pixel.png"
+        (results / "report.md").write_text(f"DECISION: look\n\n![tracker]({url})\n")
+        (results / "meta.json").write_text("{}")
+        site = tmp_path / "site"
+        subprocess.run([exe, "--room", str(room), "dashboard", "--out", str(site)], check=True,
+                       capture_output=True)  # fmt: skip
+        said = {}
+        for name in ("run-img.html", "ledger.html", "index.html"):
+            r = subprocess.run(
+                [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'p'}",
+                 "--enable-logging=stderr", "--v=0", "--dump-dom", (site / name).as_uri()],
+                capture_output=True, text=True, timeout=120,
+            )  # fmt: skip
+            assert r.returncode == 0, r.stderr[-2000:]
+            said[name] = [ln for ln in r.stderr.splitlines() if "Content Security Policy" in ln]
+            if name == "run-img.html":
+                assert f'<img src="{url}" alt="tracker">' in r.stdout  # in the page, never loaded
+    finally:
+        remote.shutdown()
+        remote.server_close()
+    assert asked == []
+    (refused,) = said["run-img.html"]
+    assert f"Loading the image '{url}' violates" in refused
+    assert said["ledger.html"] == said["index.html"] == []
 
 
 def test_a_missing_browser_is_a_skip_or_with_the_flag_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:

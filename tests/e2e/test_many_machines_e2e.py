@@ -136,6 +136,8 @@ def test_a_killed_machines_task_is_taken_over_after_its_lease(exe: str, tmp_path
     ref = f"{PREFIX}t001"
     _wait_for(lambda: git(remote, "for-each-ref", ref) != "", "m1's claim on the remote")
     _wait_for(lambda: (m1.room.state_dir("running") / "t001.claim").exists(), "m1's local claim")
+    # its claim line comes just after the claim: killed between the two, m1's ledger never says it
+    _wait_for(lambda: any(e.event == "claim" for e in m1.ledger()), "m1's claim line")
     os.killpg(cycle.pid, signal.SIGKILL)  # the machine dies, its agent with it
     cycle.wait()
     claim = git(remote, "log", "-1", "--format=%s", ref)

@@ -11,7 +11,19 @@ import re
 from pathlib import Path
 
 import pytest
-from support import FAKES, PY, events, git, make_repo, queue, recount_agrees, set_gate, task_json, where
+from support import (
+    FAKES,
+    PY,
+    entries,
+    events,
+    git,
+    make_repo,
+    queue,
+    recount_agrees,
+    set_gate,
+    task_json,
+    where,
+)
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -228,8 +240,13 @@ def test_an_arbiter_that_fails_leaves_the_task_blocked(
     assert cr("cycle").returncode == errors.FAILED
     assert cr("cycle").returncode == errors.FAILED  # max_rounds 2: the arbiter is parked
     assert where(room, "arbitrate-t1") == ["parked"] and where(room, "t1") == ["passed"]
-    held = cr("integrate")
-    assert held.stdout == "t1 waits for its reviews: review-style-t1, review-safety-t1\n"
+    held = cr("integrate")  # the parked arbiter is what it waits for, not its reviews (done)
+    assert (held.returncode, held.stdout) == (0, "t1 waits for its arbiter arbitrate-t1 (parked)\n")
+    held = cr("integrate", "t1")
+    assert (held.returncode, held.stderr) == (
+        errors.CONFLICT,
+        "Error: cannot integrate t1: it waits for its arbiter arbitrate-t1 (parked)\n",
+    )
     status = cr("status").stdout
     assert "passed    t1  waits for its arbiter arbitrate-t1 (parked)\n" in status
     assert git(room.root.parent / "repo", "log", "--format=%s") == "first"  # never merged by default
@@ -469,3 +486,77 @@ def test_what_a_lens_was_not_shown_is_nowhere_in_its_brief_or_the_files_it_names
         "## The executor's history: its report" in safety and "my task was: [withheld]; it fails if" in safety
     )
     assert "## The executor's history: its prompt" not in safety
+
+
+def arbiter_parked(cr, room: Room, reviewers: Reviewers) -> None:
+    """t1 waits in passed/ for its arbiter, parked after max_rounds: only a person moves it on."""
+    disagree(cr, room, reviewers)
+    reviewers.set(**{"m-judge": {"broken": True}})
+    assert [cr("cycle").returncode for _ in range(2)] == [errors.FAILED, errors.FAILED]
+    assert where(room, "arbitrate-t1") == ["parked"] and where(room, "t1") == ["passed"]
+
+
+def test_a_person_cancels_a_task_its_parked_arbiter_holds_in_passed(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    arbiter_parked(cr, room, reviewers)
+    done = cr("task", "cancel", "t1", "--reason", "not worth a third look")
+    kept = "its work is kept on branch cancelled/t1; route/r1 is back at main"
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        f"cancelled t1 (was in swarm/passed/); {kept}\n",
+        "",
+    )
+    assert where(room, "t1") == ["cancelled"] and where(room, "arbitrate-t1") == ["cancelled"]
+    assert [(e.task, e.outcome, e.detail) for e in entries(room, "cancel")] == [
+        ("t1", "cancelled", f"not worth a third look; {kept}"),
+        ("arbitrate-t1", "cancelled", "cancelled with t1, which it served"),
+    ]
+    queue(room, "t2", route="r1", command=[PY, "-c", "open('c.txt', 'w').write('c')"])
+    assert "merged: t2" in cr("cycle").stdout  # the route's worktree no longer waits for t1
+    assert git(room.root.parent / "repo", "log", "--format=%s") == "t2: objective of t2\nfirst"  # not t1
+    assert (
+        git(room.root.parent / "repo", "log", "--format=%s", "cancelled/t1") == "t1: objective of t1\nfirst"
+    )
+
+
+def test_a_person_accepts_a_task_its_parked_arbiter_holds_in_passed(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    arbiter_parked(cr, room, reviewers)
+    assert cr("done", "t1").returncode == errors.CONFLICT  # Done is for merged work, still
+    inside = cr("task", "accept", "t1", extra_env={"CONTROL_ROOM_TASK": "t9"})  # an agent cannot decide it
+    assert (inside.returncode, where(room, "t1")) == (errors.PERSON_ONLY, ["passed"])
+    ok = cr("task", "accept", "t1", "--by", "ann", "--reason", "I read both positions")
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert ok.stdout == (
+        "t1 accepted (by a person, ann: I read both positions); it may integrate; "
+        "`control-room integrate t1` merges it\n"
+    )
+    assert where(room, "arbitrate-t1") == ["cancelled"] and where(room, "t1") == ["passed"]
+    [line] = [e for e in entries(room, "review") if e.outcome == "accepted"]
+    assert (line.task, line.detail) == ("t1", "by a person, ann: I read both positions")
+    merged = cr("integrate")
+    assert merged.returncode == errors.OK and merged.stdout.startswith("merged: t1 (route/r1 onto main")
+    assert where(room, "t1") == ["to-test"]
+    again = cr("task", "accept", "t1")
+    refused = "Error: cannot accept t1: it is in swarm/to-test/, not in swarm/passed/\n"
+    assert (again.returncode, again.stderr) == (errors.CONFLICT, refused)
+
+
+def test_a_person_accepts_an_escalated_task_and_it_merges(cr, room: Room, reviewers: Reviewers) -> None:
+    disagree(cr, room, reviewers)
+    reviewers.set(**{"m-judge": {"decision": "escalate", "why": "both sides cite files I cannot read"}})
+    assert cr("cycle").returncode == errors.PASSED and where(room, "t1") == ["parked"]
+    reason = (room.state_dir("parked") / "t1.reason").read_text()
+    assert "The verdict may be a person's: `control-room task accept t1` accepts it.\n" in reason
+    ok = cr("task", "accept", "t1", "--by", "ann")
+    assert (ok.returncode, ok.stderr) == (0, "")
+    assert (
+        ok.stdout
+        == "t1 accepted (by a person, ann); it may integrate; `control-room integrate t1` merges it\n"
+    )
+    assert where(room, "t1") == ["passed"] and "escalated" not in task_json(room, "passed", "t1")
+    merged = cr("integrate", "t1")
+    assert merged.returncode == errors.OK and merged.stdout.startswith("merged: t1 (route/r1 onto main")
+    assert git(room.root.parent / "repo", "log", "--format=%s") == "t1: objective of t1\nfirst"

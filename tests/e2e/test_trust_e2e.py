@@ -10,7 +10,7 @@ import subprocess
 import sys
 from typing import Any
 
-from support import dead, queue, wait_for, where
+from support import dead, entries, queue, wait_for, where
 
 from control_room import errors
 from control_room.room.layout import Room
@@ -149,3 +149,66 @@ def test_an_agent_whose_dispatcher_was_killed_ends_by_its_wall_clock(
     assert dead(agent, within=30.0)
     assert where(room, "t1") == ["running"]  # the next cycle recovers it, as before
     assert cr("cycle").stdout.startswith("recovered t1: ")
+
+
+# 4. a person's decisions: refused inside a run, however the agent hides ---------------------------
+
+DECIDER = """
+import json, os, subprocess, sys, time
+exe, out, py = sys.argv[1], sys.argv[2], sys.executable
+said = {}
+
+def run(name, *args, env=None):
+    done = subprocess.run([exe, *args], capture_output=True, text=True, env=env)
+    said[name] = [done.returncode, done.stderr.strip()]
+
+run("approve", "approve", "t0")
+run("done", "done", "t0")
+run("reopen", "route", "reopen", "r9", "--because", "I say so")
+run("resume", "resume")
+run("cycle", "cycle")
+run("add", "task", "add", "--id", "t5", "--objective", "o", "--falsifier", "f", "--validator", "true",
+    "--max-cost", "0", "--wall-clock", "60", "--kill-condition", "k", "--command", "true")
+hidden = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM_TASK"}
+run("unset", "approve", "t0", env=hidden)
+# a daemon with no CONTROL_ROOM_TASK whose parent exits: re-parented to the dispatcher
+orphan = out + ".orphan"
+inner = (f"import json, subprocess, time; time.sleep(0.5); "
+         f"d = subprocess.run([{exe!r}, 'approve', 't0'], capture_output=True, text=True); "
+         f"open({orphan!r}, 'w').write(json.dumps([d.returncode, d.stderr.strip()]))")
+middle = (f"import subprocess, sys; "
+          f"subprocess.Popen([sys.executable, '-c', {inner!r}], start_new_session=True)")
+subprocess.run([py, "-c", middle], env=hidden)
+for _ in range(400):
+    if os.path.exists(orphan):
+        break
+    time.sleep(0.05)
+time.sleep(0.1)
+said["orphan"] = json.load(open(orphan))
+open(out, "w").write(json.dumps(said))
+"""
+
+
+def test_a_persons_commands_are_refused_inside_a_run(cr: Any, room: Room, tmp_path: Any) -> None:
+    py = sys.executable
+    assert cr("route", "add", "r9", "--title", "dead end").returncode == 0
+    assert cr("route", "kill", "r9", "--verdict", "no", "--reopen-if", "never").returncode == 0
+    queue(room, "t0", gate=["merge"])
+    said = tmp_path / "said.json"
+    queue(room, "t1", command=[py, "-c", DECIDER, cr.exe, str(said)], wall_clock_s=60)
+    approvals = (room.control.read_text(encoding="utf-8"), where(room, "t0"))
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    results = json.loads(said.read_text(encoding="utf-8"))
+    for name in ("approve", "done", "reopen", "resume", "cycle", "unset", "orphan"):
+        code, message = results[name]
+        assert code == errors.PERSON_ONLY, (name, message)
+        assert message.count("\n") == 0 and "refused inside" in message and "docs/security.md" in message
+    assert "task t1's run" in results["approve"][1] and "task t1's run" in results["unset"][1]
+    assert "refused inside an agent's run" in results["orphan"][1]  # found by the dispatcher above it
+    assert results["add"][0] == 0, results["add"]  # proposing work is not a person's decision
+    assert (room.control.read_text(encoding="utf-8"), where(room, "t0")) == approvals
+    assert "r9" in cr("graveyard", "list").stdout  # still killed
+    added = [e for e in entries(room, "task-add") if e.task == "t5"]
+    assert [e.writer for e in added] == ["e2e.task.t1"]  # written as the task, not as the person
+    assert cr("approve", "t0").returncode == 0  # the person, from their own shell

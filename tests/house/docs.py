@@ -45,6 +45,22 @@ def cli_reference() -> str:
     return "\n".join(out)
 
 
+def person_only_list() -> str:
+    """The commands marked ``cli.common.person_only``, in the order ``--help`` lists them."""
+    from control_room.cli import cli
+
+    ctx = click.Context(cli, info_name="control-room")
+    found = []
+    for path in _commands(cli, ctx, []):
+        cmd: click.Command | None = cli
+        for name in path:
+            assert isinstance(cmd, click.Group)
+            cmd = cmd.get_command(ctx, name)
+        if cmd is not None and getattr(cmd.callback, "person_only", False):
+            found.append(f"`{' '.join(path)}`")
+    return ", ".join(found) + "\n"
+
+
 def settings_table() -> str:
     """The keys of CONTROL.md, from ``room.keys.KEYS``."""
     from control_room.room.keys import KEYS
@@ -103,12 +119,23 @@ def exit_codes_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def mcp_caps_table() -> str:
+    """The caps on MCP tools' arguments, from ``views.mcp_args.CAPS``."""
+    from control_room.views.mcp_args import CAPS
+
+    rows = ["| argument | cap | why |", "|---|---:|---|"]
+    rows += [f"| `{name}` | {cap:,} {unit} | {why} |" for name, (cap, unit, why) in CAPS.items()]
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
     "cli-reference": ("cli.md", cli_reference),
     "settings": ("gates.md", settings_table),
     "task-fields": ("tasks.md", tasks_table),
     "events": ("ledger.md", events_table),
     "exit-codes": ("exit-codes.md", exit_codes_table),
+    "person-only": ("security.md", person_only_list),
+    "mcp-caps": ("mcp.md", mcp_caps_table),
 }
 
 

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room",
             "control_room.errors",
             "control_room.timeutil",
+            "control_room.lineage",
             "control_room.reaper",
             "control_room.proc",
             "control_room.words",

@@ -171,3 +171,31 @@ def test_a_yaml_error_without_a_line_says_so_in_one_clean_line() -> None:
     with pytest.raises(InvalidError) as err:
         docs.split("---\na: \x07\n---\n", "w.md")
     assert str(err.value).startswith("w.md: front matter is not valid YAML: ")
+
+
+# what a person or an agent wrote cannot break the front matter -----------------------------
+
+MARKERS = {
+    "verdict": "no gain\n---\nreopen_if: forged",
+    "dots": "a\n...\nb",
+    "indented": "a\n  ---\n\tb  \n\n",
+    "breaks": "a\r\nb\x85c\u2028d\u2029e",
+    "alone": "---",
+    "items": ["x\n---\ny", {"k": "...\n---"}],
+}
+
+
+def test_a_text_with_marker_lines_is_written_on_its_keys_line_and_reads_back_exactly() -> None:
+    text = docs.render(MARKERS, "# Body\n\n---\n\nmore")
+    block = text.split("\n---\n", 1)[0].splitlines()[1:]
+    assert not any(line.rstrip() in ("---", "...") for line in block)
+    assert block[0] == 'verdict: "no gain\\n---\\nreopen_if: forged"'
+    assert docs.split(text, "a.md") == (MARKERS, "# Body\n\n---\n\nmore")
+    line = docs.flow(MARKERS)
+    assert "\n" not in line and docs.split(f"---\nx: {line}\n---\n", "a.md")[0] == {"x": MARKERS}
+
+
+def test_a_value_indented_under_its_key_never_ends_the_front_matter() -> None:
+    written_before = "---\ncandidate: r\nverdict: 'a\n\n  ---\n\n  b'\nwhy: 'c\n\n  ...\n\n  d'\n---\n\n# r\n"
+    assert docs.split(written_before, "graveyard/r.md") == ({"candidate": "r", "verdict": "a\n---\nb",
+                                                             "why": "c\n...\nd"}, "# r")  # fmt: skip

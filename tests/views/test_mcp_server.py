@@ -159,12 +159,9 @@ def test_call_answers_with_text_and_structured_content(room: Room) -> None:
     [
         ("resume", {}, "Error: no tool resume. " + PERSON_ONLY),
         ("task_show", {"id": "ghost"}, None),
-        (
-            "ledger_tail",
-            {"n": "ten"},
-            "Error: ledger_tail: bad arguments: invalid literal for int() with base 10: 'ten'",
-        ),
-        ("task_add", {"task": "x"}, "Error: task must be a JSON object (the fields of a task file)"),
+        ("ledger_tail", {"n": "ten"}, "Error: ledger_tail: argument n must be an integer, not a string"),
+        ("task_add", {"task": "x"}, "Error: task_add: argument task must be an object, not a string"),
+        ("scorecard", {"since": 5}, "Error: scorecard: argument since must be a string, not a number"),
     ],
 )
 def test_call_refuses_in_one_line(room: Room, name: str, args: dict[str, Any], said: str | None) -> None:

@@ -1,5 +1,6 @@
 """``doctor``'s checks of the room's own files: its folders, CONTROL.md, the ledger, dead
-claims, rejected files waiting for a person. Each reuses the code the cycle runs (``preflight``,
+claims, rejected files waiting for a person, the lenses the room and its queue name, the
+tombstones. Each reuses the code the cycle runs (``preflight``,
 ``claims``, ``cycle.recover``, ``ledger.verify``), so doctor and a cycle never disagree."""
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from control_room.dispatch.doctor.finding import (
 )
 from control_room.dispatch.round import claims
 from control_room.dispatch.run import cycle, preflight
+from control_room.errors import ControlRoomError
+from control_room.knowledge import graveyard
 from control_room.ledger import verify
 from control_room.ledger.write import restore_header
-from control_room.room import scaffold
+from control_room.room import lenses as lens_files
+from control_room.room import scaffold, swarm
 from control_room.room.tasks import DEFAULT_ROLE
 from control_room.words import count
 
@@ -232,10 +236,72 @@ def rejected(ctx: Context) -> list[Finding]:
     return [Finding("rejected", OK, "no rejected files waiting")]
 
 
+def lenses(ctx: Context) -> list[Finding]:
+    """Every lens CONTROL.md ``review`` names reads (what ``preflight`` checks before a cycle
+    claims), and so does every lens a queued task's ``review`` names, or a queued review or
+    arbiter task's ``lens`` (a cycle would reject it)."""
+    room = ctx.room
+    out = []
+    if ctx.settings is not None:
+        fault = preflight.lens_fault(room, ctx.settings)
+        if fault is not None:
+            what, fix = split_fix(short(room, fault))
+            out.append(Finding("lenses", FAIL, what, fix))
+    tasks = 0
+    for path in sorted(room.state_dir("queue").glob("*.json")):
+        task, problems = swarm.read_task(path)
+        wanted = [*task.get("review", []), *([str(task["lens"])] if task.get("lens") else [])]
+        if problems or not wanted:
+            continue
+        tasks += 1
+        for name in wanted:
+            try:
+                lens_files.read(room, name)
+            except ControlRoomError as exc:
+                key = "review" if name in task.get("review", []) else "lens"
+                what = f"{rel(room, path)}: {key}: {short(room, str(exc))}"
+                fix = "name a lens that exists in its review (or `task cancel` it), or add the lens's file"
+                out.append(Finding("lenses", FAIL, what, fix))
+    if not out:
+        named = len(preflight.review_lenses(ctx.settings)) if ctx.settings is not None else 0
+        what = (
+            f"every lens named reads ({count(named, 'lens', 'lenses')} in CONTROL.md review; "
+            f"{count(tasks, 'queued task')} naming some)"
+            if named or tasks
+            else "no lens is named (CONTROL.md review is empty; no queued task names one)"
+        )
+        out.append(Finding("lenses", OK, what))
+    return out
+
+
+def tombstones(ctx: Context) -> list[Finding]:
+    """Every tombstone in graveyard/ reads back (its front matter parses): one that does not is
+    read by no ``route reopen``, ``route kill`` or ``task add`` on its route."""
+    room = ctx.room
+    found = graveyard.tombstones(room)
+    out = [
+        Finding(
+            "graveyard",
+            FAIL,
+            short(room, str(t["problem"])),
+            "fix its front matter (valid YAML between the --- lines) or move it away",
+        )
+        for t in found
+        if t.get("state") == "unreadable"
+    ]
+    if not out:
+        what = f"{count(len(found), 'tombstone')} in graveyard/, each reads back"
+        what = what if found else "no tombstones in graveyard/"
+        out.append(Finding("graveyard", OK, what))
+    return out
+
+
 CHECKS = (
     Check("layout", layout, make_folders),
     Check("settings", settings),
     Check("ledger", ledger, restore),
     Check("claims", dead_claims, recover),
     Check("rejected", rejected),
+    Check("lenses", lenses),
+    Check("graveyard", tombstones),
 )

@@ -5,6 +5,8 @@
 - ``fitness``: what the merge queue checks before it merges: the main tree, the diff against
   ``owns``, megafiles
 - ``sweep``: cleanup's plan: finished tasks' results and finished routes' worktrees
+- ``withdraw``: a person cancels a task waiting in ``passed/``: its work set aside on
+  ``cancelled/<id>``, its branch back at the base
 
 May import: every wing before it but ``run`` and ``doctor``.
 """

@@ -73,15 +73,23 @@ def why_waiting(room: Room, settings: Settings, task: Task) -> str:
     """Why a task in ``passed/`` is not merged yet, in one line (``status``)."""
     tid = task["id"]
     if queueing.needs_verdict(task):
-        arbiter = task.get("arbiter")  # the id verdicts gave the arbiter it queued
-        state = swarm.state_of(room, arbiter) if arbiter else None
-        if arbiter and state in ("queue", "running", "parked"):
-            return f"waits for its arbiter {arbiter} ({state})"
+        arbiter = _arbiter(room, task)
+        if arbiter is not None:
+            return f"waits for {arbiter}"
         states = [(r, swarm.state_of(room, r) or "gone") for r in task["review_tasks"]]
         return "waits for its reviews: " + ", ".join(f"{r} ({st})" for r, st in states)
     if waits_for_gate(settings, task):
         return f"waits for gate merge: `control-room approve {tid}`"
     return f"waits for the merge queue: `control-room integrate {tid}`"
+
+
+def _arbiter(room: Room, task: Task) -> str | None:
+    """``its arbiter ID (STATE)`` while the arbiter its reviews' disagreement queued (the id
+    ``verdicts`` gave it, in the task's ``arbiter``) has not decided: what the task waits for
+    then, not its reviews, which are done. None when there is none, or it decided."""
+    arbiter = task.get("arbiter")
+    state = swarm.state_of(room, arbiter) if arbiter else None
+    return f"its arbiter {arbiter} ({state})" if arbiter and state not in (None, "done") else None
 
 
 def waits_for_gate(settings: Settings, task: Task) -> bool:
@@ -97,10 +105,14 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     if problems:
         raise InvalidError(f"cannot integrate {tid}: {path} is not a valid task: {'; '.join(problems)}")
     if queueing.needs_verdict(task):  # fail closed: no verdict, no merge
-        why = f"{tid} waits for its reviews: {', '.join(task['review_tasks'])}"
+        arbiter = _arbiter(room, task)
+        reviews = ", ".join(task["review_tasks"])
+        why = f"{tid} waits for {arbiter}" if arbiter else f"{tid} waits for its reviews: {reviews}"
         if explicit:
             raise ConflictError(
-                f"cannot integrate {tid}: it waits for its reviews ({', '.join(task['review_tasks'])})"
+                f"cannot integrate {tid}: it waits for {arbiter}"
+                if arbiter
+                else f"cannot integrate {tid}: it waits for its reviews ({reviews})"
             )
         return CycleResult(errors.OK, why, tid)
     if waits_for_gate(settings, task):

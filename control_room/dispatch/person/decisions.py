@@ -1,4 +1,5 @@
-"""What only a person decides: approve, Done, retry, park, cancel. Each is logged."""
+"""What only a person decides: approve, Done, retry, park, cancel. Each is logged. (Accepting a
+task whose reviews have no verdict is ``dispatch.review.verdicts.accept``: it settles reviews.)"""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ def retry(room: Room, task_id: str) -> str:
     """Back to the queue with a fresh round count, from parked, rejected, cancelled or done."""
     state, task = _load(room, task_id, ("parked", "rejected", "cancelled", "done"), "retry")
     fresh = tasks.without(
-        task, "rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by"
+        task, "rounds", "dispatcher_deaths", "last_failure", "passed_at", "done_at", "done_by", "escalated"
     )
     swarm.move(room, task_id, state, "queue", task=fresh)
     ledger.append(
@@ -119,20 +120,52 @@ def park(room: Room, task_id: str, reason: str) -> None:
     )
 
 
-def cancel(room: Room, task_id: str, reason: str) -> str:
-    state, task = _load(room, task_id, ("queue", "parked", "rejected"), "cancel")
+CANCELLABLE = ("queue", "parked", "rejected")
+
+
+def cancel(
+    room: Room, task_id: str, reason: str, *, allowed: tuple[str, ...] = CANCELLABLE, note: str = ""
+) -> str:
+    """Cancel a task from one of the ``allowed`` folders (``passed/`` only through
+    ``dispatch.merge.withdraw``, which first sets its work aside); ``note`` joins the reason and
+    the ledger line. The review and arbiter tasks it still waits for go with it (``let_go``)."""
+    state, task = _load(room, task_id, allowed, "cancel")
+    said = (reason or "(no reason given)") + (f"\n\nOn cancel, {note}." if note else "")
     swarm.move(
         room,
         task_id,
         state,
         "cancelled",
-        reason=f"Cancelled at {now_iso()} from swarm/{state}/.\n\n{reason or '(no reason given)'}\n",
+        reason=f"Cancelled at {now_iso()} from swarm/{state}/.\n\n{said}\n",
     )
     ledger.append(
         room.ledger,
         events.CANCEL,
         task=task_id,
         route=task.get("route", ""),
-        detail=reason or f"from swarm/{state}/",
+        detail=(reason or f"from swarm/{state}/") + (f"; {note}" if note else ""),
     )
+    let_go(room, task, f"cancelled with {task_id}, which it served")
     return state
+
+
+PENDING = ("queue", "parked", "rejected")  # a helper here has not started; a running one finishes
+
+
+def let_go(room: Room, task: Task, why: str) -> list[str]:
+    """Cancel the review and arbiter tasks ``task`` waits for (its ``review_tasks`` and
+    ``arbiter``) that have not started, one ``cancel`` line each: nothing is left to run for a
+    task a person decided. One running finishes, and its verdict finds nothing waiting."""
+    ids = [*task.get("review_tasks", []), *([task["arbiter"]] if task.get("arbiter") else [])]
+    gone = []
+    for helper in dict.fromkeys(ids):
+        state = swarm.state_of(room, helper)
+        if state not in PENDING:
+            continue
+        assert state is not None
+        h, _ = swarm.read_task(swarm.task_file(room, state, helper))
+        said = f"Cancelled at {now_iso()} from swarm/{state}/: {why}.\n"
+        swarm.move(room, helper, state, "cancelled", reason=said)
+        ledger.append(room.ledger, events.CANCEL, task=helper, route=h.get("route", ""), detail=why)
+        gone.append(helper)
+    return gone

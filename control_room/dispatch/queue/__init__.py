@@ -5,6 +5,7 @@
 - ``deps``: deps that can never get done, dependency cycles
 - ``index``: listing task folders fast, the queue scan, the run order
 - ``ready``: whether a queued task may run now, and why not (cycle, status, task list)
+- ``cooling``: which adapter of a task's ``fallback`` chain it runs on while some cool down
 - ``pick``: the next ready task; holds logged once a day
 - ``fanout``: a queued task split into slices, the task their gather step
 - ``orchestrator``: the orchestrator loop and its proposals

@@ -22,6 +22,7 @@ scan and the cycle write it beside the file they move to ``swarm/rejected/``). I
 | role, adapter and model resolve; the adapter can build its argv | yes | - | yes |
 | ``extra_args`` only if CONTROL.md ``allow_extra_args`` | yes | - | yes |
 | ``max_cost_usd`` within CONTROL.md ``max_task_cost_usd`` | yes | - | yes |
+| each lens of ``review`` (and a review task's ``lens``) has a file that reads | yes | - | yes |
 
 The queue scan checks only the file itself, and its deps against a set of known ids (one
 listing per state folder, taken only when a task has deps; the cycle check runs on the deps the
@@ -82,6 +83,7 @@ class Plan:
     setup: Setup  # CONTROL.md ``adapters.<adapter>``, overridden key by key by the role's
     setup_where: str = "CONTROL.md"  # where the setup was written, for messages
     state: Path | None = None  # its state folder, control-room/.adapters/NAME; None: no setup
+    instead_of: str = ""  # a fallback's: the adapter it stands in for while that one cools down
 
     def invocation(
         self,
@@ -117,13 +119,15 @@ def admit(
     settings: Settings | None = None,
     *,
     where: Callable[[str], str | None] | None = None,
+    runs_on: tuple[str, str | None] | None = None,
 ) -> Plan | None:
     """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
 
     At NEW, ``task`` is what a person or an agent wrote (see ``shape``); at QUEUED and RUN it
     is a task read from its file in the queue. ``where`` says which state folder holds a dep
     (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder), a
-    copy in ``rejected/`` last.
+    copy in ``rejected/`` last. ``runs_on``: the adapter and model of its ``fallback`` chain
+    to run on (dispatch/queue/cooling.py), when its own cools down.
     """
     taken = swarm.state_of(room, task["id"], skip=None if stage is Stage.NEW else "queue")
     if taken is not None:
@@ -156,20 +160,28 @@ def admit(
     if why is not None:
         raise Refused(why)
     try:
-        plan = resolve(room, settings, task)
+        plan = resolve(room, settings, task, runs_on)
         plan.adapter.command(plan.invocation(task, "", room.root, room.root))
     except RoomInvalidError:
         raise
     except ControlRoomError as exc:
         raise Refused(str(exc)) from None
-    if task.get("review"):
+    named = [*task.get("review", []), *([str(task["lens"])] if task.get("lens") else [])]
+    if named:  # its reviews' lenses; a review or arbiter task's own (else claimed, then put back)
         from control_room.room import lenses  # front matter of agents/lenses/: only for a task naming some
 
-        for name in task["review"]:
+        for name in named:
             try:
                 lenses.read(room, name)
             except ControlRoomError as exc:
                 raise Refused(str(exc)) from None
+    from control_room import adapters  # loaded by resolve already
+
+    unknown = [n for n in task.get("fallback", []) if not adapters.known(n)]
+    if unknown:
+        raise Refused(
+            f"fallback names {unknown[0]!r}, which is not an adapter (known: {', '.join(adapters.names())})"
+        )
     if task.get("extra_args") and not settings.allow_extra_args:
         raise Refused("extra_args given but CONTROL.md allow_extra_args is false")
     if task["max_cost_usd"] > settings.max_task_cost_usd:
@@ -308,8 +320,11 @@ def _put_route(room: Room, task: Task, title: str) -> None:
         routes.add(room, task["route"], title, str(task["falsifier"]), note=f"for task {task['id']}")
 
 
-def resolve(room: Room, settings: Settings, task: Task) -> Plan:
-    """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's."""
+def resolve(
+    room: Room, settings: Settings, task: Task, runs_on: tuple[str, str | None] | None = None
+) -> Plan:
+    """Role -> adapter -> model: the task's own choice, else its role's, else CONTROL.md's;
+    ``runs_on`` (a fallback's adapter and model, while the task's own cools down) instead."""
     from control_room import adapters  # see admit: not for the queue scan
     from control_room.room import roles  # likewise
 
@@ -329,8 +344,14 @@ def resolve(room: Room, settings: Settings, task: Task) -> Plan:
                 f"(known: {', '.join(adapters.names())}); fix {where}"
             )
         adapter = adapters.get(name)
+    instead_of = ""
+    if runs_on is not None and runs_on[0] != adapter.name:
+        instead_of, adapter = adapter.name, adapters.get(runs_on[0])
     setup, where, state = _setup(settings, meta, role, adapter)
-    model = task.get("model") or meta.get("model") or setup.model or settings.default_model
+    if instead_of:
+        model = runs_on[1] if runs_on is not None else None
+    else:
+        model = task.get("model") or meta.get("model") or setup.model or settings.default_model
     overrides = {k: v for k, v in meta.items() if v not in (None, "", [])}
     return Plan(
         role,
@@ -341,6 +362,7 @@ def resolve(room: Room, settings: Settings, task: Task) -> Plan:
         setup,
         where,
         room.adapter_states / state if state else None,
+        instead_of,
     )
 
 

@@ -34,6 +34,8 @@ _SUMMARY_KEYS = (
     "route",
     "role",
     "adapter",
+    "model",
+    "fallback",
     "deps",
     "gate",
     "owns",
@@ -85,7 +87,7 @@ def _index_file(room: Room, state: str) -> Path:
     return room.cache / f"{state}.index"
 
 
-V = 4  # the index format: entries carry their deps since 4
+V = 5  # the index format: entries carry their deps since 4, model and fallback since 5
 
 
 def _load_index(room: Room, state: str) -> dict[str, Any]:

@@ -118,7 +118,7 @@ def _admit(
         if wait is not None:
             return wait
         try:
-            plan = admit(room, task, Stage.RUN, settings)
+            plan = admit(room, task, Stage.RUN, settings, runs_on=ready.runs_on(task))
         except Refused as exc:
             problems = [str(exc)]
     if problems or plan is None:

@@ -9,8 +9,9 @@ One answer for every asker: the cycle (``pick``), ``status`` and ``task list`` a
   task that owns an overlapping path, (with a repo) for the task of its route that runs or
   waits for the merge queue, or for a person to finish the rebase (merge, cherry-pick, revert)
   they left half done in its worktree, for a person (its route, or the task itself, in a death
-  loop), for a gate's approval, or for the daily budget (today's spend plus what running tasks
-  may still spend).
+  loop), for a gate's approval, for the daily budget (today's spend plus what running tasks
+  may still spend), or for its adapter to cool down after its provider refused, when no
+  adapter of its ``fallback`` is free (``cooling``).
 
 Only what a listing can afford is read: one listing per state folder, taken on first need
 (``swarm.Folders``), the running tasks' files (``max_parallel`` of them), the cached CONTROL.md
@@ -31,13 +32,14 @@ from control_room.knowledge import graveyard, history
 from control_room.ledger import events
 from control_room.ledger.events import Event
 from control_room.ledger.stats import summary
-from control_room.room import swarm
+from control_room.room import cooldowns, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.timeutil import today
 
-# claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...)
-KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed", "worktree")
+# claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...);
+# cooling: its adapter (and every fallback) cools down after its provider refused
+KINDS = ("refused", "dep", "paths", "held", "gate", "budget", "claimed", "worktree", "cooling")
 
 
 class Wait:
@@ -76,6 +78,7 @@ class Readiness:
         self.dead: dict[str, str | None] = {}  # route -> why its tasks are refused (graveyard)
         self.half: dict[str, Wait | None] = {}  # branch -> its worktree left mid-rebase (...)
         self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
+        self.cooling = cooldowns.active(room)  # adapters cooling down: {} (one stat) nearly always
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
         """None if the task (its index summary ``s``) may run now, else why not. (Called for
@@ -130,7 +133,29 @@ class Readiness:
                 return approval
         if self.spend + float(s.get("max_cost_usd", 0)) > self.budget:
             return self._budget(s)
+        if self.cooling:
+            return self._cooling(s)
         return None
+
+    def runs_on(self, s: Mapping[str, Any]) -> tuple[str, str | None] | None:
+        """The adapter and model a ready task runs on: its own, or while that cools down the
+        first of its fallbacks that does not (None: its own, nothing cools)."""
+        if not self.cooling:
+            return None
+        from control_room.dispatch.queue import cooling  # the roles: only while an adapter cools
+
+        link, _ = cooling.free(self.cooling, cooling.chain(self.room, self.settings, s))
+        return link
+
+    def _cooling(self, s: Mapping[str, Any]) -> Wait | None:
+        from control_room.dispatch.queue import cooling  # the roles: only while an adapter cools
+
+        links = cooling.chain(self.room, self.settings, s)
+        link, held = cooling.free(self.cooling, links)
+        if link is not None or held is None:
+            return None
+        more = f"; so do its fallbacks {', '.join(n for n, _ in links[1:])}" if len(links) > 1 else ""
+        return Wait("cooling", f"waits: {held.says()}{more}")
 
     def _worktree(self, task: Mapping[str, Any]) -> Wait | None:
         """Whether the worktree ``task`` runs in is half done; asked once per branch (a route's

@@ -5,7 +5,8 @@ with nothing to merge); only rejects -> a failed round for the task, the finding
 brief; both -> an arbiter task gets the two sides as Position A and Position B, with no lens,
 adapter or model named, and answers ``A``, ``B`` or ``escalate`` (parked for a person). A second
 arbitration for one task escalates too. Until then the task cannot integrate: a review task
-that is parked leaves it waiting, never merged by default.
+that is parked leaves it waiting, never merged by default, until a person decides: ``accept``
+(``task accept``: the verdict is the person's) or ``task cancel``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from __future__ import annotations
 import random
 
 from control_room import ledger
+from control_room.dispatch.person import decisions
 from control_room.dispatch.review import independence, materials
 from control_room.dispatch.review.materials import serves
-from control_room.dispatch.review.queueing import check_of, free_id, word
+from control_room.dispatch.review.queueing import check_of, free_id, needs_verdict, word
 from control_room.dispatch.round.outcome import fail_round, park
 from control_room.dispatch.round.report import Report, validate
 from control_room.dispatch.worktrees import place, worktree
+from control_room.errors import ConflictError, InvalidError
 from control_room.knowledge import routes
 from control_room.ledger import events
-from control_room.room import lenses, swarm
+from control_room.room import lenses, swarm, tasks
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -59,6 +62,8 @@ def settle(room: Room, settings: Settings, target_id: str) -> tuple[str, str | N
     if not swarm.task_file(room, "passed", target_id).exists():
         return f"{target_id} is no longer waiting for its reviews", None
     target, _ = swarm.read_task(swarm.task_file(room, "passed", target_id))
+    if not needs_verdict(target):  # a person accepted it meanwhile: a late verdict changes nothing
+        return f"{target_id} has its verdict already", None
     verdicts = _verdicts(room, target_id, target.get("review_tasks", []))
     if isinstance(verdicts, str):
         return verdicts, None
@@ -128,6 +133,34 @@ def _accepted(room: Room, settings: Settings, target: Task, why: str) -> tuple[s
         return f"{tid} accepted ({why}); it may integrate", tid
     swarm.move(room, tid, "passed", "done", task=accepted)
     return f"{tid} accepted ({why}); done", None
+
+
+def accept(room: Room, settings: Settings, task_id: str, who: str, reason: str) -> tuple[str, str | None]:
+    """A person accepts a task whose reviews have no verdict: one in ``passed/`` (they wait,
+    disagree, or a review or arbiter task is parked), or one parked by an escalation. The
+    verdict is the person's. The review and arbiter tasks it waits for are cancelled; then it
+    is accepted as reviews accept one (it may integrate, or is done with nothing to merge).
+    Returns as ``settle``."""
+    state, path = swarm.locate(room, task_id)
+    target, problems = swarm.read_task(path)
+    if state not in ("passed", "parked") or (state == "parked" and not target.get("escalated")):
+        parked = (
+            " (a parked task only when its reviews' disagreement was escalated)" if state == "parked" else ""
+        )
+        raise ConflictError(f"cannot accept {task_id}: it is in swarm/{state}/, not in swarm/passed/{parked}")
+    if problems:
+        raise InvalidError(f"cannot accept {task_id}: {path} is not a valid task: {'; '.join(problems)}")
+    if not needs_verdict(target):
+        raise ConflictError(
+            f"cannot accept {task_id}: it waits for no verdict (it has no reviews, or they accepted it); "
+            f"`control-room integrate {task_id}` merges it"
+        )
+    if state == "parked":  # back where an accepted task waits for the merge queue, the reason gone
+        target = tasks.without(target, "escalated")
+        swarm.move(room, task_id, "parked", "passed", task=target)
+    decisions.let_go(room, target, f"{task_id} was accepted by a person ({who})")
+    why = f"by a person, {who}" + (f": {reason}" if reason else "")
+    return _accepted(room, settings, target, why)
 
 
 def findings(room: Room, review_ids: list[str]) -> str:
@@ -210,6 +243,8 @@ def _arbitrated(
     if not swarm.task_file(room, "passed", tid).exists():
         return f"{tid} is no longer waiting for its arbiter", None
     target, _ = swarm.read_task(swarm.task_file(room, "passed", tid))
+    if not needs_verdict(target):  # see settle
+        return f"{tid} has its verdict already", None
     sides = arbiter.get("sides", {})
     if verdict == "escalate":
         return _escalate(room, target, sides, f"the arbiter escalated: {rep.why.strip()[:200]}"), None
@@ -237,8 +272,9 @@ def _escalate(room: Room, target: Task, sides: dict[str, list[str]], why: str) -
         f"Both positions, side by side (who wrote each is withheld here too; the review tasks are "
         f"{', '.join([*sides.get('A', []), *sides.get('B', [])])}):\n\n{both}\n\n"
     )
+    reason += f"The verdict may be a person's: `control-room task accept {tid}` accepts it.\n"
     ledger.append(
         room.ledger, events.ESCALATED, task=tid, route=target.get("route", ""), outcome="parked", detail=why
     )
-    park(room, target, "passed", reason, f"escalated: {why}")
+    park(room, {**target, "escalated": now_iso()}, "passed", reason, f"escalated: {why}")
     return f"{tid} escalated to a person ({why}); parked with both positions"

@@ -20,9 +20,11 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
 from control_room.store.files import read_optional, update
+from control_room.text import one_line
 from control_room.words import count
 
 CHARS_PER_TOKEN = 4
+LESSON_MAX = 2_000  # characters of one lesson: every later prompt carries it (docs/mcp.md caps)
 
 
 @dataclass
@@ -85,15 +87,24 @@ def field_guide(room: Room, max_lines: int) -> tuple[str, list[str]]:
 
 def add_lesson(room: Room, settings: Settings, lesson: str) -> int:
     """Append one lesson line to intelligence/FIELD_GUIDE.md (the MCP tool ``field_guide_add``);
-    return how many lesson lines it now has. Refused (``InvalidError``) when the lesson is empty
-    or the guide already holds CONTROL.md ``field_guide_max_lines`` lessons: beyond the cap a
-    lesson would not reach any prompt, so a person must prune the guide first."""
+    return how many lesson lines it now has. The lesson is put on one line, without control
+    characters. Refused (``InvalidError``) when it is empty, or longer than ``LESSON_MAX``
+    characters (every later prompt would carry it), or the guide already holds CONTROL.md
+    ``field_guide_max_lines`` lessons: beyond the cap a lesson would not reach any prompt, so a
+    person must prune the guide first."""
     from control_room import ledger  # the ledger writer: only a command that writes pays for it
     from control_room.ledger import events  # likewise
 
-    text = " ".join(lesson.split())
+    if not isinstance(lesson, str):
+        raise InvalidError(f"lesson refused: it must be a string, not {type(lesson).__name__}")
+    text = one_line(lesson)
     if not text:
         raise InvalidError("lesson refused: it is empty")
+    if len(text) > LESSON_MAX:
+        raise InvalidError(
+            f"lesson refused: it is {len(text)} characters long, over the cap of {LESSON_MAX} "
+            "(every later prompt carries it): one terse line"
+        )
     line = text if text.startswith("- ") else f"- {text}"
     path = room.root / "intelligence" / "FIELD_GUIDE.md"
     cap = settings.field_guide_max_lines

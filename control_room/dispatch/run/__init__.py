@@ -6,6 +6,8 @@
 - ``finish``: the run written down: what failed, the commit of its work, meta.json, the ledger
   lines, the move
 - ``destination``: where a task that passed goes (one table)
+- ``provider``: a run the provider refused: back in the queue without a round, the adapter cooling
+- ``spend``: the live spend cap: a run ended once its streamed usage passes its ``max_cost_usd``
 - ``agent``: one run of an agent CLI (the runner's and ``adapters --check``'s)
 - ``hello``: ``adapters --check``, a one-turn hello through an adapter
 

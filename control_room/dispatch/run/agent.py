@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from control_room import errors, proc
+from control_room.adapters.faults import CONTEXT
 from control_room.dispatch.queue.admission import Plan, agent_env
+from control_room.ledger.result import TOO_BIG
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -54,6 +56,7 @@ def execute(
     *,
     on_start: Callable[[int], None] | None = None,
     on_tick: Callable[[float, int], None] | None = None,
+    watch: Callable[[], str] | None = None,
 ) -> proc.Result:
     """Run the CLI in the work dir, its streams into the results folder. Raises
     ``proc.ExecutableNotFound`` when the CLI is not installed."""
@@ -70,20 +73,36 @@ def execute(
         stop_file=room.stop,
         on_start=on_start,
         on_tick=on_tick,
+        watch=watch,
     )
+
+
+SPLIT = (
+    "the brief is too big for one run; split the task (`control-room task fanout`) or narrow its "
+    "objective, owns and brief"
+)
 
 
 def read(adapter: Adapter, inv: Invocation, res: proc.Result) -> Outcome:
     """What the run said, through the adapter: its streams (bytes that are not UTF-8 read as
-    Latin-1, and noted), and the files it declares (copilot's usage file)."""
+    Latin-1, and noted), and the files it declares (copilot's usage file); and whether it
+    failed for its provider's fault (``Adapter.fault``)."""
     assert inv.results is not None
     stdout = results_folder.read_capture(res.stdout.path, res.notes, "stdout")
     stderr = results_folder.read_capture(res.stderr.path, res.notes, "stderr")
     named = adapter.outputs(inv)
     if not named:
-        return adapter.read(res, stdout, stderr)
-    files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
-    return adapter.read(res, stdout, stderr, files)
+        outcome = adapter.read(res, stdout, stderr)
+    else:
+        files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
+        outcome = adapter.read(res, stdout, stderr, files)
+    if res.ended:  # its live spend cap (spend.py): the task's own failure, whatever the CLI said
+        outcome.ok, outcome.error = False, res.ended
+        return outcome
+    outcome.fault = fault = adapter.fault(res, stdout, stderr, outcome)
+    if fault is not None and fault.kind == CONTEXT:  # the task's: too big for one brief
+        outcome.error = f"{TOO_BIG} ({adapter.name}): {SPLIT}. The CLI said: {fault.detail}"
+    return outcome
 
 
 def write_state(room: Room, adapter: Adapter, inv: Invocation) -> None:

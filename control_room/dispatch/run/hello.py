@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from control_room import errors, ledger, proc
+from control_room import adapters, errors, ledger, proc
 from control_room.dispatch.queue.admission import resolve
 from control_room.dispatch.run import agent
 from control_room.ledger import events
@@ -96,8 +96,6 @@ def check(room: Room, settings: Settings, name: str, *, timeout_s: float = 60.0)
 def candidates(settings: Settings) -> list[str]:
     """What ``--check`` with no name checks: every adapter whose CLI is on PATH, and every one
     CONTROL.md sets up, built-in ones aside."""
-    from control_room import adapters  # the registry (the CLI module imports it already)
-
     names = []
     for name in adapters.names():
         if name in BUILT_IN:

@@ -5,8 +5,8 @@ names) must never cost a task a round, and a task must never be rejected for it.
 checks what it needs first, and on a fault claims nothing: one line naming the file and the
 fix, the ``ROOM_INVALID`` exit code, the queue as it was.
 
-Each check is a stat or an ``access`` call (no file is read but the ledger, up to its header):
-together well under a millisecond.
+Each check is a stat or an ``access`` call (no file is read but the ledger, up to its header,
+and the lenses CONTROL.md ``review`` names, from their cache): together well under a millisecond.
 """
 
 from __future__ import annotations
@@ -56,6 +56,9 @@ def _first_fault(room: Room, settings: Settings) -> str | None:
             problem = str(exc)
         if problem is not None:
             return f"{room.control}: adapters.{name}: {problem}; fix it in CONTROL.md"
+    why = lens_fault(room, settings)
+    if why is not None:
+        return why
     for folder in needed_dirs(room, repo=bool(settings.repo)):
         why = _writable_dir(room, folder)
         if why is not None:
@@ -77,6 +80,30 @@ def _first_fault(room: Room, settings: Settings) -> str | None:
     wd = workdir(room, settings)
     if not wd.is_dir():
         return f"{room.control}: workdir {wd} does not exist; create it or fix workdir in CONTROL.md"
+    return None
+
+
+def review_lenses(settings: Settings) -> list[str]:
+    """Every lens CONTROL.md ``review`` names (a list, or per route), each once, in order."""
+    wanted = settings.review
+    lists = wanted.values() if isinstance(wanted, dict) else [wanted]
+    return list(dict.fromkeys(str(name) for names in lists for name in names))
+
+
+def lens_fault(room: Room, settings: Settings) -> str | None:
+    """A lens CONTROL.md ``review`` names that has no file or cannot be read: the room's fault,
+    found before a task is claimed (else every cycle would claim a task and put it back).
+    (Shared with ``doctor``.)"""
+    names = review_lenses(settings)
+    if not names:
+        return None
+    from control_room.room import lenses  # front matter of agents/lenses/: only for a room naming some
+
+    for name in names:
+        try:
+            lenses.read(room, name)
+        except ControlRoomError as exc:
+            return f"{room.control}: review: {exc}; fix review in CONTROL.md or the lens's file"
     return None
 
 

@@ -1,7 +1,7 @@
 """Running a claimed task (SPEC §4 steps 4-7): its work dir, the prompt, the agent's run, its
 report and the validator; then ``finish`` writes it down (step 8) and, with ``auto_integrate``,
-the merge queue takes a pass at once. A STOP or a missing CLI puts the task back without a
-round.
+the merge queue takes a pass at once. A STOP, a missing CLI or the provider's refusal
+(``provider``) puts the task back without a round.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator
 from control_room.dispatch.round.outcome import CycleResult, requeue
 from control_room.dispatch.round.report import validate as validate_report
-from control_room.dispatch.run import agent, finish, preflight
+from control_room.dispatch.run import agent, finish, preflight, provider, spend
 from control_room.dispatch.worktrees import worktree
 from control_room.knowledge import digest
 from control_room.ledger import events
+from control_room.room import cooldowns, swarm
 from control_room.room import results as results_folder
-from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store.files import atomic_write
@@ -57,6 +57,8 @@ def run_claimed(
         raise errors.RoomInvalidError(f"room invalid: {exc}") from None
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
     runs_on = f"{adapter.name}, " + (f"model {plan.model}" if plan.model else "its default model")
+    if plan.instead_of:
+        runs_on += f" (a fallback: {plan.instead_of} cools down after its provider refused)"
     p = prompt.assemble(room, task, plan.role, settings, history=history, runs_on=runs_on, shown=shown)
     for w in p.warnings:
         ledger.append(room.ledger, events.WARNING, task=tid, detail=w)
@@ -69,6 +71,7 @@ def run_claimed(
         "round": round_no,
         "adapter": adapter.name,
         "model": plan.model,
+        **({"instead_of": plan.instead_of} if plan.instead_of else {}),
         "workdir": str(workdir),
         "started": now_iso(),
         **p.pressure(adapter.context_window),
@@ -86,7 +89,10 @@ def run_claimed(
         meta["argv"] = adapter.command(inv)
         limit = float(task["wall_clock_s"])
         tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
-        res = agent.execute(room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick)
+        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices)
+        res = agent.execute(
+            room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap
+        )
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         requeue(room, task, events.ADAPTER_MISSING, f"{exc}; {adapter.install}", adapter=adapter.name)
@@ -104,6 +110,12 @@ def run_claimed(
                 f"the agent's output could not be saved: {stream.error}", exit_code=errors.IO_ERROR
             )
     outcome = agent.read(adapter, inv, res)
+    if outcome.fault is not None and outcome.fault.is_providers():  # not the task's fault
+        brief.unlink(missing_ok=True)
+        queueing.discard_edits(room, settings, task, workdir)
+        return provider.refused(room, picked, outcome.fault)
+    if outcome.ok:
+        cooldowns.clear(room, adapter.name, plan.model)
     atomic_write(results / "report.md", outcome.final_message)
     # What the agent said: its final message, or its output where the adapter (the probe) wrote
     # the report itself. Proposals are read from here.

@@ -22,6 +22,7 @@ from pathlib import Path
 from control_room.errors import InvalidError
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
+from control_room.text import escaped, has_control
 
 LOG_NAME = "cycle.log"
 STDERR_NAME = "cycle.stderr.log"  # launchd's StandardErrorPath (cron mails stderr; systemd journals it)
@@ -50,8 +51,26 @@ def log_path(room: Room) -> Path:
     return room.cr / LOG_NAME
 
 
+def check_safe(room: Room) -> None:
+    """Refuse a room whose path, or the command or PATH an entry would carry, holds a control
+    character: a line break there would end the crontab line (the rest a line of its own, run by
+    cron) or the systemd setting (the rest a directive of its own). Nothing is written first."""
+    for what, value in (
+        ("the room's path", str(room.root)),
+        ("control-room's own path", " ".join(command_argv())),
+        ("PATH", search_path()),
+    ):
+        if has_control(value):
+            raise InvalidError(
+                f"{what} '{escaped(value)}' holds a control character (a line break, a tab, ...): a "
+                "schedule entry cannot carry it safely; move the room (or fix PATH) and run again"
+            )
+
+
 def cycle_argv(room: Room) -> list[str]:
-    """One cycle of ``room``, its lines appended with their time to the room's log."""
+    """One cycle of ``room``, its lines appended with their time to the room's log; refused
+    (``check_safe``) when a path in it holds a control character."""
+    check_safe(room)
     return [*command_argv(), "--room", str(room.root), "cycle", "--log", str(log_path(room))]
 
 
@@ -235,6 +254,7 @@ def systemd_timer(room: Room, seconds: float, parallel: int = 1) -> str:
     """A calendar timer (``Persistent``: a firing missed while the machine slept comes at
     wake-up) when the period divides a minute, an hour or a day evenly; else a monotonic one
     (from boot, then from each firing's start)."""
+    check_safe(room)
     if seconds < 1:
         raise InvalidError("systemd needs an interval of at least 1 second")
     step = _calendar_step(seconds)

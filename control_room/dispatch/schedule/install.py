@@ -319,6 +319,7 @@ FIND = {"cron": cron_installed, "launchd": launchd_installed, "systemd": systemd
 
 def install(room: Room, kind: str, seconds: float, parallel: int) -> list[str]:
     """Install ``kind``'s entry for ``room`` (replacing this room's own, if any); what was done."""
+    sched.check_safe(room)  # before anything is written (a unit's folder, a crontab)
     sched.check_parallel(room, parallel)
     return INSTALL[kind](room, seconds, parallel)
 

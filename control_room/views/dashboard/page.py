@@ -7,6 +7,8 @@ scheme are refused by markdown-it's own link check).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -51,6 +53,21 @@ f.forEach(function(s){s.addEventListener('change',apply);});})();
 </script>"""
 
 
+def _script_hash(tag: str) -> str:
+    """The CSP source that allows exactly this inline ``<script>...</script>`` and no other."""
+    body = tag[len("<script>") : -len("</script>")]
+    return "'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode() + "'"
+
+
+# What a page may load: its stylesheet, images of its own (none today) and data: URIs, the one
+# script of ours (by its hash); nothing from anywhere else, so an image an agent's markdown names
+# (`![x](http://remote/...)`) is never fetched, and nothing submits or frames elsewhere.
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    f"script-src {_script_hash(FILTER_JS.strip())}; base-uri 'none'; form-action 'none'"
+)
+
+
 def esc(value: object) -> str:
     return escape("" if value is None else str(value))
 
@@ -77,6 +94,7 @@ def shell(title: str, here: str, room: str, body: str, script: str = "") -> str:
     nav = "".join(f'<a href="{n}"{" class=here" if n == here else ""}>{t}</a>' for n, t in NAV)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f"<title>{esc(title)} - control-room</title>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="stylesheet" href="style.css"></head>'

@@ -11,8 +11,10 @@ keeps it for as long as it runs and writes nothing at all.
 from __future__ import annotations
 
 import re
+import sys
+import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -21,6 +23,7 @@ from control_room.errors import InvalidError
 from control_room.room.layout import Room
 from control_room.store import cache
 from control_room.store.files import atomic_write
+from control_room.text import escaped
 from control_room.views.dashboard import fold, ledger_pages, pages, runs
 from control_room.views.dashboard.page import CSS, shell
 
@@ -117,16 +120,40 @@ def build(room: Room, out: Path) -> dict[str, int]:
     return {"files": written[0], "ledger_pages": n, "runs": len(task_ids), "ledger_lines": st["lines"]}
 
 
+# A Host header a page of ours is asked with: the loopback names, with a port or without. Any
+# other name is a page of another site whose name was made to point here (DNS rebinding).
+_LOCAL_HOST = re.compile(r"(?:127\.0\.0\.1|localhost|\[::1\])(?::[0-9]{1,5})?", re.IGNORECASE)
+TIMEOUT_S = 10.0  # a connection that sends nothing for this long is closed (it holds a thread)
+_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, TimeoutError)
+
+
+def local_host(host: str | None) -> bool:
+    """Whether a request's Host header names this machine's loopback (and nothing else)."""
+    return host is not None and _LOCAL_HOST.fullmatch(host.strip()) is not None
+
+
 def handler(room: Room, memory: dict[str, bytes], log: Callable[[str], None]) -> type[BaseHTTPRequestHandler]:
+    rendering = threading.Lock()  # the caches held in ``memory`` are one module's: one page at a time
+
     class Handler(BaseHTTPRequestHandler):
+        timeout = TIMEOUT_S  # per connection: an idle client is let go, and holds only its own thread
+
         def do_GET(self) -> None:  # http.server's name
+            if not local_host(self.headers.get("Host")):
+                self._answer(403, "text/plain", "forbidden: ask for this page as 127.0.0.1 or localhost\n")
+                return
             name = unquote(urlsplit(self.path).path).lstrip("/") or "index.html"
-            with cache.held(memory):
+            with rendering, cache.held(memory):
                 text = render(room, name, fold.state(room)) if "/" not in name else None
             # a 404 is plain text: the name in it is whatever a link asked for, never markup
             kind = "text/plain" if text is None else "text/css" if name.endswith(".css") else "text/html"
-            body = (text if text is not None else f"no page {name}\n").encode("utf-8")
-            self.send_response(200 if text is not None else 404)
+            self._answer(
+                200 if text is not None else 404, kind, text if text is not None else f"no page {name}\n"
+            )
+
+        def _answer(self, status: int, kind: str, text: str) -> None:
+            body = text.encode("utf-8")
+            self.send_response(status)
             self.send_header("Content-Type", f"{kind}; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
@@ -134,11 +161,24 @@ def handler(room: Room, memory: dict[str, bytes], log: Callable[[str], None]) ->
             self.wfile.write(body)
 
         def log_message(self, format: str, *args: Any) -> None:  # http.server's names
-            log(f"{self.address_string()} {format % args}")
+            # the request line is whatever the client sent: every control character written out
+            log(f"{self.address_string()} {escaped(format % args)}")
 
     return Handler
 
 
-def server(room: Room, port: int, log: Callable[[str], None] = lambda _: None) -> HTTPServer:
-    """A server on 127.0.0.1 (never another address) that renders each page when asked."""
-    return HTTPServer((HOST, port), handler(room, {}, log))
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a connection still open never holds the command's exit
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # socketserver's names
+        """A client that went away mid-answer (closed, reset, timed out) is no error of ours."""
+        if isinstance(sys.exc_info()[1], _GONE):
+            return
+        super().handle_error(request, client_address)
+
+
+def server(room: Room, port: int, log: Callable[[str], None] = lambda _: None) -> ThreadingHTTPServer:
+    """A server on 127.0.0.1 (never another address) that renders each page when asked: each
+    connection in its own thread (an idle one blocks no other), with a time-out; only requests
+    naming the loopback in their Host header are answered (others: 403)."""
+    return _Server((HOST, port), handler(room, {}, log))

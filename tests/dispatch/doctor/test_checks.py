@@ -19,8 +19,8 @@ from control_room.ledger.line import HEADER
 from control_room.room.layout import Room
 
 Usage = namedtuple("Usage", "total used free")
-NAMES = ["layout", "settings", "ledger", "claims", "rejected", "adapters", "git", "repo", "worktrees", "disk",
-         "schedule", "merge-drivers", "reviewers", "shared"]  # fmt: skip
+NAMES = ["layout", "settings", "ledger", "claims", "rejected", "lenses", "graveyard", "adapters", "git",
+         "repo", "worktrees", "disk", "schedule", "merge-drivers", "reviewers", "shared"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +85,7 @@ def test_examine_runs_each_check_once_in_order(room: Room) -> None:
 
 def test_a_fresh_room_has_one_finding_per_check_and_nothing_failed(room: Room) -> None:
     found = checks.diagnose(room)
-    assert [f.check for f in found.findings] == [*NAMES[:5], "adapter probe", *NAMES[6:]]
+    assert [f.check for f in found.findings] == [*NAMES[:7], "adapter probe", *NAMES[8:]]
     assert {f.status for f in found.findings} == {OK}
     assert (found.failed, found.repairs) == (False, [])
 

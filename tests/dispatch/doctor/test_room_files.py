@@ -304,4 +304,52 @@ def test_the_checks_and_their_repairs() -> None:
         ("ledger", room_files.restore),
         ("claims", room_files.recover),
         ("rejected", None),
+        ("lenses", None),
+        ("graveyard", None),
+    ]
+
+
+# lenses and the graveyard -------------------------------------------------------------------------
+
+KNOWN = "(lenses here: arbiter, claims, correctness, falsifier, security)"
+
+
+def test_lenses_of_a_fresh_room_name_none(room: Room) -> None:
+    assert room_files.lenses(ctx(room)) == [
+        Finding("lenses", OK, "no lens is named (CONTROL.md review is empty; no queued task names one)")
+    ]
+
+
+def test_every_lens_named_must_read_in_control_md_and_in_the_queue(room: Room) -> None:
+    set_gate(room, "review", "{r1: [security, nosuch], '*': [claims]}")
+    queue(room, "t1", review=["claims", "typo"])
+    queue(room, "t2", review=["security"])
+    found = room_files.lenses(ctx(room))
+    assert [(f.status, f.detail) for f in found] == [
+        (FAIL, "control-room/CONTROL.md: review: lens 'nosuch' has no file: agents/lenses/nosuch.md is "
+               f"missing {KNOWN}"),
+        (FAIL, f"swarm/queue/t1.json: review: lens 'typo' has no file: agents/lenses/typo.md is missing "
+               f"{KNOWN}"),
+    ]  # fmt: skip
+    assert found[0].fix == "fix review in CONTROL.md or the lens's file"
+    set_gate(room, "review", "[security]")
+    (room.state_dir("queue") / "t1.json").unlink()
+    assert room_files.lenses(ctx(room)) == [
+        Finding(
+            "lenses", OK, "every lens named reads (1 lens in CONTROL.md review; 1 queued task naming some)"
+        )
+    ]
+
+
+def test_graveyard_counts_the_tombstones_and_names_one_that_does_not_read(room: Room) -> None:
+    assert room_files.tombstones(ctx(room)) == [Finding("graveyard", OK, "no tombstones in graveyard/")]
+    (room.root / "graveyard" / "a.md").write_text("---\ncandidate: a\nstate: killed\n---\n# a\n")
+    (room.root / "graveyard" / "b.md").write_text("---\ncandidate: b\nverdict: 'open\n---\n# b\n")
+    assert [f.line() for f in room_files.tombstones(ctx(room))] == [
+        "FAIL graveyard  graveyard/b.md: line 3: front matter is not valid YAML: found unexpected end of "
+        "stream; fix its front matter (valid YAML between the --- lines) or move it away"
+    ]  # fmt: skip
+    (room.root / "graveyard" / "b.md").unlink()
+    assert room_files.tombstones(ctx(room)) == [
+        Finding("graveyard", OK, "1 tombstone in graveyard/, each reads back")
     ]

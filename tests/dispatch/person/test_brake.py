@@ -55,3 +55,11 @@ def test_resume_removes_stop_once(room: Room) -> None:
     assert not room.stop.exists() and room.stopped() is False
     assert brake.resume(room) is False
     assert lines(room) == [("stop", "stopped", "lunch"), ("resume", "resumed", "")]
+
+
+def test_a_long_reason_is_cut_to_one_line_and_the_stop_made_anyway(room: Room) -> None:
+    assert brake.stop(room, "smoke\nFORGED: line\x1b[2J " * 100)
+    reason = room.stop.read_text(encoding="utf-8").splitlines()[1:]
+    assert reason == ["reason: " + ("smoke FORGED: line " * 100)[: brake.REASON_MAX - 1] + "…"]
+    (line,) = entries(room, "stop")
+    assert line.detail == reason[0][len("reason: ") :]

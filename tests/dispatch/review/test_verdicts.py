@@ -9,6 +9,7 @@ import pytest
 from reviewing import arbitrated, put, rep, verdict, waiting
 from support import TIME, entries, task_json, unsealed, where
 
+from control_room import errors
 from control_room.dispatch.review import queueing, verdicts
 from control_room.knowledge import routes
 from control_room.room import swarm
@@ -121,6 +122,7 @@ def test_a_second_arbitration_escalates_to_a_person_with_both_positions(
         "## Position A\n\nDECISION: reject\nWHY: no\nEVIDENCE:\n- CONFIRMED: b.txt holds a key\n\n"
         "## Position B\n\nDECISION: accept\nWHY: the \\[withheld\\] lens likes it\nEVIDENCE:\n"
         "- INFERRED: nothing\n\n"
+        "The verdict may be a person's: `control-room task accept t1` accepts it.\n"
         "A person decides: `control-room task retry t1`, `control-room task cancel t1`, or kill its route.\n",
         reason,
     )
@@ -229,3 +231,67 @@ def test_an_accepted_task_with_commits_waits_to_integrate(
     assert verdicts.settle(room, s, "t1") == ("t1 accepted (its one review accepts); it may integrate", "t1")
     assert where(room, "t1") == ["passed"] and task_json(room, "passed", "t1")["review_verdict"] == "accept"
     assert queueing.needs_verdict(task_json(room, "passed", "t1")) is False
+
+
+# a person's accept -------------------------------------------------------------------------
+
+
+def test_a_person_accepts_a_waiting_task_and_a_late_verdict_changes_nothing(room: Room) -> None:
+    waiting(room, "review-a-t1", "review-b-t1")
+    put(room, "queue", "review-a-t1", reviews="t1", route="r1")
+    running = put(room, "running", "review-b-t1", reviews="t1", lens="safety", route="r1")
+    said = verdicts.accept(room, Settings(), "t1", "ann", "read it myself")
+    assert said == ("t1 accepted (by a person, ann: read it myself); done", None)  # no repo: nothing to merge
+    assert where(room, "t1") == ["done"] and where(room, "review-a-t1") == ["cancelled"]
+    assert [(e.task, e.detail) for e in entries(room, "cancel")] == [
+        ("review-a-t1", "t1 was accepted by a person (ann)")
+    ]
+    assert [(e.outcome, e.detail) for e in entries(room, "review")] == [
+        ("accepted", "by a person, ann: read it myself")
+    ]
+    swarm.move(room, "review-b-t1", "running", "done")
+    assert verdicts.after_pass(room, Settings(), running, rep("reject", confirmed="x"), "probe")[0] == (
+        "t1 is no longer waiting for its reviews"
+    )
+
+
+def test_accept_refuses_a_task_not_waiting_for_a_verdict(room: Room) -> None:
+    put(room, "passed", "t1", route="r1")
+    with pytest.raises(errors.ConflictError) as err:
+        verdicts.accept(room, Settings(), "t1", "ann", "")
+    assert str(err.value) == (
+        "cannot accept t1: it waits for no verdict (it has no reviews, or they accepted it); "
+        "`control-room integrate t1` merges it"
+    )
+    put(room, "queue", "q")
+    with pytest.raises(errors.ConflictError) as err:
+        verdicts.accept(room, Settings(), "q", "ann", "")
+    assert str(err.value) == "cannot accept q: it is in swarm/queue/, not in swarm/passed/"
+
+
+def test_a_late_verdict_for_a_task_a_person_accepted_changes_nothing(room: Room) -> None:
+    arbiter = arbitrated(room)
+    put(
+        room, "passed", "t1", route="r1", review_tasks=["review-a-t1", "review-b-t1"], review_verdict="accept"
+    )
+    assert verdicts.after_pass(room, Settings(), arbiter, rep("A", "the key is there"), "probe") == (
+        "t1 has its verdict already",
+        None,
+    )
+    assert where(room, "t1") == ["passed"] and entries(room, "arbitration") == []
+
+
+def test_a_parked_task_is_accepted_only_once_escalated(room: Room) -> None:
+    put(room, "parked", "t1", route="r1", review_tasks=["review-a-t1"])
+    with pytest.raises(errors.ConflictError) as err:
+        verdicts.accept(room, Settings(), "t1", "ann", "")
+    assert str(err.value) == (
+        "cannot accept t1: it is in swarm/parked/, not in swarm/passed/ (a parked task only when its "
+        "reviews' disagreement was escalated)"
+    )
+    put(room, "parked", "t1", route="r1", review_tasks=["review-a-t1"], escalated="2026-01-01T00:00:00Z")
+    assert verdicts.accept(room, Settings(), "t1", "ann", "") == (
+        "t1 accepted (by a person, ann); done",
+        None,
+    )
+    assert where(room, "t1") == ["done"] and "escalated" not in task_json(room, "done", "t1")

@@ -99,3 +99,19 @@ def test_pressure_counts_bytes_tokens_and_the_share_of_the_window() -> None:
         "context_window": 100,
         "context_pressure": 0.03,
     }
+
+
+def test_a_lesson_is_one_clean_line_and_at_most_its_cap(room: Room) -> None:
+    s = settings.load(room)
+    guide = room.root / "intelligence" / "FIELD_GUIDE.md"
+    before = guide.read_text(encoding="utf-8")
+    with pytest.raises(
+        InvalidError, match=r"^lesson refused: it is 2001 characters long, over the cap of 2000 "
+    ):
+        prompt.add_lesson(room, s, "x" * 2001)
+    with pytest.raises(InvalidError, match=r"^lesson refused: it must be a string, not int$"):
+        prompt.add_lesson(room, s, 5)  # type: ignore[arg-type]
+    assert guide.read_text(encoding="utf-8") == before
+    assert prompt.LESSON_MAX == 2000
+    prompt.add_lesson(room, s, "bench\n- FORGED \x1b[31mred\x1b[0m five times")
+    assert guide.read_text(encoding="utf-8") == before + "- bench - FORGED red five times\n"

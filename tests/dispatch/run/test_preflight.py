@@ -120,3 +120,19 @@ def test_a_setup_for_no_adapter_or_that_it_cannot_use_is_named(
     with pytest.raises(RoomInvalidError) as err:
         preflight.check(room, settings.load(room).replace(adapters=adapters))
     assert str(err.value).startswith(f"room invalid: {room.control}: {message}")
+
+
+@pytest.mark.parametrize("review", [("corectness",), {"r1": ["security"], "*": ["corectness"]}])
+def test_a_lens_control_md_names_that_has_no_file_is_the_rooms_fault(room: Room, review: object) -> None:
+    with pytest.raises(RoomInvalidError) as err:
+        preflight.check(room, settings.load(room).replace(review=review))
+    assert str(err.value) == (
+        f"room invalid: {room.control}: review: lens 'corectness' has no file: "
+        f"{room.root}/agents/lenses/corectness.md is missing (lenses here: arbiter, claims, correctness, "
+        "falsifier, security); fix review in CONTROL.md or the lens's file; nothing was claimed"
+    )
+    preflight.check(room, settings.load(room).replace(review={"r1": ["security", "claims"], "*": ["claims"]}))
+    assert preflight.review_lenses(settings.load(room).replace(review={"a": ["x", "y"], "*": ["y"]})) == [
+        "x",
+        "y",
+    ]

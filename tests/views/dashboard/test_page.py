@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 from control_room.views.dashboard import page
 
 
@@ -38,6 +41,7 @@ def test_shell_is_the_whole_page_with_this_page_marked() -> None:
     html = page.shell("A <b>", "routes.html", "/rooms/a&b", "<p>BODY</p>")
     assert html == (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{page.CSP}">'
         "<title>A &lt;b&gt; - control-room</title>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<link rel="stylesheet" href="style.css"></head>'
@@ -82,3 +86,13 @@ def test_figure_escapes_its_caption_not_its_chart() -> None:
     assert page.figure("c < d", "<svg></svg>") == (
         "<figure><figcaption>c &lt; d</figcaption><svg></svg></figure>"
     )
+
+
+def test_the_policy_allows_the_ledgers_filter_script_by_its_hash_and_nothing_else() -> None:
+    body = page.FILTER_JS.strip()[len("<script>") : -len("</script>")]
+    digest = base64.b64encode(hashlib.sha256(body.encode()).digest()).decode()
+    want = (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+        f"script-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
+    )
+    assert want == page.CSP

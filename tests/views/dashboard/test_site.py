@@ -231,3 +231,41 @@ def test_a_404_is_plain_text_so_the_name_asked_for_is_never_markup(
     status, kind, _, body = _get(httpd, "/%3Cimg%20src=x%20onerror=alert(1)%3E.html")
     assert (status, kind) == (404, "text/plain; charset=utf-8")
     assert body == "no page <img src=x onerror=alert(1)>.html\n"
+
+
+def test_only_the_loopback_names_are_a_local_host() -> None:
+    for host in (
+        "127.0.0.1",
+        "127.0.0.1:8750",
+        "localhost",
+        "LocalHost:1",
+        "[::1]",
+        "[::1]:8750",
+        " localhost ",
+    ):
+        assert site.local_host(host), host
+    for host in (None, "", "evil.example", "evil.example:8750", "localhost.evil.example", "127.0.0.1.nip.io",
+                 "127.0.0.1:8750@evil", "localhost:", "localhost:http", "127.0.0.2", "[::2]"):  # fmt: skip
+        assert not site.local_host(host), host
+
+
+def test_a_connection_is_timed_out_and_its_thread_never_holds_the_exit(room: Room) -> None:
+    httpd = site.server(room, 0)
+    try:
+        assert httpd.daemon_threads is True
+        assert httpd.RequestHandlerClass.timeout == site.TIMEOUT_S == 10.0
+    finally:
+        httpd.server_close()
+
+
+def test_every_page_says_it_loads_nothing_from_elsewhere(room: Room) -> None:
+    for name in ("index.html", "ledger.html", "routes.html"):
+        text = site.render(room, name, fold.state(room))
+        assert text is not None
+        assert (
+            f'<head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{page.CSP}">'
+            in text
+        )
+    assert page.CSP.startswith(
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'sha256-"
+    )

@@ -1,0 +1,105 @@
+"""A live spend cap: the agent's run ends once what it has spent crosses its task's
+``max_cost_usd`` (docs/faults.md "Live spend caps").
+
+A CLI that streams its usage step by step (``Adapter.step_usage``: codex's ``turn.completed``,
+opencode's ``step_finish``) is read as it writes: at each poll of the run the new whole lines of
+its stdout capture are parsed and their usage summed. A step that reports dollars counts as
+reported; one that reports only tokens is priced from CONTROL.md ``prices:`` (per million
+tokens, for the run's model), and the figure is marked estimated. With neither, nothing can be
+capped live, and the run's spend is checked after it as before (``cost-overrun``).
+
+The cap is the task's ``max_cost_usd``: a task starts only when that much is left of the daily
+budget (dispatch/queue/ready.py), so it holds both. A run ended so is a failed round, its
+failure ``cost-cap: ...`` naming the figure. It may overshoot by at most the one step that
+crossed the line: a step is known only once it is done.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from control_room.adapters.base import Adapter
+
+CAP = "cost-cap"  # how the failure of a run ended by its cap starts
+READ_MAX = 1 << 20  # bytes read at one poll at most
+
+
+class Meter:
+    """The running spend of one run, read from its stdout capture as it grows."""
+
+    def __init__(
+        self, adapter: Adapter, path: Path, cap_usd: float, prices: Mapping[str, float] | None
+    ) -> None:
+        self.adapter, self.path, self.cap, self.prices = adapter, path, cap_usd, prices
+        self.offset = 0
+        self.partial = b""
+        self.input_tokens = self.output_tokens = 0
+        self.reported = 0.0  # dollars the CLI reported
+        self.estimated = 0.0  # dollars priced from tokens of steps that reported none
+        self.steps = 0
+
+    @property
+    def spent(self) -> float:
+        return self.reported + self.estimated
+
+    def says(self) -> str:
+        """``cost-cap: $0.31 (estimated) spent over 4 steps, past max_cost_usd $0.25``"""
+        how = " (estimated)" if self.estimated else ""
+        return (
+            f"{CAP}: ${self.spent:.4f}{how} spent over {self.steps} step(s) "
+            f"({self.input_tokens} tokens in, {self.output_tokens} out), past max_cost_usd ${self.cap:g}"
+        )
+
+    def __call__(self) -> str:
+        """``proc.run``'s watch: why the run must end now, or ""."""
+        for event in self._new_events():
+            usage = self.adapter.step_usage(event)
+            if usage is None:
+                continue
+            tokens_in, tokens_out, cost = usage
+            self.steps += 1
+            self.input_tokens += tokens_in
+            self.output_tokens += tokens_out
+            if cost is not None:
+                self.reported += cost
+            elif self.prices is not None:
+                self.estimated += (
+                    tokens_in * self.prices.get("input", 0.0) + tokens_out * self.prices.get("output", 0.0)
+                ) / 1e6
+        return self.says() if self.spent > self.cap else ""
+
+    def _new_events(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read(READ_MAX)
+        except OSError:
+            return []
+        self.offset += len(data)
+        lines = (self.partial + data).split(b"\n")
+        self.partial = lines.pop()  # a line not yet whole waits for the next poll
+        events = []
+        for line in lines:
+            line = line.strip()
+            if not line.startswith(b"{"):
+                continue
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(obj, dict):
+                events.append(obj)
+        return events
+
+
+def meter(adapter: Adapter, stdout: Path, task: Mapping[str, Any], model: str | None,
+          prices: Mapping[str, Mapping[str, float]]) -> Meter | None:  # fmt: skip
+    """The meter of a run, or None where nothing can be capped live (the CLI streams no usage,
+    the task's cap is 0: a free run)."""
+    cap = float(task.get("max_cost_usd", 0))
+    if cap <= 0 or type(adapter).step_usage is Adapter.step_usage:
+        return None
+    return Meter(adapter, stdout, cap, prices.get(model or "") if model else None)

@@ -1,0 +1,101 @@
+"""Whether this process runs inside an agent's run: the test behind person-only commands.
+
+A person's decisions (approve, resume, done, route reopen, ...) are refused from inside a run,
+and whatever an agent writes itself is written under a name that says which task
+(docs/security.md). "Inside a run" is decided from the process tree, not from one variable
+an agent could unset:
+
+- ``CONTROL_ROOM_TASK`` in this process's environment (the dispatcher sets it for every agent
+  and validator), or in the environment any ancestor started with (``/proc/<pid>/environ``:
+  ``env -u CONTROL_ROOM_TASK control-room approve`` still has the agent's shell above it);
+- or an ancestor that is a dispatcher (``control-room cycle``, ``run``, ``demo``, ``integrate``): a daemon
+  that left the agent's session is re-parented to the dispatcher, its subreaper (reaper.py).
+
+Where there is no ``/proc`` (macOS) only the variable is seen.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+TASK_VARIABLE = "CONTROL_ROOM_TASK"
+UNKNOWN = "unknown"  # inside a run, but which task's is not known (a dispatcher above us)
+DISPATCHERS = frozenset({"cycle", "run", "demo", "integrate"})  # the commands that run agents or validators
+_MAX_DEPTH = 64
+_NEEDLE = f"{TASK_VARIABLE}=".encode()
+
+
+def inside_run(command: str = "") -> str | None:
+    """The id of the task whose run this process is part of (``UNKNOWN`` when only a
+    dispatcher above us says so); None for a person's own shell. ``command``: the command
+    asking; a ``cycle`` that ``run --parallel`` started is the person's, not an agent's."""
+    own = os.environ.get(TASK_VARIABLE)
+    if own is not None:
+        return own.strip() or UNKNOWN
+    for depth, (task, dispatcher) in enumerate(_ancestors()):
+        if task is not None:
+            return task
+        if dispatcher and not (depth == 0 and dispatcher == "run" and command == "cycle"):
+            return UNKNOWN
+    return None
+
+
+@functools.cache
+def _ancestors() -> tuple[tuple[str | None, str], ...]:
+    """Each ancestor, nearest first: the task id its environment names (None: none), and the
+    dispatcher command it runs ("": it is none)."""
+    out: list[tuple[str | None, str]] = []
+    pid = os.getppid()
+    while pid > 1 and len(out) < _MAX_DEPTH:
+        out.append((_task_of(pid), _dispatcher(_read(f"/proc/{pid}/cmdline"))))
+        pid = _parent(pid)
+    return tuple(out)
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(1 << 20)
+    except OSError:  # gone, another user's, or no /proc
+        return b""
+
+
+def _task_of(pid: int) -> str | None:
+    for item in _read(f"/proc/{pid}/environ").split(b"\0"):
+        if item.startswith(_NEEDLE):
+            return item[len(_NEEDLE) :].decode("utf-8", "replace").strip() or UNKNOWN
+    return None
+
+
+def _parent(pid: int) -> int:
+    stat = _read(f"/proc/{pid}/stat")
+    try:  # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+        return int(stat.rsplit(b")", 1)[1].split()[1])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _dispatcher(cmdline: bytes) -> str:
+    """The command for ``control-room [options] cycle|run|demo|integrate ...`` (the
+    script, ``python .../control-room`` or ``python -m control_room``); else ""."""
+    argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0") if a]
+    for i, arg in enumerate(argv[:3]):
+        if os.path.basename(arg) == "control-room":
+            return _runs_agents(argv[i + 1 :])
+        if arg == "-m" and i + 1 < len(argv) and argv[i + 1].split(".")[0] == "control_room":
+            return _runs_agents(argv[i + 2 :])
+    return ""
+
+
+def _runs_agents(args: list[str]) -> str:
+    """The first word that is not an option (or ``--room``'s value) is the command."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--room":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg if arg in DISPATCHERS else ""
+    return ""

@@ -1,0 +1,110 @@
+"""A provider's refusal is never the task's (docs/faults.md): through the installed command, a
+room whose claude is rate limited (a program answering as Claude Code does for an HTTP 429)
+finishes every task on its fallback, with no round charged, and says until when claude cools."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from support import FAKES, entries, queue, task_json, where
+
+from control_room import errors
+from control_room.room import cooldowns
+from control_room.room.layout import Room
+
+# What Claude Code prints in print mode when the API answers 429 (its result object, exit 1)
+LIMITED = {
+    "type": "result", "subtype": "success", "is_error": True, "duration_ms": 300, "num_turns": 1,
+    "result": 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":'
+              '"Number of request tokens has exceeded your per-minute rate limit"}} · retry-after: 600',
+    "session_id": "s", "total_cost_usd": 0, "usage": {"input_tokens": 0, "output_tokens": 0},
+}  # fmt: skip
+
+
+def limited_claude(tmp_path: Path) -> Path:
+    bin_dir = tmp_path / "limited"
+    bin_dir.mkdir()
+    program = bin_dir / "claude"
+    program.write_text(
+        "#!/usr/bin/env python3\nimport json, sys\nsys.stdin.read()\n"
+        f"open({str(tmp_path / 'claude.calls')!r}, 'a').write('call\\n')\n"
+        f"print(json.dumps({LIMITED!r}))\nsys.exit(1)\n"
+    )
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    return bin_dir
+
+
+def test_a_rate_limited_adapter_costs_no_round_and_its_tasks_finish_on_the_fallback(
+    cr: Any, room: Room, tmp_path: Path
+) -> None:
+    env = {"PATH": f"{limited_claude(tmp_path)}{os.pathsep}{FAKES}{os.pathsep}{os.environ['PATH']}"}
+    for k in range(1, 4):
+        queue(room, f"t{k}", adapter="claude", command=None, fallback=["codex"], priority=10 - k)
+    queue(room, "solo", adapter="claude", command=None, priority=0)  # no fallback: it waits
+    first = cr("cycle", extra_env=env)
+    assert first.returncode == errors.PROVIDER, first.stdout + first.stderr
+    assert (
+        "t1: claude's provider refused the run (rate-limit); back in the queue, no round used" in first.stdout
+    )
+    (fault,) = entries(room, "provider-fault")
+    assert (fault.task, fault.adapter) == ("t1", "claude")
+    assert fault.detail.startswith("rate-limit: claude cools down until ")
+    assert "(rate-limit, the provider's reset time)" in fault.detail
+    codes = [cr("cycle", extra_env=env).returncode for _ in range(3)]
+    assert codes == [errors.PASSED] * 3
+    for k in range(1, 4):
+        assert where(room, f"t{k}") == ["done"]
+        assert task_json(room, "done", f"t{k}").get("rounds", 0) == 0
+        meta = json.loads((room.swarm / "results" / f"t{k}" / "meta.json").read_text())
+        assert (meta["adapter"], meta["instead_of"]) == ("codex", "claude")
+    assert (tmp_path / "claude.calls").read_text() == "call\n"  # claude was not asked again
+    last = cr("cycle", extra_env=env)
+    assert last.returncode == errors.OK and "solo waits: claude cools down until" in last.stdout
+    assert task_json(room, "queue", "solo").get("rounds", 0) == 0
+    status = cr("status")
+    assert "cooling   claude cools down until " in status.stdout
+    data = json.loads(cr("status", "--json").stdout)
+    assert [c["adapter"] for c in data["cooling"]] == ["claude"] and data["cooling"][0][
+        "kind"
+    ] == "rate-limit"
+    context = room.context.read_text(encoding="utf-8")
+    assert "- cooling down: claude cools down until " in context
+    # a person ends the cooldown early: the file is disposable
+    cooldowns.path(room).unlink()
+    assert "cooling" not in cr("status").stdout
+
+
+# A model that keeps calling tools: `codex exec --json` printing one turn.completed after another
+ENDLESS = """#!/usr/bin/env python3
+import json, sys, time
+sys.stdin.read()
+print(json.dumps({"type": "thread.started", "thread_id": "t"}), flush=True)
+while True:
+    print(json.dumps({"type": "item.completed", "item": {"type": "command_execution", "command": "ls"}}))
+    print(json.dumps({"type": "turn.completed",
+                      "usage": {"input_tokens": 100000, "cached_input_tokens": 0, "output_tokens": 10000}}),
+          flush=True)
+    time.sleep(0.3)
+"""
+
+
+def test_a_run_that_keeps_spending_is_ended_by_its_cap(cr: Any, room: Room, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "endless"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text(ENDLESS)
+    (bin_dir / "codex").chmod(0o755)
+    control = room.control.read_text(encoding="utf-8")
+    room.control.write_text(control.replace("\nprices: {}", "\nprices: {m1: {input: 1.0, output: 5.0}}"))
+    queue(room, "spender", adapter="codex", model="m1", command=None, max_cost_usd=0.5, wall_clock_s=120)
+    done = cr("cycle", extra_env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    back = task_json(room, "queue", "spender")
+    assert back["rounds"] == 1
+    assert back["last_failure"].startswith("cost-cap: $0.6000 (estimated) spent over 4 step(s)")
+    assert "past max_cost_usd $0.5" in back["last_failure"]
+    meta = json.loads((room.swarm / "results" / "spender" / "meta.json").read_text())
+    assert any(n.startswith("ended: cost-cap") for n in meta.get("notes", [])), meta
