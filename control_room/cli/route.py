@@ -37,24 +37,30 @@ def add_route(route_id: str, title: str, falsifier: str) -> None:
 @json_option
 def list_routes(as_json: bool) -> None:
     """The routes in ROUTES.md, a route held by a death loop shown as `held`; a hand edit that
-    broke a row is named by its line on stderr."""
+    broke a row is named by its line on stderr. `runs` and `spend` are the route's own runs; the
+    review and arbiter runs about its tasks are counted apart (`reviews`, shown once there are
+    any)."""
     room = current_room()
     rows = routes.rows(room)
     problems = routes.problems(room)
     held = sorted(_held(room))
+    reviews = history.reviews(room)
     if as_json:
-        echo_json({"routes": rows, "held": held, "problems": problems})
+        echo_json({"routes": rows, "held": held, "problems": problems, "reviews": reviews})
         return
     for p in problems:
         echo(p, err=True)
     if not rows:
         echo("no routes yet (control-room route add ID --title ...)")
         return
-    lines = [f"{'route':<24} {'verdict':<10} {'runs':>4}  {'spend':<9} {'last result':<32} title"]
+    also = f"{'reviews':>7}  " if reviews else ""
+    lines = [f"{'route':<24} {'verdict':<10} {'runs':>4}  {also}{'spend':<9} {'last result':<32} title"]
     for r in rows:
         verdict = "held" if r.get("route") in held else r.get("verdict", "") or "untested"
+        seen = reviews.get(str(r.get("route", "")), {}).get("runs", 0)
+        also = f"{seen:>7}  " if reviews else ""
         lines.append(
-            f"{r.get('route', ''):<24} {verdict:<10} {r.get('attempts', '') or '0':>4}  "
+            f"{r.get('route', ''):<24} {verdict:<10} {r.get('attempts', '') or '0':>4}  {also}"
             f"{'$' + (r.get('spend_usd', '') or '0'):<9} {r.get('last_result', '') or '-':<32} "
             f"{r.get('title', '')}"
         )

@@ -2,7 +2,10 @@
 one) its attempts, passes, fails, spend, last decisions, best result and current streak of
 identical failures (a death loop once it reaches CONTROL.md ``death_loop_n``); the recurring
 failure causes; the unsupported CONFIRMED claims; the runs whose brief overflowed the model's
-context window (a task to split).
+context window (a task to split). Those are the route's own runs: a review's or an arbiter's run
+(its ``result`` line names the task it ``serves``) is counted apart, as the route's ``reviews``
+and ``review_spend``, and is never its best, its last decisions or a link of a streak (its
+unsupported claims are listed with the rest).
 
 The fold is kept in ``.cache/digest`` and brought up to date incrementally: each call reads
 only the ledger lines appended since the last one (``ledger.follow``). DIGEST.md, findings,
@@ -20,7 +23,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.text import one_line
 
-KIND = "digest-3"  # 3: decisions and failures kept on one line
+KIND = "digest-4"  # 3: decisions and failures kept on one line; 4: reviews counted apart
 LAST = 5  # decisions kept per route
 STREAK_LINES = 10  # lines kept as evidence of a streak
 CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
@@ -36,6 +39,8 @@ def _new_route() -> dict[str, Any]:
         "passes": 0,
         "fails": 0,
         "spend": 0.0,
+        "reviews": 0,  # review and arbiter runs about the route's tasks, not its own runs
+        "review_spend": 0.0,
         "last": [],
         "best": None,
         "last_time": "",
@@ -90,9 +95,15 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
         _unsupported(state, [time, eid, task, route, why])
     if failed.startswith(result.TOO_BIG):  # a finding: split it
         state["too_big"] = [*state.get("too_big", []), [time, eid, task, route, failed]][-20:]
+    if run.serves:  # a review or an arbiter: counted apart, on the route (or task) it serves
+        key = route or f"task:{run.serves}"
     r = state["routes"].get(key)
     if r is None:
         r = state["routes"][key] = _new_route()
+    if run.serves:
+        r["reviews"] += 1
+        r["review_spend"] = round(r["review_spend"] + cost, 6)
+        return
     r["attempts"] += 1
     r["spend"] = round(r["spend"] + cost, 6)
     r["last_time"] = time
@@ -120,6 +131,20 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
 def state(room: Room) -> tuple[dict[str, Any], int]:
     """The digest state, up to date; and how many ledger bytes this refresh read."""
     return follow(room.ledger, room.cache / "digest", KIND, _init, _fold)
+
+
+def reviews(room: Room) -> dict[str, dict[str, Any]]:
+    """Per route, the review and arbiter runs about its tasks (``runs``, ``spend_usd``), counted
+    apart from the route's own; only routes that have some. No ledger: none."""
+    try:
+        st, _ = state(room)
+    except FileNotFoundError:
+        return {}
+    return {
+        key: {"runs": r["reviews"], "spend_usd": r["review_spend"]}
+        for key, r in sorted(st["routes"].items())
+        if r["reviews"] and not key.startswith("task:")
+    }
 
 
 def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from control_room import ledger
 from control_room.errors import InvalidError, NotFoundError
-from control_room.ledger import events
+from control_room.ledger import events, result
 from control_room.ledger.line import Entry
 from control_room.ledger.read import entries
 from control_room.room.layout import Room
@@ -121,14 +121,15 @@ def record_run(room: Room, route: str, task_id: str, verdict: str, cost: float) 
 
 def counted(entry: Entry) -> tuple[str, float] | None:
     """(verdict, cost) that ``record_run`` was given after this ledger line; None when no
-    ``record_run`` follows it. They are: ``result`` (the runner's step 8: its outcome and cost),
+    ``record_run`` follows it. They are: ``result`` (the runner's step 8: its outcome and cost;
+    not a review's or an arbiter's run, which names the task it ``serves``),
     ``integrate`` that failed the round (``_FAILED_ROUND``, not one that waits for a helper task)
     and ``review`` ``rejected`` (not the reviews of a round that had already failed), each of a
     route; the last two count a ``fail`` that cost nothing."""
     if not entry.route:
         return None
-    if entry.event == events.RESULT.name:
-        return entry.outcome, entry.cost
+    if entry.event == events.RESULT.name:  # a review's or an arbiter's run is no run of the route
+        return None if result.read(entry.detail).serves else (entry.outcome, entry.cost)
     if entry.event == events.INTEGRATE.name and entry.outcome in _FAILED_ROUND:
         waits = entry.detail.startswith(WAITS) or _WAITS_BEFORE in entry.detail
         return None if waits else ("fail", 0.0)

@@ -99,8 +99,8 @@ RESULT = _e(
     ("pass", "fail"),
     "task route adapter cost_usd detail",
     "a run ended; `detail` is a JSON object: round, exit, seconds, report, validator, unsupported, "
-    "model, role, input_tokens, output_tokens, decision, failed "
-    "([digest.md](digest.md#what-it-reads-the-result-line))",
+    "model, role, serves (a review's or an arbiter's: the task it judges), input_tokens, output_tokens, "
+    "decision, failed ([digest.md](digest.md#what-it-reads-the-result-line))",
 )
 COST_OVERRUN = _e(
     "cost-overrun", ("over",), "task route adapter detail", "a run cost more than its task's `max_cost_usd`"

@@ -10,7 +10,9 @@ with ``"failed"`` (what failed, for the next brief and death loops) on a failed 
 ``"unsupported": true`` when the report claimed CONFIRMED success the validator did not bear
 out. Since 0.3 it also names the ``"model"`` and the ``"role"`` the run used and, where the
 adapter reports them, ``"input_tokens"`` and ``"output_tokens"`` (the scorecard reads them); a
-line without them reads as an unknown model and role and no token counts. Texts are cut
+line without them reads as an unknown model and role and no token counts. A review's or an
+arbiter's run names the task it serves (``"serves"``): it is counted apart from the route's own
+runs. Texts are cut
 (``DECISION_MAX``, ``FAILED_MAX``) so a line stays readable with ``cat``; the whole of them
 is in the run's ``swarm/results/<task>/meta.json``.
 
@@ -57,6 +59,7 @@ class RunResult:
         "role",
         "round",
         "seconds",
+        "serves",
         "unsupported",
         "validator",
     )
@@ -76,6 +79,7 @@ class RunResult:
         input_tokens: int | None = None,  # None: not reported
         output_tokens: int | None = None,
         metrics: dict[str, float] | None = None,  # `METRIC name=value` lines of the validator
+        serves: str = "",  # a review's or an arbiter's run: the task it reviews ("": an own run)
     ) -> None:
         self.decision, self.failed, self.unsupported = decision, failed, unsupported
         self.round, self.exit, self.seconds = round, exit, seconds
@@ -83,6 +87,7 @@ class RunResult:
         self.model, self.role = model, role
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
         self.metrics = metrics or {}
+        self.serves = serves
 
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
@@ -101,6 +106,8 @@ class RunResult:
             data["model"] = self.model
         if self.role:
             data["role"] = self.role
+        if self.serves:
+            data["serves"] = self.serves
         if self.input_tokens is not None:
             data["input_tokens"] = self.input_tokens
         if self.output_tokens is not None:
@@ -146,6 +153,7 @@ def read(detail: str) -> RunResult:
             validator=str(data.get("validator") or ""),
             model=str(data.get("model") or ""),
             role=str(data.get("role") or ""),
+            serves=str(data.get("serves") or ""),
             input_tokens=_count(data.get("input_tokens")),
             output_tokens=_count(data.get("output_tokens")),
             metrics=_metrics(data.get("metrics")),

@@ -1,6 +1,7 @@
 """Review lenses: ``agents/lenses/<name>.md``, a prompt with front matter saying what the
-reviewer is shown (``sees``), where it runs (``adapter``, ``model``) and its caps
-(``max_cost_usd``, ``wall_clock_s``). The lens ``arbiter`` is the arbiter's
+reviewer is shown (``sees``), where it runs (``adapter``, ``model``), its caps
+(``max_cost_usd``, ``wall_clock_s``) and the command that checks its reviewer's CONFIRMED
+claims (``check``; else the reviewed task's validator). The lens ``arbiter`` is the arbiter's
 ([review.md](../../docs/review.md))."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from control_room.errors import InvalidError, NotFoundError
+from control_room.room import shell
 from control_room.room.layout import Room
 from control_room.room.values import is_id, is_number
 from control_room.store import docs
@@ -27,6 +29,7 @@ class Lens:
     max_cost_usd: float
     wall_clock_s: float
     prompt: str
+    check: list[str] | str | None = None  # a command (a validator); None: the reviewed task's
 
 
 def folder(room: Room) -> Path:
@@ -57,6 +60,15 @@ def read(room: Room, name: str) -> Lens:
         if not is_number(value) or float(value) <= 0:
             raise InvalidError(f"{path}: {key} must be a number > 0 (got {value!r})")
         caps[key] = float(value)
+    check = meta.get("check")
+    if check is not None and not (
+        (isinstance(check, str) and check.strip())
+        or (isinstance(check, list) and check and all(isinstance(a, str) for a in check))
+    ):
+        raise InvalidError(f"{path}: check must be a command, a string or a list of strings (got {check!r})")
+    why = shell.problem("check", check)
+    if why is not None:
+        raise InvalidError(f"{path}: {why}")
     return Lens(
         name,
         tuple(str(s) for s in sees),
@@ -65,6 +77,7 @@ def read(room: Room, name: str) -> Lens:
         caps["max_cost_usd"],
         caps["wall_clock_s"],
         body.strip(),
+        check,
     )
 
 

@@ -11,6 +11,8 @@ from control_room.room.tasks import DEFAULT_ROLE, Task
 from control_room.room.values import is_id
 from control_room.store import docs
 
+REVIEWING = ("reviewer", "arbiter")  # the roles that judge others' work (reviews, arbiters): never edit
+
 
 def name_of(task: Task) -> str:
     """The role a task runs as."""

@@ -97,7 +97,12 @@ def _route_list(room: Room, _c: str, _a: dict[str, Any]) -> Any:
         held = sorted(history.held(room, settings))
     except FileNotFoundError:
         held = []
-    return {"routes": routes.rows(room), "held": held, "problems": routes.problems(room)}
+    return {
+        "routes": routes.rows(room),
+        "held": held,
+        "problems": routes.problems(room),
+        "reviews": history.reviews(room),
+    }
 
 
 def _route_show(room: Room, _c: str, a: dict[str, Any]) -> Any:

@@ -53,6 +53,7 @@ FRESH = {
     "disk": "OK   disk  100.0 GiB free on the room's disk",
     "schedule": "OK   schedule  none installed for this room (cycles by hand or `run`); no cycle has run yet",
     "merge-drivers": "OK   merge-drivers  the room is in no git work tree: nothing to merge",
+    "reviewers": "OK   reviewers  no lens reviews this room's tasks",
     "shared": "OK   shared  not shared: CONTROL.md sets no remote (one machine)",
 }
 
@@ -185,6 +186,7 @@ def test_a_broken_control_md_fails_and_stays_broken_after_fix(run: Run, inside: 
         "repo": f"WARN repo  {not_checked}",
         "worktrees": "OK   worktrees  none to check (the repo is not usable)",
         "disk": f"WARN disk  {not_checked}",
+        "reviewers": f"WARN reviewers  {not_checked}",
         "shared": f"WARN shared  {not_checked}",
     }
     result = run("doctor")

@@ -84,7 +84,10 @@ def test_add_needs_a_title(run: Run, inside: Room) -> None:
 def test_list_an_empty_board(run: Run, inside: Room) -> None:
     ok(run("route", "list"), "no routes yet (control-room route add ID --title ...)\n")
     ok(run("route"), "no routes yet (control-room route add ID --title ...)\n")
-    ok(run("route", "list", "--json"), '{\n  "routes": [],\n  "held": [],\n  "problems": []\n}\n')
+    ok(
+        run("route", "list", "--json"),
+        '{\n  "routes": [],\n  "held": [],\n  "problems": [],\n  "reviews": {}\n}\n',
+    )
 
 
 def test_list_names_a_broken_row_on_stderr_and_lists_the_rest(run: Run, inside: Room) -> None:
@@ -127,6 +130,7 @@ def test_list_names_a_broken_row_on_stderr_and_lists_the_rest(run: Run, inside: 
         ],
         "held": [],
         "problems": problems,
+        "reviews": {},
     }  # fmt: skip
     assert events(inside.ledger) == ["init", "route-add", "route-add"]  # listing writes nothing
 

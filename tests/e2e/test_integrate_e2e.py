@@ -233,6 +233,33 @@ def test_a_megafile_is_refused_and_one_decompose_task_is_queued(cr, room: Room, 
     recount_agrees(cr)  # waiting for a decompose task is no failed run
 
 
+def test_a_decompose_task_that_does_nothing_does_not_merge_the_megafile(cr, room: Room, repo: Path) -> None:
+    """The megafile check holds for every merge, a helper's too: a decompose task whose agent runs
+    `true` carries the served task's 35-line file and is refused, a failed round of its own,
+    with no second decompose task queued; nothing reaches main."""
+    set_gate(room, "megafile_lines", "30")
+    set_gate(room, "auto_integrate", "true")
+    grow = [PY, "-c", "open('shared.txt', 'a').write(''.join(f'more {k}\\n' for k in range(15)))"]
+    queue(room, "t1", route="r1", command=grow)
+    assert cr("cycle").returncode == errors.FAILED  # passed, then refused by the merge queue
+    path = room.state_dir("queue") / "decompose-shared.txt.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "command": ["true"], "adapter": "probe"}))
+    done = cr("cycle")
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    assert done.stdout.endswith(
+        "not merged: decompose-shared.txt (it grows shared.txt (20 -> 35 lines) past megafile_lines 30); "
+        "back in the queue for round 2 of 2\n")  # fmt: skip
+    assert (repo / "shared.txt").read_text() == LINES and git(repo, "log", "--format=%s") == "first"
+    assert where(room, "decompose-shared.txt") == ["queue"] and where(room, "t1") == ["queue"]
+    assert task_json(room, "queue", "decompose-shared.txt")["last_failure"] == (
+        "integration: it grows shared.txt (20 -> 35 lines) past megafile_lines 30"
+    )
+    assert sorted(p.name for p in room.state_dir("queue").glob("*.json")) == [
+        "decompose-shared.txt.json", "t1.json"]  # fmt: skip
+    assert events(room.ledger).count("megafile") == 2  # t1's, then the decompose task's
+    recount_agrees(cr)
+
+
 def test_a_post_rebase_validator_failure_is_a_failed_round_with_its_tail(cr, room: Room, repo: Path) -> None:
     queue(room, "flag", route="r1", command=write("flag.txt", "x"), priority=2)
     check = [PY, "-c", "import os, sys; print('flag.txt is here' if os.path.exists('flag.txt') else 'ok'); "

@@ -7,6 +7,7 @@ fails leaves the task blocked; a reviewer's edits are discarded; a second arbitr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,10 @@ def test_all_accept_and_it_integrates(cr, room: Room, reviewers: Reviewers, tmp_
     assert "review-safety-t1" not in style and "m-safety" not in style  # the first verdict is not shown
     assert "## The change" in style and "+b" in style and "objective: objective of t1" in style
     assert "## The change" not in safety and "## The executor's history: its report" in safety
-    assert "You were not shown: the task's objective and falsifier; the change (the diff)." in safety
+    assert (
+        "You were not shown: the task's objective and falsifier; the change (the diff); the executor's "
+        "prompt; the room's context and digest; other reviews and their verdicts." in safety
+    )
     assert (
         "You review: you judge work others did, by evidence. You never edit a file. "
         "You run on command, model m-safety." in safety
@@ -321,6 +325,167 @@ def test_control_md_names_lenses_per_route(cr, room: Room, reviewers: Reviewers)
     assert cr("cycle").stdout.endswith("; waits for 1 review: review-style-t1\n")
     assert "merged: t1" in cr("cycle").stdout  # the review runs first (its priority is above)
     assert "merged: t2" in cr("cycle").stdout  # r2: no lens, merged at once
+
+
+def test_a_reviewers_confirmed_claim_is_checked_by_its_lens_check(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    """A review task's validator re-runs the lens's check (else the reviewed task's validator) in
+    the reviewed worktree: a reviewer claiming `CONFIRMED: check.py exits 0` while it exits 1 is
+    flagged as an executor is (the result line, findings, the scorecard), and the review's round
+    is not failed by it: its verdict is its report."""
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff, spec]\nadapter: command\nmodel: m-style\nmax_cost_usd: 0.1\nwall_clock_s: 60\n"
+        f"check: [{json.dumps(PY)}, check.py]\n---\n# Lens: style\n\nLook at it through style.\n"
+    )
+    reviewers.set(**{"m-style": {"decision": "accept", "confirmed": "`python check.py` exits 0"},
+                     "m-safety": {"decision": "accept"}})  # fmt: skip
+    check = "import sys; print('b.txt is wrong'); sys.exit(1)"
+    work = [PY, "-c", f"open('b.txt', 'w').write('b'); open('check.py', 'w').write({check!r})"]
+    queue(room, "t1", route="r1", command=work, review=["style", "safety"])
+    assert cr("cycle").returncode == errors.PASSED
+    assert task_json(room, "queue", "review-style-t1")["validator"] == [PY, "check.py"]
+    assert (
+        task_json(room, "queue", "review-safety-t1")["validator"]
+        == task_json(room, "passed", "t1")["validator"]
+    )
+    assert cr("cycle").returncode == errors.PASSED  # review-safety-t1
+    style = cr("cycle")  # review-style-t1: its check exits 1, its report says it exits 0
+    assert style.returncode == errors.PASSED, style.stdout + style.stderr
+    assert "validator exited 1" in style.stdout
+    results = room.swarm / "results" / "review-style-t1"
+    assert (results / "validator.stdout.txt").read_text() == "b.txt is wrong\n"
+    assert json.loads((results / "meta.json").read_text())["unsupported_claim"] is True
+    found = cr("findings")
+    assert found.returncode == 0
+    assert "unsupported CONFIRMED claims: 1\n" in found.stdout
+    assert found.stdout.rstrip().endswith(
+        "  review-style-t1  r1  report says CONFIRMED success; validator exited 1"
+    )
+    safety = json.loads((room.swarm / "results" / "review-safety-t1" / "meta.json").read_text())
+    assert safety["unsupported_claim"] is False and safety["validator"]["exit_code"] == 0
+    card = json.loads(cr("scorecard", "--json").stdout)
+    roles = {r["role"]: r["unsupported_claims"] for r in card["by_role"]}
+    assert roles == {"engineer": {"count": 0, "of": 1}, "reviewer": {"count": 1, "of": 2}}
+
+
+def test_a_reviewer_on_the_adapter_and_model_of_the_work_is_warned_of_loudly(
+    cr, room: Room, reviewers: Reviewers
+) -> None:
+    """A review that runs on the adapter and model the reviewed work ran on gets a warning line
+    and says so in the cycle's line; doctor warns of a lens in use that runs where the room's
+    executing roles run (no model on either side: the adapter's same default)."""
+    (room.root / "agents" / "lenses" / "safety.md").write_text(
+        "---\nsees: [diff]\nadapter: probe\nmodel:\n---\n# Lens: safety\n\nLook at it through safety.\n"
+    )
+    reviewers.set(**{"m-style": {"decision": "accept", "edit": "b.txt"}})
+    queue(
+        room, "t1", route="r1", adapter="command", model="m-style", command=None, review=["style", "safety"]
+    )
+    done = cr("cycle")
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    said = (
+        "review-style-t1 runs on command, model m-style, as the work of t1 did: not an independent review; "
+        "give the lens another adapter or model (agents/lenses/style.md)"
+    )
+    assert done.stdout.endswith(
+        f"; waits for 2 reviews: review-style-t1, review-safety-t1; warning: {said}\n"
+    )
+    [line] = [ln for ln in room.ledger.read_text().splitlines() if "not an independent review" in ln]
+    assert "| warning | review-style-t1 |" in line and f"| {said} |" in line
+    doctor = cr("doctor")
+    assert [ln for ln in doctor.stdout.splitlines() if " reviewers " in ln] == [
+        "WARN reviewers  lens safety runs on probe, model default, where the work it reviews runs (role "
+        "analyst, dissector, engineer, orchestrator, scout): its reviews are not independent; set adapter "
+        "and model in agents/lenses/safety.md"
+    ]
+
+
+def test_review_runs_are_counted_apart_from_the_routes_own(cr, room: Room, reviewers: Reviewers) -> None:
+    """Three failed runs of a review on route r1 (a broken report each time) are no death loop of
+    r1; `route list` counts r1's own run (t1) and its 4 review runs apart; DIGEST.md's best is
+    t1's; ROUTES.md agrees with the ledger."""
+    set_gate(room, "max_rounds", "3")
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"broken": True}})
+    passed_with_reviews(cr, room)
+    for _ in range(3):  # review-safety-t1 (first by name), three times: then parked
+        assert cr("cycle").returncode == errors.FAILED
+    assert where(room, "review-safety-t1") == ["parked"]
+    style = cr("cycle")
+    assert style.returncode == errors.PASSED, style.stdout + style.stderr
+    assert "death-loop" not in events(room.ledger) and cr("findings").stdout == "no findings\n"
+    listed = cr("route", "list")
+    day = task_json(room, "passed", "t1")["passed_at"][:10]
+    assert listed.stdout == (
+        f"route                    verdict    runs  reviews  spend     last result{' ' * 22}title\n"
+        f"r1                       alive         1        4  $0        {'pass t1 ' + day:<32} route r1\n"
+    )
+    data = json.loads(cr("route", "list", "--json").stdout)
+    assert data["reviews"] == {"r1": {"runs": 4, "spend_usd": 0.0}} and data["held"] == []
+    digest = (room.cr / "DIGEST.md").read_text()
+    [line] = [ln for ln in digest.splitlines() if ln.startswith("- **r1**")]
+    assert line.startswith(
+        "- **r1**: 1 attempt, 1 passed, 0 failed, $0.00 (and 4 review runs of its tasks, $0.00); best: t1 ("
+    )
+    recount_agrees(cr)
+
+
+OBJECTIVE = "Make parse() skip comment lines quickly (canary objective 7781)"
+FALSIFIER = "parse() gets slower on files without comments (canary falsifier 7782)"
+
+
+def referenced(brief: str, *roots: Path) -> dict[Path, str]:
+    """Every file the brief names (a path with a folder or a file name with a suffix) that exists
+    under one of ``roots``, and its text."""
+    found = {}
+    for name in set(re.findall(r"[\w.-]*(?:/[\w.-]+)+|[\w-]+\.(?:md|json|txt|py)\b", brief)):
+        for root in roots:
+            path = (root / name.strip("/")).resolve()
+            if path.is_file():
+                found[path] = path.read_text(errors="replace")
+    return found
+
+
+def test_what_a_lens_was_not_shown_is_nowhere_in_its_brief_or_the_files_it_names(
+    cr, room: Room, reviewers: Reviewers, tmp_path: Path
+) -> None:
+    """The spec (objective, falsifier) of a task is in no brief of a lens that does not see
+    `spec`: not in its role text, not in the executor's history it is shown (its report and
+    output quote the objective: withheld), not in any file the brief names; and no brief of a
+    review names another review or holds the room's context or digest."""
+    lens(room, "style", "m-style", sees="[diff]")  # the change only
+    reviewers.set(**{"m-style": {"decision": "accept"}, "m-safety": {"decision": "accept"}})
+    work = [
+        PY,
+        "-c",
+        f"print('my task was: {OBJECTIVE}; it fails if {FALSIFIER}'); open('b.txt', 'w').write('b')",
+    ]
+    queue(
+        room,
+        "t1",
+        route="r1",
+        command=work,
+        review=["style", "safety"],
+        objective=OBJECTIVE,
+        falsifier=FALSIFIER,
+    )
+    assert cr("cycle").returncode == errors.PASSED
+    assert OBJECTIVE in (room.swarm / "results" / "t1" / "report.md").read_text()  # the executor quoted it
+    assert cr("cycle").returncode == errors.PASSED and cr("cycle").returncode == errors.PASSED
+    tree = room.cr / "worktrees" / "route-r1"
+    for model, other in (("m-style", "review-safety-t1"), ("m-safety", "review-style-t1")):
+        brief = reviewers.shown(model)
+        files = referenced(brief, room.root, tree, Path("/"))
+        for secret in ("canary objective 7781", "canary falsifier 7782", "skip comment lines", "gets slow"):
+            assert secret not in brief, (model, secret)
+            assert [p for p, text in files.items() if secret in text] == [], (model, secret)
+        assert other not in brief and "## Current context" not in brief and "## Digest" not in brief
+        assert "its `objective`, `falsifier`" not in brief  # the role text points nowhere either
+    safety = reviewers.shown("m-safety")
+    assert (
+        "## The executor's history: its report" in safety and "my task was: [withheld]; it fails if" in safety
+    )
+    assert "## The executor's history: its prompt" not in safety
 
 
 def arbiter_parked(cr, room: Room, reviewers: Reviewers) -> None:

@@ -82,3 +82,27 @@ def test_a_person_acting_on_a_route_ends_its_streak(room: Room) -> None:
     assert list(history.held(room, control.load(room))) == ["r1"]
     ledger.append(room.ledger, events.ROUTE_RESUME, route="r1", detail="fixed the bench")
     assert history.held(room, control.load(room)) == {}
+
+
+def test_review_and_arbiter_runs_are_counted_apart_from_the_routes_own(room: Room) -> None:
+    """A run that serves another task (a review, an arbiter) is no attempt, pass, best or streak
+    of its route: three timed-out arbiters make no death loop; their unsupported claims still count."""
+    _result(room, "t1", "pass", result.RunResult(decision="cached the separator", validator="passed"))
+    timed_out = "the agent was killed at its 600s time limit"
+    for n in range(3):
+        _result(room, f"arbitrate-t{n}", "fail", result.RunResult(failed=timed_out, serves=f"t{n}"))
+    _result(room, "review-a-t1", "pass", result.RunResult(decision="accept", serves="t1", unsupported=True))
+    _result(room, "review-a-t9", "pass", result.RunResult(decision="accept", serves="t9"), route="")
+    st, _ = history.state(room)
+    r = st["routes"]["r1"]
+    assert (r["attempts"], r["passes"], r["fails"], r["best"][1:]) == (
+        1,
+        1,
+        0,
+        ["t1", "cached the separator"],
+    )
+    assert (r["reviews"], [t for _, t, *_ in r["last"]], r["streak"]["n"]) == (4, ["t1"], 0)
+    assert history.death_loops(st, 3) == {} and st["causes"] == {}
+    assert st["routes"]["task:t9"]["reviews"] == 1 and st["routes"]["task:t9"]["attempts"] == 0
+    assert [u[2] for u in st["unsupported"]] == ["review-a-t1"]
+    assert history.reviews(room) == {"r1": {"runs": 4, "spend_usd": 0.0}}

@@ -156,3 +156,9 @@ def test_a_line_without_model_role_or_tokens_reads_them_as_unknown() -> None:
     assert (legacy.decision, legacy.model, legacy.role, legacy.input_tokens) == ("did it", "", "", None)
     odd = result.read('{"model": 5, "role": null, "input_tokens": -3, "output_tokens": true}')
     assert (odd.model, odd.role, odd.input_tokens, odd.output_tokens) == ("5", "", None, None)
+
+
+def test_a_result_line_names_the_task_a_run_serves() -> None:
+    line = result.RunResult(decision="accept", serves="t1").detail()
+    assert '"serves": "t1"' in line and result.read(line).serves == "t1"
+    assert "serves" not in result.RunResult(decision="d").detail() and result.read("{}").serves == ""

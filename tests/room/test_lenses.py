@@ -115,3 +115,32 @@ def test_names_are_the_md_files_whose_stem_is_an_id(room: Room) -> None:
 def test_no_lens_folder_means_no_lenses(room: Room) -> None:
     shutil.rmtree(lenses.folder(room))
     assert lenses.names(room) == []
+
+
+def test_check_is_a_command_that_checks_the_reviewers_claims(room: Room) -> None:
+    lens_file(room, "a", "sees: [code]\ncheck: python check.py --strict\n")
+    lens_file(room, "b", "sees: [code]\ncheck: [python, check.py]\n")
+    lens_file(room, "c", "sees: [code]\n")
+    assert [lenses.read(room, n).check for n in "abc"] == [
+        "python check.py --strict",
+        ["python", "check.py"],
+        None,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("check: 5", "check must be a command, a string or a list of strings (got 5)"),
+        ("check: ''", "check must be a command, a string or a list of strings (got '')"),
+        ("check: [python, 1]", "check must be a command, a string or a list of strings (got ['python', 1])"),
+        (
+            "check: make && ./check",
+            "check `make && ./check` needs a shell (&&), and commands run without one: "
+            "write `sh -c 'make && ./check'` to use a shell on purpose",
+        ),
+    ],
+)
+def test_a_check_that_cannot_run_is_refused(room: Room, line: str, message: str) -> None:
+    path = lens_file(room, "x", f"sees: [code]\n{line}\n")
+    assert refused(room, "x") == f"{path}: {message}"

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from control_room import errors, ledger
-from control_room.dispatch.doctor import room_files, shared_room, tools
+from control_room.dispatch.doctor import reviewers, room_files, shared_room, tools
 from control_room.dispatch.doctor.finding import FAIL, OK, Check, Context, Finding
 from control_room.ledger import events
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 
-CHECKS: tuple[Check, ...] = (*room_files.CHECKS, *tools.CHECKS, *shared_room.CHECKS)
+CHECKS: tuple[Check, ...] = (*room_files.CHECKS, *tools.CHECKS, *reviewers.CHECKS, *shared_room.CHECKS)
 
 
 @dataclass

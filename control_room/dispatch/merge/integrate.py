@@ -153,7 +153,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
             "refused",
             f"its diff touches paths outside its owns: {fitness.names(outside)}",
         )
-    if settings.megafile_lines and not task.get("for_task"):
+    if settings.megafile_lines:  # every merge, a helper's too: a decompose that did nothing
         big = fitness.megafiles(wt, base, changed, settings.megafile_lines)
         if big:
             return _megafile(room, settings, task, big)
@@ -273,7 +273,7 @@ def _conflict(
 
 def _megafile(room: Room, settings: Settings, task: Task, big: list[tuple[str, int, int]]) -> CycleResult:
     limit = settings.megafile_lines
-    helpers = []
+    files = ", ".join(f"{n} ({b} -> {a} lines)" for n, b, a in big)
     for name, before, after in big:
         ledger.append(
             room.ledger,
@@ -283,6 +283,10 @@ def _megafile(room: Room, settings: Settings, task: Task, big: list[tuple[str, i
             outcome="refused",
             detail=f"{name}: {before} -> {after} lines, over megafile_lines {limit}",
         )
+    if task.get("for_task"):  # a helper (a decompose, a resolver) queues no helper: a failed round
+        return _fail(room, settings, task, "refused", f"it grows {files} past megafile_lines {limit}")
+    helpers = []
+    for name, _, after in big:
         helper = "decompose-" + re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.")[:54]
         state = swarm.state_of(room, helper)
         if state not in ("queue", "running", "passed"):  # one decompose task per file at a time
@@ -306,7 +310,6 @@ def _megafile(room: Room, settings: Settings, task: Task, big: list[tuple[str, i
                 ),
             )
         helpers.append(helper)
-    files = ", ".join(f"{n} ({b} -> {a} lines)" for n, b, a in big)
     return _waits(room, task, ",".join(helpers), f"it grows {files} past megafile_lines {limit}", "refused")
 
 

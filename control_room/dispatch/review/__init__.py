@@ -4,6 +4,8 @@
   must give, undoing what a reviewer changed
 - ``verdicts``: what the reviews add up to: accept, reject, an arbiter, escalation
 - ``materials``: what a reviewer or an arbiter is shown, and what it was not shown
+- ``independence``: whether a reviewer runs on the adapter and model of the work it reviews
 
-May import: the wings ``round``, ``worktrees`` (and those they may import).
+May import: the wings ``queue`` (a reviewer's adapter and model), ``worktrees``, ``round`` (and
+those they may import).
 """

@@ -1,10 +1,11 @@
 """Review lenses (SPEC §12): which lenses review a task, one bounded review task per lens, the
-report a review must give, and undoing what a reviewer changed.
+report a review must give, what checks its claims, and undoing what a reviewer changed.
 
 A task, its route (CONTROL.md ``review`` as a mapping) or CONTROL.md (``review`` as a list)
 names lenses (``agents/lenses/<name>.md``). When such a task passes its validator, it waits in
 ``swarm/passed/`` and one bounded review task per lens is queued (role ``reviewer``, the lens's
-adapter, model and caps, ``reviews: ID``, no ``owns``), run in the task's worktree (with a repo;
+adapter, model and caps, ``reviews: ID``, no ``owns``, the lens's check or the task's validator
+as its own), run in the task's worktree (with a repo;
 anything a reviewer changes there is discarded) and shown only what its lens ``sees``
 (``materials``). A review answers ``DECISION: accept`` or ``reject``; a reject without a
 CONFIRMED item is not a review (a failed round of the review task). What the verdicts add up
@@ -17,6 +18,7 @@ import re
 from pathlib import Path
 
 from control_room import git, ledger
+from control_room.dispatch.review import independence
 from control_room.dispatch.review.materials import serves as serves  # its callers say review.serves
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.report import Report
@@ -24,15 +26,19 @@ from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
 from control_room.ledger import events
 from control_room.room import lenses, swarm, tasks
-from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
-from control_room.store import records
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
 
-VALIDATOR = ["true"]  # a review's check is its report (``check_report``), not a command
+
+def check_of(lens: lenses.Lens, task: Task) -> list[str] | str:
+    """The validator of a review (or arbiter) task: the lens's ``check``, else the reviewed task's
+    validator, run again in the reviewed worktree after the reviewer. Its verdict is its report
+    (``check_report``); this run is what its CONFIRMED claims are checked against (a failure does
+    not fail the review's round, it makes a success claim unsupported)."""
+    return lens.check if lens.check is not None else task["validator"]
 
 
 def lenses_for(settings: Settings, task: Task) -> list[str]:
@@ -64,12 +70,19 @@ def needs_verdict(task: Task) -> bool:
 
 
 def queue_reviews(
-    room: Room, settings: Settings, task: Task, chosen: list[lenses.Lens], state: str
+    room: Room,
+    settings: Settings,
+    task: Task,
+    chosen: list[lenses.Lens],
+    state: str,
+    warned: list[str] | None = None,
 ) -> list[str]:
-    """Queue one review task per lens for ``task`` (in ``state``); its ids."""
+    """Queue one review task per lens for ``task`` (in ``state``); its ids. A review that would
+    run on the adapter and model of the work it reviews gets a warning line, its text appended
+    to ``warned``."""
     tid = task["id"]
     head = _head(room, settings, task)
-    ran = records.read_object(results_folder.folder(room, tid) / "meta.json") or {}
+    created = now_iso()  # one time for the lot: they run in the order of their names
     ids = []
     for lens in chosen:
         rid = free_id(room, f"review-{lens.name}-{tid}")
@@ -82,7 +95,7 @@ def queue_reviews(
                 "findings, what its next round must not repeat; accept if there is nothing to add."
             ),
             "falsifier": "the change breaks what this lens checks, and this review accepts it",
-            "validator": VALIDATOR,
+            "validator": check_of(lens, task),
             "max_cost_usd": lens.max_cost_usd,
             "wall_clock_s": lens.wall_clock_s,
             "kill_condition": "the review cannot be done with what the lens shows",
@@ -90,7 +103,7 @@ def queue_reviews(
             "reviews": tid,
             "lens": lens.name,
             "priority": int(task.get("priority", 0)) + 50,
-            "created": now_iso(),
+            "created": created,
         }
         if task.get("route"):
             review["route"] = task["route"]
@@ -100,14 +113,9 @@ def queue_reviews(
             review["model"] = lens.model
         swarm.write_new(room, review)
         ids.append(rid)
-        if lens.model and lens.model == ran.get("model"):
-            ledger.append(
-                room.ledger,
-                events.WARNING,
-                task=rid,
-                detail=f"lens {lens.name} runs on {lens.model}, the model of the work it reviews; "
-                "give the lens another model (agents/lenses/" + lens.name + ".md)",
-            )
+        said = independence.warn_if_correlated(room, settings, review, tid)
+        if said is not None and warned is not None:
+            warned.append(said)
     drop = ("review_verdict", "reviewed_commit", "reviewed_state")
     updated = {**{k: v for k, v in task.items() if k not in drop}, "review_tasks": ids}
     if head:
@@ -173,8 +181,9 @@ def check_report(task: Task, rep: Report) -> str | None:
     return None
 
 
-def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path) -> None:
-    """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line)."""
+def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path, *, by: str = "") -> None:
+    """Undo anything a reviewer or an arbiter changed in the worktree (with a warning line), or,
+    ``by`` its validator (the re-run of the reviewed task's check), what that left (no warning)."""
     target_id = serves(task)
     if not target_id or not settings.repo:
         return
@@ -193,6 +202,8 @@ def discard_edits(room: Room, settings: Settings, task: Task, workdir: Path) -> 
     if target.get("reviewed_state"):  # a failed round's uncommitted work: put back as it was
         git.run(workdir, "stash", "apply", "-q", str(target["reviewed_state"]))
         git.run(workdir, "reset", "-q")
+    if by:
+        return
     what = ", ".join(changed[:5]) if changed else f"commits on top of {head[:12] if head else 'HEAD'}"
     ledger.append(
         room.ledger,

@@ -15,9 +15,9 @@ import random
 
 from control_room import ledger
 from control_room.dispatch.person import decisions
-from control_room.dispatch.review import materials
+from control_room.dispatch.review import independence, materials
 from control_room.dispatch.review.materials import serves
-from control_room.dispatch.review.queueing import VALIDATOR, free_id, needs_verdict, word
+from control_room.dispatch.review.queueing import check_of, free_id, needs_verdict, word
 from control_room.dispatch.round.outcome import fail_round, park
 from control_room.dispatch.round.report import Report, validate
 from control_room.dispatch.worktrees import place, worktree
@@ -202,7 +202,7 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
         "id": aid,
         "objective": f"Two reviews of task {tid} disagree: decide by evidence, Position A or Position B.",
         "falsifier": "the chosen position's evidence does not hold when checked",
-        "validator": VALIDATOR,
+        "validator": check_of(arbiter_lens, target),
         "max_cost_usd": arbiter_lens.max_cost_usd,
         "wall_clock_s": arbiter_lens.wall_clock_s,
         "kill_condition": "the evidence cannot be checked here",
@@ -221,6 +221,7 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
     if arbiter_lens.model:
         arbiter["model"] = arbiter_lens.model
     swarm.write_new(room, arbiter)
+    said = independence.warn_if_correlated(room, settings, arbiter, tid)
     updated: Task = {**target, "arbitrations": int(target.get("arbitrations", 0)) + 1, "arbiter": aid}
     atomic_write(swarm.task_file(room, "passed", tid), swarm.dumps(updated))
     ledger.append(
@@ -231,7 +232,8 @@ def _arbitrate(room: Room, settings: Settings, target: Task, accepts: list[str],
         outcome="queued",
         detail=f"{len(accepts)} accept, {len(rejects)} reject: {aid} decides (Position A is {first})",
     )
-    return f"{tid}'s reviews disagree ({len(accepts)} accept, {len(rejects)} reject); queued {aid}"
+    warning = f"; warning: {said}" if said else ""
+    return f"{tid}'s reviews disagree ({len(accepts)} accept, {len(rejects)} reject); queued {aid}{warning}"
 
 
 def _arbitrated(

@@ -162,7 +162,7 @@ def place(role: str, meta: dict[str, Any]) -> str:
     never implement, reviewers never edit)."""
     if meta.get("writes_tasks") is True:
         return "You plan: you propose tasks for others to run. You never implement anything yourself."
-    if role in ("reviewer", "arbiter"):
+    if role in roles.REVIEWING:
         return "You review: you judge work others did, by evidence. You never edit a file."
     return "You execute: do this one task, nothing else. You never plan other work or queue tasks."
 

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -304,12 +305,56 @@ _NEGATION = re.compile(r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower
 _QUOTED = re.compile(r'`[^`]*`|"(?:[^"\\]|\\.)*"')
 
 
-def claims_success(report: Report) -> bool:
+_EXIT_0 = re.compile(r"\bexit(?:s|ed)?\s+(?:with\s+)?(?:(?:exit\s+)?(?:code|status)\s+)?0\b", re.IGNORECASE)
+_CHECK_WORDS = frozenset(("validator", "check"))  # "the validator exits 0" names the check too
+
+
+def claims_success(report: Report, check: Sequence[str] = ()) -> bool:
     """Does the report's CONFIRMED evidence claim success? A word-level heuristic: a CONFIRMED
     item with a success word and no negation, once quoted text (`...` or "...": output and
-    commands quoted as observed) is set aside, since quoting is not claiming."""
+    commands quoted as observed) is set aside, since quoting is not claiming; or one saying
+    that the check itself exits 0 (`check.py exits 0`, `the validator exited with code 0`),
+    ``check`` being its argv: a word before "exits 0" is one of its own (a script, not its
+    interpreter or a flag)."""
+    named = _named(check)
     for e in report.confirmed:
         own = _QUOTED.sub(" ", e.text)
-        if _SUCCESS.search(own) and not _NEGATION.search(own):
+        if _NEGATION.search(own):
+            continue
+        if _SUCCESS.search(own):
+            return True
+        said = _EXIT_0.search(e.text)
+        if said and _names_check(e.text[: said.start()].rstrip(), named):
             return True
     return False
+
+
+def _names_check(subject: str, named: list[str]) -> bool:
+    """Whether what is said to exit 0 is the check: a quoted command, the check's own words in
+    order (`python check.py`; not `python check.py --fast`, another run of the script); else any
+    word of the check (check.py, the validator)."""
+    quoted = re.search(r"`([^`]*)`$", subject)
+    if quoted:
+        return _named(quoted.group(1).split()) == named
+    return bool(set(_words(subject)) & {*named, *_CHECK_WORDS})
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` as file names: quotes and punctuation stripped, the folder dropped."""
+    found = (w.strip("`'\"()[],:;.").rsplit("/", 1)[-1].lower() for w in text.split())
+    return [w for w in found if w]
+
+
+_INTERPRETER = re.compile(r"(python|pypy|sh|bash|zsh|dash|env|node|ruby|perl|uv|npx|npm|bun|deno)[\d.]*")
+
+
+def _named(check: Sequence[str]) -> list[str]:
+    """The words of a check's argv that name it, in order: no interpreter (``python``), no
+    inline program (``-c CODE``); flags kept."""
+    argv = list(check)
+    kept = [
+        w for k, w in enumerate(argv)
+        if (k == 0 or argv[k - 1] not in ("-c", "-e")) and " " not in w
+        and not _INTERPRETER.fullmatch(w.rsplit("/", 1)[-1])
+    ]  # fmt: skip
+    return _words(" ".join(kept))

@@ -117,7 +117,9 @@ def _failures(settings: Settings, ran: Ran) -> list[str]:
         not_a_verdict = queueing.check_report(task, rep)
         if not_a_verdict:
             failures.append(not_a_verdict)
-    if val is None or not val.ok:
+    if (val is None or not val.ok) and not queueing.serves(task):
+        # a review's validator re-runs the reviewed task's check: it judges the reviewer's claims
+        # (an unsupported one is flagged in ``_record``), not whether the review is one
         failures.append(validator.failure(val, settings))
     return failures
 
@@ -141,7 +143,8 @@ def _commit(room: Room, settings: Settings, ran: Ran, failures: list[str]) -> No
 def _record(ran: Ran, failures: list[str]) -> RunResult:
     """meta.json, written whole; and the ``result`` line's detail."""
     res, outcome, rep, val, plan = ran.res, ran.outcome, ran.rep, ran.val, ran.picked.plan
-    unsupported = rep.ok and not (val is not None and val.ok) and claims_success(rep)
+    check = val.argv if val is not None else []
+    unsupported = rep.ok and not (val is not None and val.ok) and claims_success(rep, check)
     ran.meta.update(
         {
             "ended": now_iso(),
@@ -178,6 +181,7 @@ def _record(ran: Ran, failures: list[str]) -> RunResult:
         validator=validator.word(val),
         model=plan.model or "default",  # no model set: the adapter CLI's own default
         role=plan.role,
+        serves=str(queueing.serves(ran.task) or ""),
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
         metrics=validator.metrics(val),
@@ -221,8 +225,10 @@ def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResul
     ready = tid if goes.merge else None
     waits = ""
     if goes.then == destination.REVIEWS:
-        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed")
+        warned: list[str] = []
+        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed", warned)
         waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
+        waits += "".join(f"; warning: {w}" for w in warned)
     elif goes.then == destination.MERGE:
         waits = "; waits in swarm/passed/ for `control-room integrate`"
     elif goes.then == destination.NOTHING_TO_MERGE:
@@ -246,8 +252,10 @@ def _failed(room: Room, settings: Settings, picked: Pick, why: str, cost: float)
         chosen = queueing.check_lenses(room, settings, task)
         if chosen:
             failed, _ = swarm.read_task(back)
-            ids = queueing.queue_reviews(room, settings, failed, chosen, "queue")
+            warned: list[str] = []
+            ids = queueing.queue_reviews(room, settings, failed, chosen, "queue", warned)
             where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
+            where += "".join(f"; warning: {w}" for w in warned)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
 
 
@@ -276,7 +284,7 @@ def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunRes
 def _after(room: Room, settings: Settings, task: Task, verdict: str, cost: float) -> None:
     """Step 8, the model's part: ROUTES.md and a new death loop's announcement. The views
     (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
-    if task.get("route"):
+    if task.get("route") and not queueing.serves(task):  # a review is no run of the route's own
         routes.record_run(room, task["route"], task["id"], verdict, cost)
     for key, loop in history.held(room, settings).items():
         if not loop["announced"]:

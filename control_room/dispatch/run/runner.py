@@ -130,9 +130,12 @@ def run_claimed(
         )
     atomic_write(results / "answer.md", answer)
     rep = validate_report(outcome.final_message)
-    val = validator.run(room, settings, task, workdir, env, results)
     brief.unlink(missing_ok=True)
-    queueing.discard_edits(room, settings, task, workdir)  # reviewers and arbiters never edit
+    # reviewers and arbiters never edit: what they changed goes before their validator runs, so
+    # that it checks their claims on the reviewed tree; then what the check itself left goes too
+    queueing.discard_edits(room, settings, task, workdir)
+    val = validator.run(room, settings, task, workdir, env, results)
+    queueing.discard_edits(room, settings, task, workdir, by="its validator")
     if val is not None and val.stopped:
         return _stopped(room, picked, "while its validator ran")
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.

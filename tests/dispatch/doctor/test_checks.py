@@ -13,14 +13,14 @@ import pytest
 from support import entries, set_gate, snapshot
 
 from control_room import errors
-from control_room.dispatch.doctor import checks, room_files, shared_room, tools
+from control_room.dispatch.doctor import checks, reviewers, room_files, shared_room, tools
 from control_room.dispatch.doctor.finding import FAIL, OK, Check, Context, Finding
 from control_room.ledger.line import HEADER
 from control_room.room.layout import Room
 
 Usage = namedtuple("Usage", "total used free")
 NAMES = ["layout", "settings", "ledger", "claims", "rejected", "lenses", "graveyard", "adapters", "git",
-         "repo", "worktrees", "disk", "schedule", "merge-drivers", "shared"]  # fmt: skip
+         "repo", "worktrees", "disk", "schedule", "merge-drivers", "reviewers", "shared"]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +44,7 @@ def fixes(room: Room) -> list[tuple[str, str]]:
 
 
 def test_the_registry_runs_the_room_checks_then_the_tools_then_the_shared_room() -> None:
-    assert (*room_files.CHECKS, *tools.CHECKS, *shared_room.CHECKS) == checks.CHECKS
+    assert (*room_files.CHECKS, *tools.CHECKS, *reviewers.CHECKS, *shared_room.CHECKS) == checks.CHECKS
     assert [c.name for c in checks.CHECKS] == NAMES
     # --fix repairs only these: missing folders, the ledger's header, dead claims, dead worktrees
     assert [c.name for c in checks.CHECKS if c.repair is not None] == [

@@ -97,16 +97,20 @@ def test_a_passed_task_is_rebased_checked_again_and_fast_forwarded(room: Room, r
     assert git(repo, "branch", "--format=%(refname:short)") == "main"
 
 
-def test_a_helper_merged_takes_the_task_it_served_along_and_is_no_megafile(room: Room, repo: Path) -> None:
-    """A resolver's change (``for_task``) is the served task's change: both go to to-test; the
-    megafile check is not applied to a helper."""
-    set_gate(room, "megafile_lines", "2")
+def served_t1(room: Room) -> None:
+    """t1 in the queue, waiting for its resolver resolve-t1, which passed with shared.txt grown to 6 lines."""
     (room.state_dir("queue") / "t1.json").write_text(json.dumps({
         "id": "t1", "objective": "o", "falsifier": "f", "validator": TRUE, "max_cost_usd": 0.1,
         "wall_clock_s": 60, "kill_condition": "k", "adapter": "probe", "route": "r1", "deps": ["resolve-t1"],
     }))  # fmt: skip
     passed_on_branch(room, "resolve-t1", {"shared.txt": LINES + "line 6\n"}, route="r1", for_task="t1",
                      validator=TRUE)  # fmt: skip
+
+
+def test_a_helper_merged_takes_the_task_it_served_along(room: Room, repo: Path) -> None:
+    """A resolver's change (``for_task``) is the served task's change: both go to to-test."""
+    set_gate(room, "megafile_lines", "6")  # checked, and 6 lines is not past it
+    served_t1(room)
     [done] = integrate.integrate(room, settings(room))
     head = git(repo, "rev-parse", "HEAD")
     detail = merged(head)
@@ -120,6 +124,26 @@ def test_a_helper_merged_takes_the_task_it_served_along_and_is_no_megafile(room:
         ("t1", "r1", "merged", f"merged with resolve-t1, which served it: {detail}"),
     ]
     assert entries(room, "megafile") == []
+
+
+def test_a_helper_past_megafile_lines_is_refused_and_queues_no_helper(room: Room, repo: Path) -> None:
+    """The megafile check applies to every merge: a helper that grows a file past the limit fails
+    its own round (a decompose that did nothing carries the served task's megafile)."""
+    set_gate(room, "megafile_lines", "5")
+    served_t1(room)
+    [done] = integrate.integrate(room, settings(room))
+    why = "it grows shared.txt (5 -> 6 lines) past megafile_lines 5"
+    assert done == CycleResult(
+        errors.FAILED, f"not merged: resolve-t1 ({why}); back in the queue for round 2 of 2", "resolve-t1"
+    )
+    assert where(room, "resolve-t1") == ["queue"] and where(room, "t1") == ["queue"]
+    assert git(repo, "log", "--format=%s") == "first"
+    assert git(repo, "show", "main:shared.txt") + "\n" == LINES
+    assert lines_of(room, "megafile") == [
+        ("resolve-t1", "r1", "refused", "shared.txt: 5 -> 6 lines, over megafile_lines 5")
+    ]
+    assert lines_of(room, "integrate") == [("resolve-t1", "r1", "refused", why)]
+    assert sorted(p.name for p in room.state_dir("queue").glob("*.json")) == ["resolve-t1.json", "t1.json"]
 
 
 # refused: nothing merged, nothing moved ---------------------------------------------------------

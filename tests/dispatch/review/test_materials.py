@@ -74,13 +74,30 @@ def test_a_history_lens_shows_the_executors_files_each_cut(
     put(room, "passed", "t1")
     result(room, "t1", prompt="the prompt", report="DECISION: done, and a long report after it")
     shown = rm.materials(room, settings.load(room), {"id": "r1", "reviews": "t1", "lens": "claims2"})
-    assert shown.split("\n\n## ")[1:] == [
-        "The executor's history: its prompt\n\nthe prompt",
+    unseen = (
+        "the task's objective and falsifier; the change (the diff); the executor's prompt; the room's "
+        "context and digest; other reviews and their verdicts"
+    )
+    assert shown.split("\n\n## ")[1:] == [  # never its prompt: the spec, the room's views
         "The executor's history: its report\n\nDECISION: do\n[... cut by control-room]",
         "The executor's history: its output\n\n(none)",
-        "What you were shown\n\n" + NO_REPO + " You were not shown: the task's objective and falsifier; the "
-        "change (the diff).",
+        f"What you were shown\n\n{NO_REPO} You were not shown: {unseen}.",
     ]
+
+
+def test_a_lens_that_does_not_see_the_spec_gets_it_withheld_wherever_it_is_quoted(room: Room) -> None:
+    lens(room, "claims2", "[history]")
+    put(room, "passed", "t1", objective="Cache the Separator of parse()\nand keep it small", falsifier="tiny")
+    result(room, "t1", prompt="objective: cache the separator of parse()",
+           report="DECISION: done\nWHY: I was asked to cache the separator of PARSE() and keep it small\n",
+           answer="My task: Cache the Separator of parse()\nand keep it small. It is tiny now.\n"
+                  "ran `echo cache the separator of p...` (cut)")  # fmt: skip
+    shown = rm.materials(room, settings.load(room), {"id": "r1", "reviews": "t1", "lens": "claims2"})
+    assert "the prompt" not in shown and "objective:" not in shown
+    assert "WHY: I was asked to [withheld] [withheld]\n" in shown  # each line of 8 or more characters
+    assert "My task: [withheld]. It is tiny now." in shown  # the whole; "tiny" is too short to look for
+    assert "ran `echo [withheld]` (cut)" in shown  # its start, cut short with ...
+    assert "separator" not in shown.lower()
 
 
 def test_a_diff_lens_without_a_repo_has_no_diff_to_show(room: Room) -> None:
@@ -88,7 +105,10 @@ def test_a_diff_lens_without_a_repo_has_no_diff_to_show(room: Room) -> None:
     put(room, "passed", "t1")
     shown = rm.materials(room, settings.load(room), {"id": "r1", "reviews": "t1", "lens": "difflens"})
     assert "## The change\n\n```diff\n(no repository is set: there is no diff to show)\n```" in shown
-    assert shown.endswith(f"## What you were shown\n\n{NO_REPO}")  # it was shown all there is
+    assert shown.endswith(
+        f"## What you were shown\n\n{NO_REPO} You were not shown: the executor's prompt; the room's context "
+        "and digest; other reviews and their verdicts."
+    )
 
 
 def test_a_diff_lens_shows_the_routes_change_against_the_base(room: Room, tmp_path: Path) -> None:

@@ -105,7 +105,7 @@ def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: R
         "id": "review-style-t1",
         "objective": "Review task t1 through the style lens; answer accept or reject.",
         "falsifier": "the change breaks what this lens checks, and this review accepts it",
-        "validator": ["true"],
+        "validator": "python bench.py --check",  # the reviewed task's, run again after the reviewer
         "max_cost_usd": 0.1,
         "wall_clock_s": 60.0,
         "kill_condition": "the review cannot be done with what the lens shows",
@@ -135,21 +135,50 @@ def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: R
     assert entries(room, "warning") == []
 
 
-def test_a_lens_on_the_model_of_the_work_it_reviews_is_warned_of(room: Room) -> None:
-    lens(room, "style", model="m-work")
+def ran(room: Room, tid: str, **meta: object) -> None:
+    """``tid``'s last run ran on ``meta``'s adapter and model (its meta.json)."""
+    folder = results.folder(room, tid)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "meta.json").write_text(json.dumps(meta))
+
+
+def test_a_lens_on_the_adapter_and_model_of_the_work_it_reviews_is_warned_of(room: Room) -> None:
+    lens(room, "style", model="m-work")  # no adapter: the reviewer role's, then CONTROL.md's (probe)
     target = put(room, "passed", "t1")
-    folder = results.folder(room, "t1")
-    folder.mkdir(parents=True)
-    (folder / "meta.json").write_text(json.dumps({"adapter": "probe", "model": "m-work"}))
+    ran(room, "t1", adapter="probe", model="m-work")
     put(room, "done", "review-style-t1")  # an id taken: the next free one
     chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
-    assert queueing.queue_reviews(room, Settings(), target, chosen, "passed") == ["review-style-t1-2"]
+    said: list[str] = []
+    assert queueing.queue_reviews(room, Settings(), target, chosen, "passed", said) == ["review-style-t1-2"]
     [line] = entries(room, "warning")
     assert (line.task, line.detail) == (
         "review-style-t1-2",
-        "lens style runs on m-work, the model of the work it reviews; give the lens another model "
-        "(agents/lenses/style.md)",
+        "review-style-t1-2 runs on probe, model m-work, as the work of t1 did: not an independent review; "
+        "give the lens another adapter or model (agents/lenses/style.md)",
     )
+    assert said == [line.detail]
+
+
+def test_no_model_on_either_side_is_the_same_default_model(room: Room) -> None:
+    lens(room, "style")
+    target = put(room, "passed", "t1")
+    ran(room, "t1", adapter="probe", model=None)  # no model named: the adapter's own default
+    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    queueing.queue_reviews(room, Settings(), target, chosen, "passed")
+    assert [e.detail for e in entries(room, "warning")] == [
+        "review-style-t1 runs on probe, model default, as the work of t1 did: not an independent review; "
+        "give the lens another adapter or model (agents/lenses/style.md)"
+    ]
+
+
+@pytest.mark.parametrize(("adapter", "model"), [("codex", "m-work"), ("probe", "m-other"), ("codex", "")])
+def test_another_adapter_or_another_model_is_independent(room: Room, adapter: str, model: str) -> None:
+    lens(room, "style", adapter=adapter, model=model)
+    target = put(room, "passed", "t1")
+    ran(room, "t1", adapter="probe", model="m-work" if model else None)
+    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    queueing.queue_reviews(room, Settings(), target, chosen, "passed")
+    assert entries(room, "warning") == []
 
 
 def test_reviews_of_a_failed_round_become_the_tasks_deps(room: Room) -> None:

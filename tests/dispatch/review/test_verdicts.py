@@ -80,7 +80,7 @@ def test_accept_against_reject_queues_an_arbiter_with_the_sides_as_a_and_b(
         "id": "arbitrate-t1",
         "objective": "Two reviews of task t1 disagree: decide by evidence, Position A or Position B.",
         "falsifier": "the chosen position's evidence does not hold when checked",
-        "validator": ["true"],
+        "validator": "python bench.py --check",  # t1's, run again after the arbiter
         "max_cost_usd": 0.5,  # the room's arbiter lens
         "wall_clock_s": 600.0,
         "kill_condition": "the evidence cannot be checked here",

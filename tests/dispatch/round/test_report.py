@@ -228,3 +228,27 @@ def test_claims_success(items: list[str], claims: bool) -> None:
     report = validate(report_with(*items))
     assert report.ok
     assert claims_success(report) is claims
+
+
+@pytest.mark.parametrize(
+    ("item", "check", "claims"),
+    [
+        ("check.py exits 0", ["python3", "check.py"], True),
+        ("`python check.py` exits 0", ["/usr/bin/python3", "check.py"], True),
+        ("tests/check.py exited with code 0", ["python", "tests/check.py"], True),
+        ("the validator exits 0", ["make", "test"], True),
+        ("`pytest -q` exits 0", ["pytest", "-q"], True),
+        ("check.py exits 1", ["python3", "check.py"], False),
+        ("`python work.py` exits 0", ["python3", "check.py"], False),  # another program
+        ("`python bench.py` exited 0 after 1.2s", ["python", "bench.py", "--check"], False),  # another run
+        ("`sh -c 'exit 1'` exited 0", ["python3", "-c", "import sys; sys.exit(1)"], False),  # the probe's
+        ("check.py exits 0", [], False),  # no check named: only its words `validator`, `check`
+    ],
+)
+def test_a_claim_that_the_check_exits_0_claims_success(item: str, check: list[str], claims: bool) -> None:
+    """`check.py exits 0` is a success claim about the check itself (a reviewer's, an executor's):
+    one of the check's own words (not its interpreter) before `exits 0`, or the quoted command
+    whole."""
+    report = validate(report_with(f"CONFIRMED: {item}"))
+    assert report.ok
+    assert claims_success(report, check) is claims
