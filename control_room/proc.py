@@ -17,6 +17,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from control_room import reaper
+from control_room import reaper, redact
 from control_room.errors import ControlRoomError
 from control_room.interrupt import deferred
 
@@ -181,7 +182,30 @@ def run(
         result.notes.append("killed because STOP appeared")
     if strays:
         result.notes.append(f"ended {strays} process(es) it left running outside its group")
+    for s in (out, err):
+        scrub_file(s.path)
     return result
+
+
+def scrub_file(path: Path) -> None:
+    """Rewrite a run's file (its capture, once the run ended; a file the CLI wrote) with the
+    secrets of our environment replaced (``redact``): the room, and whatever ``sync`` pushes of
+    it, never holds them. Nothing to do (no read) when no secret is set."""
+    if not redact.table():
+        return
+    try:  # without blocking, and only a regular file: a FIFO planted there is never waited on
+        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return
+    with os.fdopen(fd, "r+b") as f, contextlib.suppress(OSError):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        data = f.read()
+        clean = redact.scrub_bytes(data)
+        if clean != data:  # ours alone: the run ended
+            f.seek(0)
+            f.write(clean)
+            f.truncate()
 
 
 def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:

@@ -4,7 +4,7 @@ prompt also goes to its stdin. Its stdout is the final message."""
 
 from __future__ import annotations
 
-from control_room.adapters.base import Adapter, Invocation
+from control_room.adapters.base import MINIMAL_ENV, Adapter, Invocation
 from control_room.errors import InvalidError
 
 
@@ -14,6 +14,7 @@ class Command(Adapter):
     prompt_via = "stdin"
     install = "any executable: set command_argv in CONTROL.md or the role's front matter"
     accepts = ("model",)  # fills {model}
+    env_allow = MINIMAL_ENV
 
     def command(self, inv: Invocation) -> list[str]:
         template = inv.settings.get("command_argv")

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, killed
+from control_room.adapters.base import MINIMAL_ENV, Adapter, Invocation, Outcome, killed
 from control_room.errors import InvalidError
 from control_room.proc import Result
 
@@ -19,6 +19,7 @@ class Probe(Adapter):
     prompt_via = "stdin"
     context_window = 1_000_000
     install = "built in"
+    env_allow = MINIMAL_ENV
 
     def command(self, inv: Invocation) -> list[str]:
         if not inv.command:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from control_room import errors, interrupt, ledger, proc
 from control_room.dispatch.merge import integrate
+from control_room.dispatch.queue.admission import agent_env
 from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator
@@ -116,7 +117,8 @@ def run_claimed(
         )
     atomic_write(results / "answer.md", answer)
     rep = validate_report(outcome.final_message)
-    val = validator.run(room, settings, task, workdir, env, results)
+    # The validator gets the minimal environment (and CONTROL.md env_allow), never the agent's
+    val = validator.run(room, settings, task, workdir, agent_env(room, settings, task), results)
     brief.unlink(missing_ok=True)
     queueing.discard_edits(room, settings, task, workdir)  # reviewers and arbiters never edit
     if val is not None and val.stopped:
