@@ -187,25 +187,28 @@ def run(
     return result
 
 
-def scrub_file(path: Path) -> None:
-    """Rewrite a run's file (its capture, once the run ended; a file the CLI wrote) with the
-    secrets of our environment replaced (``redact``): the room, and whatever ``sync`` pushes of
-    it, never holds them. Nothing to do (no read) when no secret is set."""
+def scrub_file(path: Path) -> bool:
+    """Rewrite a run's file (its capture, once the run ended; a file the CLI wrote; one ``sync``
+    is about to commit) with the secrets of our environment replaced (``redact``): the room,
+    and whatever ``sync`` pushes of it, never holds them; whether it changed. Nothing to do (no
+    read) when no secret is set."""
     if not redact.table():
-        return
+        return False
     try:  # without blocking, and only a regular file: a FIFO planted there is never waited on
         fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
-        return
+        return False
     with os.fdopen(fd, "r+b") as f, contextlib.suppress(OSError):
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return
+            return False
         data = f.read()
         clean = redact.scrub_bytes(data)
         if clean != data:  # ours alone: the run ended
             f.seek(0)
             f.write(clean)
             f.truncate()
+            return True
+    return False
 
 
 def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:

@@ -32,6 +32,8 @@ RUN = """import json, os, sys
 out, leak, code = sys.argv[1], sys.argv[2], int(sys.argv[3])
 json.dump(dict(os.environ), open(out, "w"))
 found = open(leak).read().split()
+if len(sys.argv) > 4:  # a file of its own in its work dir (the room, without a repo)
+    open(sys.argv[4], "w").write("notes: " + " ".join(found) + "\\n")
 print("found: " + " ".join(found))
 print("in my env: " + os.environ.get("MY_SERVICE_TOKEN", "-"))
 print("also: " + " / ".join(found), file=sys.stderr)
@@ -142,7 +144,7 @@ def test_env_allow_lets_an_agent_see_a_secret_whose_value_the_room_never_stores(
 def test_sync_pushes_no_secret_to_the_shared_rooms_remote(exe: str, tmp_path: Path) -> None:
     py = sys.executable
     script, leak = _plant(tmp_path, VENDOR, TOKEN)
-    agent = [py, str(script), str(tmp_path / "agent.json"), str(leak), "0"]
+    agent = [py, str(script), str(tmp_path / "agent.json"), str(leak), "0", "notes.md"]
     tasks = [probe_task("t1", command=agent, validator=[py, "-c", "pass"])]
     remote, (m1,) = shared_room(tmp_path, exe, ["m1"], tasks)
     env = {**m1.env(), **CANARIES}
@@ -151,6 +153,7 @@ def test_sync_pushes_no_secret_to_the_shared_rooms_remote(exe: str, tmp_path: Pa
     assert subprocess.run([exe, "sync"], cwd=m1.path, env=env, capture_output=True).returncode == 0
     pushed = git(remote, "log", "--all", "-p", "--binary", "--format=%H %s%n%b")
     assert "[redacted:MY_SERVICE_TOKEN]" in pushed  # the run's output was pushed, redacted
+    assert "+notes: [redacted:ANTHROPIC_API_KEY] [redacted:MY_SERVICE_TOKEN]" in pushed  # the agent's file
     assert VENDOR not in pushed and TOKEN not in pushed
     _nowhere(m1.path, VENDOR, TOKEN)  # the clone's working files
 
