@@ -141,6 +141,18 @@ def test_env_allow_lets_an_agent_see_a_secret_whose_value_the_room_never_stores(
     assert {f"{results}/stdout.txt", f"{results}/report.md", f"{results}/validator.stdout.txt"} <= marked
 
 
+def test_the_variable_an_api_key_env_names_is_secret_whatever_its_name(
+    cr: Any, room: Room, tmp_path: Path
+) -> None:
+    set_gate(room, "adapters", '{claude: {base_url: "http://127.0.0.1:9", api_key_env: GW}}')
+    (room.state_dir("queue") / "t1.json").write_text(json.dumps(_task(tmp_path, "t1", GATEWAY)))
+    done = cr("cycle", extra_env={"GW": GATEWAY})
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    assert "GW" not in _seen(tmp_path, "t1-agent")  # the probe's run is not claude's
+    _nowhere(room.root, GATEWAY)
+    assert "found: [redacted:GW]" in (room.swarm / "results" / "t1" / "stdout.txt").read_text()
+
+
 def test_sync_pushes_no_secret_to_the_shared_rooms_remote(exe: str, tmp_path: Path) -> None:
     py = sys.executable
     script, leak = _plant(tmp_path, VENDOR, TOKEN)

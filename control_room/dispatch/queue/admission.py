@@ -389,8 +389,7 @@ def agent_env(
     out (docs/cycle.md)."""
     from control_room.adapters.base import MINIMAL_ENV, allowed  # a cycle's, with the adapter
 
-    named = [s.get("api_key_env") for s in settings.adapters.values() if isinstance(s, Mapping)]
-    redact.watch(*(n for n in (*named, *keep) if isinstance(n, str)))  # their values never land
+    redact.watch(*keep)  # a role's setup may name one CONTROL.md does not: its value never lands
     patterns = (*(names or MINIMAL_ENV), *settings.env_allow, *keep)
     env = {k: v for k, v in os.environ.items() if allowed(k, patterns)}
     env["CONTROL_ROOM"] = str(room.root)
