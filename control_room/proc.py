@@ -17,6 +17,7 @@ import contextlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from control_room import reaper
+from control_room import reaper, redact
 from control_room.errors import ControlRoomError
 from control_room.interrupt import deferred
 
@@ -188,7 +189,33 @@ def run(
         result.notes.append(f"ended: {result.ended}")
     if strays:
         result.notes.append(f"ended {strays} process(es) it left running outside its group")
+    for s in (out, err):
+        scrub_file(s.path)
     return result
+
+
+def scrub_file(path: Path) -> bool:
+    """Rewrite a run's file (its capture, once the run ended; a file the CLI wrote; one ``sync``
+    is about to commit) with the secrets of our environment replaced (``redact``): the room,
+    and whatever ``sync`` pushes of it, never holds them; whether it changed. Nothing to do (no
+    read) when no secret is set."""
+    if not redact.table():
+        return False
+    try:  # without blocking, and only a regular file: a FIFO planted there is never waited on
+        fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "r+b") as f, contextlib.suppress(OSError):
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        data = f.read()
+        clean = redact.scrub_bytes(data)
+        if clean != data:  # ours alone: the run ended
+            f.seek(0)
+            f.write(clean)
+            f.truncate()
+            return True
+    return False
 
 
 def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:

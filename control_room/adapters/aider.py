@@ -26,7 +26,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, last_line
+from control_room.adapters.base import (
+    CLI_ENV,
+    NO_KEY,
+    PROVIDER_KEYS,
+    PROVIDER_VARS,
+    Adapter,
+    Invocation,
+    Outcome,
+    last_line,
+)
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed
@@ -52,6 +61,8 @@ class Aider(Adapter):
     install = "pipx install aider-chat"
     exit_codes = {0: "ok (also when the API is down: the output decides)", 1: "error", 2: "bad command line"}
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "AIDER_*", *PROVIDER_VARS)
+    vendor_keys = PROVIDER_KEYS
 
     def command(self, inv: Invocation) -> list[str]:
         base = ["--openai-api-base", inv.setup.base_url] if inv.setup.base_url else []

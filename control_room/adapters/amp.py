@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from control_room.adapters.base import Adapter, Invocation, Outcome
+from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome
 from control_room.adapters.claude import read_result
 from control_room.proc import Result
 
@@ -26,6 +26,8 @@ class Amp(Adapter):
     install = "npm install -g @ampcode/cli (linux-x64: pin @ampcode/cli@0.0.1790142911-g7618fb)"
     exit_codes = {0: "ok", 1: "error"}
     accepts = ("base_url", "api_key_env")
+    env_allow = (*CLI_ENV, "AMP_*")
+    vendor_keys = ("AMP_API_KEY",)
 
     def command(self, inv: Invocation) -> list[str]:
         return ["amp", "-x", "--stream-json", *inv.extra_args]

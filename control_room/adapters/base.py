@@ -34,6 +34,31 @@ POINTER = (
 # What a CLI that insists on an API key gets when the endpoint needs none (no ``api_key_env``).
 NO_KEY = "none"
 
+# The dispatcher's variables a run sees (docs/adapters.md "The environment"): a name, or a prefix
+# ending in ``*``. CONTROL.md ``env_allow`` widens an adapter's list; nothing else gets through.
+# Every run, the probe, the command adapter and every validator: where programs are, the home,
+# the language, and control-room's own.
+MINIMAL_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "CONTROL_ROOM_*")
+# What a real agent CLI needs besides: who and where it runs, its terminal, proxies and
+# certificates (a company network), its config folders.
+CLI_ENV = (
+    *MINIMAL_ENV,
+    *("USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "TMPDIR", "TZ", "XDG_*"),
+    *(f"{p}_PROXY" for p in ("HTTP", "HTTPS", "NO", "ALL")),
+    *(f"{p}_proxy" for p in ("http", "https", "no", "all")),
+    *("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS"),
+)
+
+# The model providers a CLI that talks to many (aider, opencode) reads keys and endpoints of.
+PROVIDERS = ("ANTHROPIC_", "OPENAI_", "GEMINI_", "OPENROUTER_", "DEEPSEEK_", "GROQ_", "MISTRAL_")
+PROVIDER_VARS = tuple(f"{p}*" for p in PROVIDERS)
+PROVIDER_KEYS = tuple(f"{p}API_KEY" for p in PROVIDERS)
+
+
+def allowed(name: str, patterns: tuple[str, ...]) -> bool:
+    """Whether the variable ``name`` is one of ``patterns`` (names, and prefixes ending in ``*``)."""
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -89,6 +114,8 @@ class Adapter:
     accepts: ClassVar[tuple[str, ...]] = ()  # the ``Setup`` settings this adapter acts on
     key_needs_url: ClassVar[bool] = False  # api_key_env is the key of the base_url's provider
     reads_faults: ClassVar[bool] = True  # False: the output is the task's own (probe, command)
+    env_allow: ClassVar[tuple[str, ...]] = CLI_ENV  # the dispatcher's variables the CLI sees
+    vendor_keys: ClassVar[tuple[str, ...]] = ()  # the user's own keys: never sent to a base_url
 
     def command(self, inv: Invocation) -> list[str]:
         raise NotImplementedError
@@ -124,7 +151,19 @@ class Adapter:
         return POINTER.format(brief=inv.brief)
 
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        """What the CLI's environment needs for ``inv.setup`` (an endpoint, the key, a home),
+        added to ``env``: the dispatcher's variables ``env_allow`` let through."""
         return env
+
+    def environment(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
+        """The CLI's whole environment, what the cycle passes: with a ``base_url``, the user's
+        own vendor keys (``vendor_keys``) are withheld first, so the endpoint gets only the key
+        ``api_key_env`` names (which ``env`` puts where the CLI reads it); then ``env``."""
+        if inv.setup.base_url and self.vendor_keys:
+            env = {
+                k: v for k, v in env.items() if k == inv.setup.api_key_env or not allowed(k, self.vendor_keys)
+            }
+        return self.env(inv, env)
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

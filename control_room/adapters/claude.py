@@ -6,9 +6,11 @@ as the cause) and on max turns; ``is_error`` true means it failed even when the 
 a tool call denied in plain ``-p`` still exits 0 and is listed in ``permission_denials``. No
 work-dir flag: the dispatcher's cwd is the work dir.
 
-A setup: ``ANTHROPIC_BASE_URL``, the key in ``ANTHROPIC_API_KEY``, ``HOME`` = the state folder
-when isolated; with a ``base_url`` also ``CLAUDE_CODE_MAX_RETRIES=0`` (else an unreachable
-endpoint is retried silently for over 100 s); telemetry, the updater and other traffic off.
+A setup: ``ANTHROPIC_BASE_URL``, the key in ``ANTHROPIC_API_KEY`` (with a ``base_url``: only
+``api_key_env``'s, else the placeholder; the user's own keys are withheld, ``vendor_keys``),
+``HOME`` = the state folder when isolated; with a ``base_url`` also
+``CLAUDE_CODE_MAX_RETRIES=0`` (else an unreachable endpoint is retried silently for over
+100 s); telemetry, the updater and other traffic off.
 
 ``read_result`` is shared with the CLIs whose output copies this shape (amp, cursor-agent).
 """
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import (
+    CLI_ENV,
     NO_KEY,
     Adapter,
     Invocation,
@@ -51,6 +54,8 @@ class Claude(Adapter):
     install = "npm install -g @anthropic-ai/claude-code (on node 20: @anthropic-ai/claude-code@2.1.332)"
     exit_codes = {0: "ok", 1: "API error or max turns reached"}
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "ANTHROPIC_*", "CLAUDE_*")
+    vendor_keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
     def command(self, inv: Invocation) -> list[str]:
         return ["claude", "-p", "--output-format", "json", *self.with_model("--model", inv), *_budget(inv),
@@ -66,7 +71,7 @@ class Claude(Adapter):
         key = self.key(inv, env)
         if key is not None:
             env["ANTHROPIC_API_KEY"] = key
-        elif setup.base_url and setup.isolated:  # no login in a fresh home: a local server's
+        elif setup.base_url:  # a local server's: never the user's own key, nor their login
             env["ANTHROPIC_API_KEY"] = NO_KEY
         if setup.given():
             env.update(QUIET)

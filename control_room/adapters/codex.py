@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, as_int, json_lines, killed
+from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome, as_int, json_lines, killed
 from control_room.proc import Result
 
 PROVIDER = "control-room"
@@ -41,6 +41,8 @@ class Codex(Adapter):
     install = "npm install -g @openai/codex"
     exit_codes = {0: "ok", 1: "error (bad config, failed turn)"}
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "OPENAI_*", "CODEX_*")
+    vendor_keys = ("OPENAI_API_KEY", "CODEX_API_KEY")
     key_needs_url = True
 
     def command(self, inv: Invocation) -> list[str]:

@@ -4,7 +4,7 @@ prompt also goes to its stdin. Its stdout is the final message."""
 
 from __future__ import annotations
 
-from control_room.adapters.base import Adapter, Invocation
+from control_room.adapters.base import MINIMAL_ENV, Adapter, Invocation
 from control_room.errors import InvalidError
 
 
@@ -15,6 +15,7 @@ class Command(Adapter):
     install = "any executable: set command_argv in CONTROL.md or the role's front matter"
     accepts = ("model",)  # fills {model}
     reads_faults = False  # its output is the task's own program's: never a provider's word
+    env_allow = MINIMAL_ENV
 
     def command(self, inv: Invocation) -> list[str]:
         template = inv.settings.get("command_argv")

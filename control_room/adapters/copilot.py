@@ -19,7 +19,16 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_float, as_int, json_lines
+from control_room.adapters.base import (
+    CLI_ENV,
+    NO_KEY,
+    Adapter,
+    Invocation,
+    Outcome,
+    as_float,
+    as_int,
+    json_lines,
+)
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed
@@ -38,6 +47,8 @@ class Copilot(Adapter):
     install = "npm install -g @github/copilot (the first run unpacks ~235 MB into ~/.cache/copilot)"
     exit_codes = {0: "ok", 1: "error (provider unreachable after retries, no model for a provider, ...)"}
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST", "COPILOT_*")
+    vendor_keys = ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY")
 
     def command(self, inv: Invocation) -> list[str]:
         usage = ["--usage-output-file", str(inv.results / USAGE_FILE)] if inv.results else []

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from control_room.adapters.base import Adapter, Invocation, Outcome
+from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome
 from control_room.adapters.claude import read_result
 from control_room.proc import Result
 
@@ -29,6 +29,7 @@ class CursorAgent(Adapter):
     install = "curl https://cursor.com/install -fsS | bash"
     exit_codes = {0: "ok", 1: "error (message on stderr)"}
     accepts = ("api_key_env", "model")
+    env_allow = (*CLI_ENV, "CURSOR_*")
 
     def command(self, inv: Invocation) -> list[str]:
         return [

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_int, last_line
+from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, as_int, last_line
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed
@@ -59,6 +59,8 @@ class Gemini(Adapter):
         130: "cancelled",
     }
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "GEMINI_*", "GOOGLE_*")
+    vendor_keys = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 
     def command(self, inv: Invocation) -> list[str]:
         return ["gemini", "-o", "json", "--skip-trust", *self.with_model("-m", inv), *inv.extra_args]
@@ -84,7 +86,7 @@ class Gemini(Adapter):
         key = self.key(inv, env)
         if key is not None:
             env["GEMINI_API_KEY"] = key
-        elif setup.base_url and setup.isolated:
+        elif setup.base_url:  # never the user's own key (withheld: ``vendor_keys``)
             env["GEMINI_API_KEY"] = NO_KEY
         return env
 

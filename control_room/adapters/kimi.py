@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, last_line
+from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, last_line
 from control_room.proc import Result
 
 CONFIG = "config.toml"
@@ -43,6 +43,8 @@ class Kimi(Adapter):
     install = "uv tool install --python 3.13 kimi-cli==1.51.0"
     exit_codes = {0: "ok", 1: "error", 2: "bad command line", 75: "connection error"}
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "KIMI_*", "MOONSHOT_*", "OPENAI_*")
+    vendor_keys = ("OPENAI_API_KEY", "KIMI_API_KEY", "MOONSHOT_API_KEY")
     key_needs_url = True
 
     def command(self, inv: Invocation) -> list[str]:

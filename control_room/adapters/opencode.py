@@ -22,7 +22,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import NO_KEY, Adapter, Invocation, Outcome, as_float, as_int, json_lines
+from control_room.adapters.base import (
+    CLI_ENV,
+    NO_KEY,
+    PROVIDER_KEYS,
+    PROVIDER_VARS,
+    Adapter,
+    Invocation,
+    Outcome,
+    as_float,
+    as_int,
+    json_lines,
+)
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed
@@ -48,6 +59,8 @@ class Opencode(Adapter):
     install = "npm install -g opencode-ai"
     exit_codes = {0: "ok", 1: "error (provider unreachable after retries, bad config)"}
     accepts = ("base_url", "api_key_env", "model", "isolated")
+    env_allow = (*CLI_ENV, "OPENCODE_*", *PROVIDER_VARS)
+    vendor_keys = PROVIDER_KEYS
     key_needs_url = True
 
     def command(self, inv: Invocation) -> list[str]:

@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, killed
+from control_room.adapters.base import MINIMAL_ENV, Adapter, Invocation, Outcome, killed
 from control_room.errors import InvalidError
 from control_room.proc import Result
 
@@ -20,6 +20,7 @@ class Probe(Adapter):
     context_window = 1_000_000
     install = "built in"
     reads_faults = False  # its output is the task's own program's: never a provider's word
+    env_allow = MINIMAL_ENV
 
     def command(self, inv: Invocation) -> list[str]:
         if not inv.command:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from control_room import redact
 from control_room.errors import ControlRoomError, PersonOnlyError
 from control_room.room.layout import STATES, Room, find_room
 from control_room.text import printable
@@ -22,9 +23,9 @@ _EDGE = "control_room.edge"
 def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
     """Print one message of a command: every command prints through here, so that no text an
     agent wrote (a decision, a validator's output, an objective) reaches the terminal with its
-    control characters (``text.printable``: escape sequences, C0/C1 controls, bidi overrides).
-    JSON escapes them itself."""
-    click.echo(printable(str(message)), err=err, nl=nl)
+    control characters (``text.printable``: escape sequences, C0/C1 controls, bidi overrides)
+    nor a secret of our environment (``redact``). JSON escapes the controls itself."""
+    click.echo(printable(redact.scrub(str(message))), err=err, nl=nl)
 
 
 def person_only(f: F) -> F:

@@ -15,6 +15,7 @@ import os
 import re
 from pathlib import Path
 
+from control_room import redact
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
 from control_room.ledger.events import Event
 from control_room.ledger.line import (
@@ -84,7 +85,7 @@ def append(
     writer: str | None = None,
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
-    ``outcome`` defaults to the event's first outcome."""
+    ``outcome`` defaults to the event's first outcome; a secret in ``detail`` is redacted."""
     who = writer or writer_name(path.parent)
     result = event.check(
         outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
@@ -113,7 +114,7 @@ def append(
                 adapter=adapter,
                 outcome=result,
                 cost_usd=format_cost(cost_usd),
-                detail=cut_detail(detail),
+                detail=cut_detail(redact.scrub(detail)),
                 prev=prev,
             )
             line, h = render(entry)

@@ -158,7 +158,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "default_adapter": ("probe", "adapter", "adapter when neither the task nor its role names one"),
     "default_model": (None, "text", "model when neither the task nor its role names one"),
     "allow_extra_args": (False, "bool", "whether tasks may carry `extra_args`"),
-    "env_allow": ((), "names", "empty: agents get the dispatcher's environment; else only these names"),
+    "env_allow": (
+        (),
+        "names",
+        "variables agents and validators get besides their adapter's own list (names, or `PREFIX*`); "
+        "never the whole environment ([adapters.md](adapters.md#the-environment))",
+    ),
     "workdir": (".", "text", "where agents and validators run, relative to the room"),
     "repo": (
         None,

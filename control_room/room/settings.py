@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from control_room import redact
 from control_room.errors import InvalidError
 from control_room.room.keys import KEYS, KINDS, NAMES, adapters_problem
 from control_room.room.layout import Room
@@ -164,7 +165,15 @@ def load(room: Room) -> Settings:
             ) from None
         return _checked(text, str(room.control))
 
-    return Settings(**cache.derived(room.cache / "control", room.control, compute))
+    settings = Settings(**cache.derived(room.cache / "control", room.control, compute))
+    redact.watch(*_key_names(settings))  # whoever reads CONTROL.md never writes those keys
+    return settings
+
+
+def _key_names(settings: Settings) -> list[str]:
+    """The variables CONTROL.md's adapter setups name in ``api_key_env``."""
+    setups = (v for v in settings.adapters.values() if isinstance(v, Mapping))
+    return [n for v in setups if isinstance(n := v.get("api_key_env"), str)]
 
 
 def mentions(room: Room, name: str) -> bool:

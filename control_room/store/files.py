@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from control_room import redact
 from control_room.errors import IO_ERROR, ConflictError, ControlRoomError
 from control_room.store import lock
 
@@ -29,8 +30,10 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, dura
     """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename).
 
     ``durable=False`` skips the fsync: for derived caches, which a crash may lose but never
-    tear (a reader sees the old file or the new one), and which are rebuilt when lost."""
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    tear (a reader sees the old file or the new one), and which are rebuilt when lost. In
+    text, the secrets of our environment are replaced by ``[redacted:NAME]`` (``redact``);
+    bytes are written as given (a cache's marshal data, whose lengths a change would break)."""
+    data = redact.scrub(text).encode("utf-8") if isinstance(text, str) else text
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
@@ -62,7 +65,7 @@ def create_exclusive(path: Path, text: str) -> bool:
     fd, tmp = _temp(path)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
+            f.write(redact.scrub(text).encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
@@ -204,7 +207,7 @@ def append_lines(path: Path, lines: list[str]) -> None:
     """Append whole lines to a log file (``cycle --log``): one ``O_APPEND`` write, so lines of
     cycles writing at once never interleave mid-line. A log is not state: failing to write it
     raises like any write (the caller decides)."""
-    data = "".join(f"{ln}\n" for ln in lines).encode("utf-8", "replace")
+    data = redact.scrub("".join(f"{ln}\n" for ln in lines)).encode("utf-8", "replace")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:

@@ -9,12 +9,15 @@ import pytest
 
 from control_room import errors
 from control_room.adapters.base import (
+    CLI_ENV,
+    MINIMAL_ENV,
     NO_KEY,
     POINTER,
     Adapter,
     Invocation,
     Outcome,
     Setup,
+    allowed,
     as_float,
     as_int,
     json_lines,
@@ -139,6 +142,24 @@ def test_the_key_is_read_from_the_variable_the_setup_names(tmp_path: Path) -> No
     assert Tool().key(named, {"K": "secret"}) == "secret"
     assert Tool().key(named, {}) == ""
     assert NO_KEY == "none"
+
+
+def test_a_base_url_withholds_the_users_own_vendor_keys_but_the_one_api_key_env_names(tmp_path: Path) -> None:
+    class Vendor(Tool):
+        vendor_keys = ("VENDOR_KEY", "VENDOR_TOKEN_*")
+
+    env = {"VENDOR_KEY": "mine", "VENDOR_TOKEN_A": "mine too", "K": "gw", "PATH": "/bin"}
+    assert Vendor().environment(inv(tmp_path), dict(env)) == env  # no base_url: the CLI's own vendor
+    at_gateway = inv(tmp_path, setup=Setup(base_url="http://gw", api_key_env="K"))
+    assert Vendor().environment(at_gateway, dict(env)) == {"K": "gw", "PATH": "/bin"}
+    own = inv(tmp_path, setup=Setup(base_url="http://gw", api_key_env="VENDOR_KEY"))
+    assert Vendor().environment(own, dict(env)) == {"VENDOR_KEY": "mine", "K": "gw", "PATH": "/bin"}
+
+
+def test_allowed_takes_names_and_prefixes() -> None:
+    assert allowed("PATH", ("PATH",)) and allowed("LC_ALL", ("LC_*",))
+    assert not allowed("PATHS", ("PATH",)) and not allowed("XLC_ALL", ("LC_*",))
+    assert set(MINIMAL_ENV) < set(CLI_ENV)
 
 
 def test_home_is_the_state_folder_and_none_given_is_an_error(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from support import events
+from support import events, set_gate
 
 from control_room.adapters import ADAPTERS, adapter_class
 
@@ -126,6 +126,7 @@ def test_check_names_what_is_wrong_and_exits_14(
     run: Run, inside, with_fakes: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("FAKE_AGENT_MODE", "down")
+    set_gate(inside, "env_allow", "[FAKE_AGENT_MODE]")  # the fake's own variable reaches it
     set_adapters(inside.root, {"claude": {"base_url": "http://127.0.0.1:9", "isolated": True},
                                "codex": {"base_url": "http://127.0.0.1:9/v1",
                                          "api_key_env": "UNSET_KEY_X"}})  # fmt: skip

@@ -151,7 +151,8 @@ def test_on_a_terminal_a_running_cycle_shows_one_live_line(cr, room: Room) -> No
     import os
     import pty
 
-    queue(room, "slow", command=[sys.executable, "-c", "import time; print('x' * 2000); time.sleep(1.2)"])
+    slow = "import time; print('x' * 2000, flush=True); time.sleep(1.2)"  # flushed: a pipe buffers
+    queue(room, "slow", command=[sys.executable, "-c", slow])
     pid, fd = pty.fork()
     if pid == 0:  # the child: the installed command, its stdout a terminal
         os.chdir(room.root)

@@ -369,6 +369,7 @@ def test_check_says_hello_through_each_adapter_and_logs_it(
     )
     set_gate(inside, "default_adapter", "claude")
     set_gate(inside, "adapters", json.dumps({"claude": {"base_url": "http://127.0.0.1:9", "isolated": True}}))
+    set_gate(inside, "env_allow", "[FAKE_AGENT_MODE]")  # the fake's own variable reaches it
     named = "named by CONTROL.md default_adapter, CONTROL.md adapters"
     ok = run("doctor", "--check", "--timeout", "20s")
     assert ok.exit_code == 0

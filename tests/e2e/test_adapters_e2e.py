@@ -17,6 +17,13 @@ from control_room.room.layout import Room
 URL = "http://127.0.0.1:9/v1"
 
 
+@pytest.fixture(autouse=True)
+def fakes_allowed(room: Room) -> None:
+    """The fakes' own variables (FAKE_AGENT_LOG, FAKE_AGENT_MODE) reach them: CONTROL.md
+    env_allow names them, as a person names what their own tools need."""
+    set_gate(room, "env_allow", "['FAKE_AGENT_*']")
+
+
 def env(tmp_path: Path, **more: str) -> dict[str, str]:
     return {"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
             "FAKE_AGENT_LOG": str(tmp_path / "calls.jsonl"),

@@ -61,7 +61,7 @@ def read_pointer(argument: str) -> str:
         return f.read()
 
 
-ENV_LOGGED = ("HOME", "ANTHROPIC_", "CLAUDE_", "DISABLE_", "CODEX_", "GEMINI_", "GOOGLE_GEMINI_",
+ENV_LOGGED = ("HOME", "ANTHROPIC_", "CLAUDE_", "DISABLE_", "CODEX_", "GEMINI_", "GOOGLE_",
               "COPILOT_", "OPENCODE_", "XDG_", "KIMI_", "OPENAI_", "LITELLM_", "AMP_", "CURSOR_",
               "GATEWAY_")  # fmt: skip
 

@@ -128,7 +128,36 @@ def mcp_caps_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def adapter_env_table() -> str:
+    """What each built-in adapter's CLI sees of the dispatcher's environment, from its
+    ``env_allow`` and ``vendor_keys`` (``adapters/base.py``)."""
+    from control_room.adapters import ADAPTERS, adapter_class
+    from control_room.adapters.base import CLI_ENV, MINIMAL_ENV
+
+    def names(patterns: tuple[str, ...]) -> str:
+        return ", ".join(f"`{p}`" for p in patterns) or "-"
+
+    rows = ["| adapter | sees (besides CONTROL.md `env_allow`) | withheld with a `base_url` |"]
+    rows.append("|---|---|---|")
+    for name in ADAPTERS:
+        cls = adapter_class(name)
+        allow = cls.env_allow
+        if allow == MINIMAL_ENV:
+            sees = "the minimal set"
+        else:
+            own = tuple(p for p in allow if p not in CLI_ENV)
+            sees = "the CLI set" + (f", {names(own)}" if own else "")
+        rows.append(f"| `{name}` | {sees} | {names(cls.vendor_keys)} |")
+    rows.append("")
+    rows.append(
+        f"The minimal set: {names(MINIMAL_ENV)}. The CLI set: the minimal set, "
+        f"{names(tuple(p for p in CLI_ENV if p not in MINIMAL_ENV))}."
+    )
+    return "\n".join(rows) + "\n"
+
+
 BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {
+    "adapter-env": ("adapters.md", adapter_env_table),
     "cli-reference": ("cli.md", cli_reference),
     "settings": ("gates.md", settings_table),
     "task-fields": ("tasks.md", tasks_table),

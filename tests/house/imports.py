@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room.words",
             "control_room.git",
             "control_room.text",
+            "control_room.redact",
         ),
     ),
     ("store", ("control_room.store",)),

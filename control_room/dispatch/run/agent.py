@@ -43,7 +43,8 @@ def prepare(
     write_state(room, plan.adapter, inv)
     atomic_write(brief, text)
     key = (plan.setup.api_key_env,) if plan.setup.api_key_env else ()
-    return inv, plan.adapter.env(inv, agent_env(room, settings, task, keep=key))
+    env = agent_env(room, settings, task, keep=key, names=plan.adapter.env_allow)
+    return inv, plan.adapter.environment(inv, env)
 
 
 def execute(
@@ -94,6 +95,8 @@ def read(adapter: Adapter, inv: Invocation, res: proc.Result) -> Outcome:
     if not named:
         outcome = adapter.read(res, stdout, stderr)
     else:
+        for n in named:  # in the room: never a secret (the captures were scrubbed by proc.run)
+            proc.scrub_file(inv.results / n)
         files = {n: t for n in named if (t := read_optional(inv.results / n, OUTPUT_READ_MAX)) is not None}
         outcome = adapter.read(res, stdout, stderr, files)
     if res.ended:  # its live spend cap (spend.py): the task's own failure, whatever the CLI said

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from control_room import errors, interrupt, ledger, proc
 from control_room.dispatch.merge import integrate
 from control_room.dispatch.queue import ready
+from control_room.dispatch.queue.admission import agent_env
 from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator
@@ -134,7 +135,8 @@ def run_claimed(
     # reviewers and arbiters never edit: what they changed goes before their validator runs, so
     # that it checks their claims on the reviewed tree; then what the check itself left goes too
     queueing.discard_edits(room, settings, task, workdir)
-    val = validator.run(room, settings, task, workdir, env, results)
+    # the validator gets the minimal environment (and CONTROL.md env_allow), never the agent's
+    val = validator.run(room, settings, task, workdir, agent_env(room, settings, task), results)
     queueing.discard_edits(room, settings, task, workdir, by="its validator")
     if val is not None and val.stopped:
         return _stopped(room, picked, "while its validator ran")

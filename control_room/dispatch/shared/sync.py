@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_room import errors, git, proc
+from control_room import errors, git, proc, redact
 from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs, lost_claims
 from control_room.knowledge import routes
@@ -143,10 +143,21 @@ class Shared:
             keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
             keep_out.append(f":(exclude)swarm/results/{tid}")
         self.must("add", "-A", "--", ".", *keep_out)
+        self._redact_staged()
         if self.git("diff", "--cached", "--quiet")[0] == 0:
             return False
         self.must("commit", "-q", "--no-verify", "-m", message)
         return True
+
+    def _redact_staged(self) -> None:
+        """A secret of our environment in a file about to be committed (an agent wrote it into
+        the room itself) is redacted first: ``sync`` never pushes one (``redact``)."""
+        if not redact.table():
+            return
+        out = self.must("diff", "--cached", "--name-only", "--relative", "-z", "--diff-filter=AM")
+        changed = [rel for rel in out.split("\0") if rel and proc.scrub_file(self.room.root / rel)]
+        if changed:
+            self.must("add", "--", *changed)
 
     def ignore_local(self) -> None:
         """This clone's own files never go to the branch, even in a room whose .gitignore

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from control_room import redact
 from control_room.errors import InvalidError
 from control_room.room.layout import Room
 from control_room.store import cache
@@ -42,7 +43,13 @@ def _titled(room: Room, title: str, here: str, body: str) -> str:
 
 
 def render(room: Room, name: str, st: dict[str, Any]) -> str | None:
-    """The page called ``name`` (``index.html``, ``run-<id>.html``, ...), or None if there is none."""
+    """The page called ``name`` (``index.html``, ``run-<id>.html``, ...), or None if there is none;
+    a secret of our environment in it is redacted (``redact``: a running task's output is not yet)."""
+    page = _render(room, name, st)
+    return redact.scrub(page) if page is not None else None
+
+
+def _render(room: Room, name: str, st: dict[str, Any]) -> str | None:
     if name == "style.css":
         return CSS
     if name == "index.html":

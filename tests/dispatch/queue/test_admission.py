@@ -102,15 +102,26 @@ def test_a_queued_file_with_an_id_that_exists_elsewhere_is_rejected(room: Room) 
     )
 
 
-def test_env_allow_limits_what_the_agent_sees(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_probe_gets_the_minimal_environment_and_env_allow_widens_it(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SECRET_TOKEN", "do-not-leak")
-    text = room.control.read_text().replace("env_allow: []", "env_allow: [PATH]")
-    room.control.write_text(text)
-    show = "import os; print(sorted(k for k in os.environ if k != 'LC_CTYPE'))"
+    monkeypatch.setenv("MY_SETTING", "mine")
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    monkeypatch.delenv("LANGUAGE", raising=False)
+    show = "import os; print(sorted(k for k in os.environ if not k.startswith('LC_')))"
     queue(room, "envy", command=[PY, "-c", show])
     assert cycle.cycle(room).code == errors.PASSED
     out = (room.swarm / "results" / "envy" / "stdout.txt").read_text()
-    assert out == "['CONTROL_ROOM', 'CONTROL_ROOM_TASK', 'PATH']\n"
+    minimal = ["CONTROL_ROOM", "CONTROL_ROOM_TASK", "CONTROL_ROOM_WRITER", "HOME", "LANG", "PATH"]
+    assert out == f"{minimal}\n"  # never the whole environment: no SECRET_TOKEN, no MY_SETTING
+    text = room.control.read_text().replace("env_allow: []", "env_allow: [MY_SETTING]")
+    room.control.write_text(text)
+    queue(room, "envy2", command=[PY, "-c", show])
+    assert cycle.cycle(room).code == errors.PASSED
+    out = (room.swarm / "results" / "envy2" / "stdout.txt").read_text()
+    assert out == f"{sorted([*minimal, 'MY_SETTING'])}\n"
 
 
 def test_allowed_extra_args_reach_the_agent_last(
@@ -119,9 +130,8 @@ def test_allowed_extra_args_reach_the_agent_last(
     log = tmp_path / "calls.jsonl"
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
-    room.control.write_text(
-        room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true")
-    )
+    text = room.control.read_text().replace("allow_extra_args: false", "allow_extra_args: true")
+    room.control.write_text(text.replace("env_allow: []", "env_allow: [FAKE_AGENT_LOG]"))
     queue(room, "bypass", adapter="claude", command=None, extra_args=["--permission-mode", "acceptEdits"])
     cycle.cycle(room)
     (call,) = [json.loads(line) for line in log.read_text().splitlines()]
@@ -198,11 +208,14 @@ def test_env_allow_still_passes_the_variable_a_setup_names(
 ) -> None:
     monkeypatch.setenv("GATEWAY_KEY", "k")
     monkeypatch.setenv("OTHER", "o")
-    s = settings.load(room).replace(env_allow=["PATH"])
-    env = admission.agent_env(room, s, {"id": "t"}, keep=("GATEWAY_KEY",))
-    assert sorted(env) == ["CONTROL_ROOM", "CONTROL_ROOM_TASK", "GATEWAY_KEY", "PATH"]
-    everything = admission.agent_env(room, settings.load(room), {"id": "t"}, keep=("GATEWAY_KEY",))
-    assert everything["OTHER"] == "o"  # no env_allow: the whole environment, whatever a setup names
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a")
+    for allow in ([], ["PATH"]):
+        s = settings.load(room).replace(env_allow=allow)
+        env = admission.agent_env(room, s, {"id": "t"}, keep=("GATEWAY_KEY",))
+        assert env["GATEWAY_KEY"] == "k" and env["CONTROL_ROOM_TASK"] == "t"
+        assert "OTHER" not in env and "ANTHROPIC_API_KEY" not in env  # never the whole environment
+    claude = admission.agent_env(room, s, {"id": "t"}, names=("PATH", "ANTHROPIC_*"))
+    assert claude["ANTHROPIC_API_KEY"] == "a" and "OTHER" not in claude  # an adapter's own list
 
 
 URL = "http://127.0.0.1:9/v1"

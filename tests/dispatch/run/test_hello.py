@@ -23,8 +23,10 @@ CLAUDE_INSTALL = adapters.adapter_class("claude").install
 
 
 @pytest.fixture
-def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """The fake agent CLIs first on PATH; their runs logged; temporary folders in tmp_path/tmp."""
+def fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, room: Room) -> Path:
+    """The fake agent CLIs first on PATH; their runs logged (CONTROL.md lets the fakes' own
+    variables through: env_allow); temporary folders in tmp_path/tmp."""
+    set_gate(room, "env_allow", "['FAKE_AGENT_*']")
     monkeypatch.setenv("PATH", f"{FAKES}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_AGENT_LOG", str(tmp_path / "runs.jsonl"))
     (tmp_path / "tmp").mkdir()
