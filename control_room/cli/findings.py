@@ -36,7 +36,9 @@ def findings(as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
-    if not any(data[k] for k in ("death_loops", "unsupported_claims", "escalated", "too_big")):
+    if not any(
+        data[k] for k in ("death_loops", "unsupported_claims", "escalated", "too_big", "kill_proposals")
+    ):
         echo("no findings")
         return
     for lp in data["death_loops"]:
@@ -50,6 +52,13 @@ def findings(as_json: bool) -> None:
         echo(f"unsupported CONFIRMED claims: {data['unsupported_total']}")
         for u in data["unsupported_claims"]:
             echo(f"  {u['time']}  {u['id']}  {u['task']}  {u['route'] or '-'}  {u['detail']}")
+    for kp in data["kill_proposals"]:
+        route = kp["key"]
+        echo(
+            f"proposed kill: {route}: {kp['detail']}  (a person decides: control-room route kill {route} "
+            f"--verdict ... --reopen-if ..., or route resume {route} --because ...)"
+        )
+        echo(f"  {kp['time']}  {kp['id']}  {kp['task']}")
     if data["too_big"]:
         echo(f"too big for one brief (split it: control-room task fanout): {len(data['too_big'])}")
         for b in data["too_big"]:

@@ -27,6 +27,10 @@ def gather(room: Room, settings: Settings) -> dict[str, Any]:
         ],
         "unsupported_total": st["unsupported_n"],
         "escalated": escalated(room),
+        "kill_proposals": [
+            {"key": k, "time": t, "id": i, "task": task, "detail": d}
+            for k, (t, i, task, d) in sorted(st.get("proposals", {}).items())
+        ],
         "too_big": [
             {"time": t, "id": i, "task": task, "route": route, "detail": d}
             for t, i, task, route, d in st.get("too_big", [])

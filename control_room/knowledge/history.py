@@ -23,14 +23,21 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.text import one_line
 
-KIND = "digest-4"  # 3: decisions and failures kept on one line; 4: reviews counted apart
+KIND = "digest-5"  # 3: decisions and failures on one line; 4: reviews counted apart; 5: fingerprints
 LAST = 5  # decisions kept per route
 STREAK_LINES = 10  # lines kept as evidence of a streak
 CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
 
 
 def _init() -> dict[str, Any]:
-    return {"routes": {}, "causes": {}, "unsupported": [], "unsupported_n": 0, "last_time": ""}
+    return {
+        "routes": {},
+        "causes": {},
+        "unsupported": [],
+        "unsupported_n": 0,
+        "last_time": "",
+        "proposals": {},
+    }
 
 
 def _new_route() -> dict[str, Any]:
@@ -46,6 +53,7 @@ def _new_route() -> dict[str, Any]:
         "last_time": "",
         "streak": _no_streak(),
         "decision_streak": _no_streak(),
+        "fp_streak": _no_streak(),  # failed rounds in a row with the same fingerprint (no progress)
         "announced": False,
     }
 
@@ -60,7 +68,8 @@ def _unsupported(state: dict[str, Any], entry: list[str]) -> None:
 
 
 _RESULT, _DEATH_LOOP, _UNSUPPORTED = events.RESULT.name, events.DEATH_LOOP.name, events.UNSUPPORTED_CLAIM.name
-_FOLDED = frozenset((_RESULT, _DEATH_LOOP, _UNSUPPORTED, *CLEARS))  # the events the history reads
+_PROPOSED = events.KILL_PROPOSED.name
+_FOLDED = frozenset((_RESULT, _DEATH_LOOP, _UNSUPPORTED, _PROPOSED, *CLEARS))  # the events the history reads
 
 
 def _fold(state: dict[str, Any], cells: list[str]) -> None:
@@ -73,7 +82,11 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if event in CLEARS and key:
         r = state["routes"].get(key)
         if r is not None:
-            r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
+            _clear(r)
+        state["proposals"].pop(key, None)
+        return
+    if event == _PROPOSED and key:
+        state["proposals"][key] = [time, eid, task, unescape(cells[Col.DETAIL])]
         return
     if event == _DEATH_LOOP and key in state["routes"]:
         state["routes"][key]["announced"] = True
@@ -111,7 +124,8 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     if outcome == "pass":
         r["passes"] += 1
         r["best"] = [time, task, decision]
-        r["streak"], r["decision_streak"], r["announced"] = _no_streak(), _no_streak(), False
+        _clear(r)
+        state["proposals"].pop(key, None)  # it made progress after all
         return
     r["fails"] += 1
     c = result.cause(failed or decision)
@@ -119,13 +133,37 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     evidence = [time, eid, task, (failed or decision)[:200]]
     # The probe's DECISION only restates its exit code: not a decision that can repeat.
     own_decision = result.cause(decision) if unescape(cells[Col.ADAPTER]) != "probe" else ""
-    for name, value in (("streak", result.cause(failed)), ("decision_streak", own_decision)):
+    streaks = (
+        ("streak", result.cause(failed)),
+        ("decision_streak", own_decision),
+        ("fp_streak", run.fingerprint),
+    )
+    for name, value in streaks:
         s = r[name]
         if value and s["cause"] == value:
             s["n"] += 1
             s["lines"] = (s["lines"] + [evidence])[-STREAK_LINES:]
         else:
             r[name] = {"cause": value, "n": 1 if value else 0, "lines": [evidence] if value else []}
+
+
+def _clear(r: dict[str, Any]) -> None:
+    r["streak"], r["decision_streak"], r["fp_streak"], r["announced"] = (
+        _no_streak(),
+        _no_streak(),
+        _no_streak(),
+        False,
+    )
+
+
+def stuck(st: dict[str, Any], key: str, n: int) -> dict[str, Any] | None:
+    """The streak of ``n`` or more failed rounds in a row with one fingerprint on ``key`` (a
+    route, or ``task:<id>``), when no kill was proposed for it yet; else None."""
+    r = st["routes"].get(key)
+    if r is None or key in st["proposals"]:
+        return None
+    streak = r["fp_streak"]
+    return streak if streak["n"] >= n else None
 
 
 def state(room: Room) -> tuple[dict[str, Any], int]:

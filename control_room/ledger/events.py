@@ -84,6 +84,14 @@ PROVIDER_FAULT = _e(
     "round used, and the adapter cools down (`detail`: the kind, until when, the CLI's words) "
     "([faults.md](faults.md))",
 )
+KILL_PROPOSED = _e(
+    "kill-proposed",
+    ("proposed",),
+    "task route detail",
+    "failed rounds in a row made no progress (one fingerprint: the same change, failing the same way, "
+    "CONTROL.md `max_identical_failures`): the task is parked and a kill of its route proposed to a "
+    "person (`detail`: the cause and a reopen condition) ([findings.md](findings.md))",
+)
 REJECT = _e(
     "reject",
     ("rejected",),

@@ -51,6 +51,7 @@ class RunResult:
         "decision",
         "exit",
         "failed",
+        "fingerprint",
         "input_tokens",
         "metrics",
         "model",
@@ -80,6 +81,7 @@ class RunResult:
         output_tokens: int | None = None,
         metrics: dict[str, float] | None = None,  # `METRIC name=value` lines of the validator
         serves: str = "",  # a review's or an arbiter's run: the task it reviews ("": an own run)
+        fingerprint: str = "",  # a failed round's: its change and its failure's shape (``fingerprint``)
     ) -> None:
         self.decision, self.failed, self.unsupported = decision, failed, unsupported
         self.round, self.exit, self.seconds = round, exit, seconds
@@ -87,7 +89,7 @@ class RunResult:
         self.model, self.role = model, role
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
         self.metrics = metrics or {}
-        self.serves = serves
+        self.serves, self.fingerprint = serves, fingerprint
 
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
@@ -114,10 +116,27 @@ class RunResult:
             data["output_tokens"] = self.output_tokens
         if self.metrics:
             data["metrics"] = self.metrics
+        if self.fingerprint:
+            data["fingerprint"] = self.fingerprint
         data["decision"] = cut(self.decision, DECISION_MAX) or "(none)"
         if self.failed:
             data["failed"] = cut(self.failed, FAILED_MAX)
         return json.dumps(data, ensure_ascii=False, separators=(", ", ": "))
+
+
+_PATH = r"(?:[A-Za-z]:)?[\\/][^\s:'\"()\[\],;]+"  # an absolute path (a run's own tmp dir, its results)
+
+
+def fingerprint(failed: str, change: str) -> str:
+    """What a failed round did and how it failed, in 16 hex digits: the hash of its change (the
+    work dir's diff; "" without one) and of its failure's shape (numbers as ``N``, absolute paths
+    as ``<path>``: ``cause``). Two rounds with the same fingerprint made no progress."""
+    import hashlib  # only where a round failed
+    import re  # likewise
+
+    shape = cause(re.sub(_PATH, "<path>", failed))
+    diff = hashlib.sha256(change.encode("utf-8", "replace")).hexdigest()
+    return hashlib.sha256(f"{diff}\0{shape}".encode()).hexdigest()[:16]
 
 
 def for_people(detail: str) -> str:
@@ -157,6 +176,7 @@ def read(detail: str) -> RunResult:
             input_tokens=_count(data.get("input_tokens")),
             output_tokens=_count(data.get("output_tokens")),
             metrics=_metrics(data.get("metrics")),
+            fingerprint=str(data.get("fingerprint") or ""),
         )
     tail, failed_only = _legacy()
     m = tail.search(detail)

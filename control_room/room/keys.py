@@ -248,6 +248,12 @@ KEYS: dict[str, tuple[Any, str, str]] = {
     "max_new_tasks": (5, "posint", "tasks one orchestrator run may queue"),
     "field_guide_max_lines": (80, "posint", "lines of `intelligence/FIELD_GUIDE.md` injected into prompts"),
     "digest_max_bytes": (8192, "posint", "size cap of DIGEST.md ([digest.md](digest.md))"),
+    "max_identical_failures": (
+        3,
+        "posint",
+        "failed rounds in a row with one fingerprint (the same change failing the same way) that park "
+        "the task and propose a kill of its route ([findings.md](findings.md))",
+    ),
     "death_loop_n": (
         3,
         "posint",

@@ -62,6 +62,7 @@ class Settings:
     max_new_tasks: int
     field_guide_max_lines: int
     digest_max_bytes: int
+    max_identical_failures: int
     death_loop_n: int
     orchestrator_adapter: str | None
     orchestrator_command: str | tuple[str, ...] | None

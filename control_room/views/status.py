@@ -66,7 +66,7 @@ def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, An
     if out["ledger_error"] is None:
         st, _ = history.state(room)
         loops = history.death_loops(st, (settings or DEFAULTS).death_loop_n)
-        out["findings"] = st["unsupported_n"] + len(loops)
+        out["findings"] = st["unsupported_n"] + len(loops) + len(st.get("proposals", {}))
         out["held"] = sorted(loops)
         queued = out["tasks"]["queue"]
         if not queued:

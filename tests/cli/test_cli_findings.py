@@ -77,6 +77,7 @@ def test_no_findings_in_a_fresh_room(run: Run, inside: Room) -> None:
         "unsupported_claims": [],
         "unsupported_total": 0,
         "escalated": [],
+        "kill_proposals": [],
         "too_big": [],
     }
     assert list(json.loads(result.stdout)) == [
@@ -84,6 +85,7 @@ def test_no_findings_in_a_fresh_room(run: Run, inside: Room) -> None:
         "unsupported_claims",
         "unsupported_total",
         "escalated",
+        "kill_proposals",
         "too_big",
     ]
 
@@ -108,6 +110,7 @@ def test_a_death_loop_is_listed_with_its_ledger_lines_until_resumed(run: Run, in
         "unsupported_claims": [],
         "unsupported_total": 0,
         "escalated": [],
+        "kill_proposals": [],
         "too_big": [],
     }  # fmt: skip
 
@@ -141,5 +144,6 @@ def test_an_unsupported_claim_is_listed(run: Run, inside: Room, tmp_path: Path) 
         ],
         "unsupported_total": 1,
         "escalated": [],
+        "kill_proposals": [],
         "too_big": [],
     }  # fmt: skip

@@ -1,16 +1,18 @@
-"""A provider's refusal is never the task's (docs/faults.md): through the installed command, a
-room whose claude is rate limited (a program answering as Claude Code does for an HTTP 429)
-finishes every task on its fallback, with no round charged, and says until when claude cools."""
+"""Providers fail and money runs out (docs/faults.md), through the installed command: a room
+whose claude is rate limited (a program answering as Claude Code does for an HTTP 429) finishes
+every task on its fallback with no round charged, a run that keeps spending is ended by its cap,
+and the same change failing the same way trips the no-progress breaker."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
-from support import FAKES, entries, queue, task_json, where
+from support import FAKES, entries, queue, set_gate, task_json, where
 
 from control_room import errors
 from control_room.room import cooldowns
@@ -108,3 +110,55 @@ def test_a_run_that_keeps_spending_is_ended_by_its_cap(cr: Any, room: Room, tmp_
     assert "past max_cost_usd $0.5" in back["last_failure"]
     meta = json.loads((room.swarm / "results" / "spender" / "meta.json").read_text())
     assert any(n.startswith("ended: cost-cap") for n in meta.get("notes", [])), meta
+
+
+# The no-progress breaker: the same change failing the same way, again and again -----------------
+
+SAME = [sys.executable, "-c", "open('same.txt', 'w').write('the same attempt')"]
+FAILS = [
+    sys.executable,
+    "-c",
+    "import sys; print('FAIL: expected 42, got 41 in /tmp/run-123/t.py'); sys.exit(1)",
+]
+
+
+def test_the_same_change_failing_the_same_way_parks_and_proposes_a_kill(
+    cr: Any, room: Room, repo: Path
+) -> None:
+    set_gate(room, "max_rounds", "5")
+    set_gate(room, "death_loop_n", "9")  # the death loop's hold aside: the breaker alone
+    assert cr("route", "add", "r1", "--title", "an idea that does not work").returncode == 0
+    queue(room, "t1", route="r1", command=SAME, validator=FAILS)
+    said = [cr("cycle") for _ in range(3)]
+    assert [d.returncode for d in said] == [errors.FAILED] * 3
+    assert said[1].stdout.endswith("back in the queue for round 3 of 5\n")
+    assert said[2].stdout.endswith("parked for a person (swarm/parked/)\n")
+    assert where(room, "t1") == ["parked"]
+    reason = (room.state_dir("parked") / "t1.reason").read_text()
+    assert "after 3 failed rounds in a row with one fingerprint (" in reason
+    (proposal,) = entries(room, "kill-proposed")
+    assert (proposal.task, proposal.route) == ("t1", "r1")
+    assert proposal.detail.endswith(
+        "reopen if: a change that fails another way, or a new approach to its falsifier"
+    )
+    shown = cr("findings").stdout
+    assert shown.startswith("proposed kill: r1: after 3 failed rounds in a row with one fingerprint")
+    assert "control-room route kill r1 --verdict" in shown
+    data = json.loads(cr("findings", "--json").stdout)
+    assert [p["key"] for p in data["kill_proposals"]] == ["r1"]
+    # a person decides: the proposal is gone once the route is killed
+    assert cr("route", "kill", "r1", "--verdict", "no progress", "--reopen-if", "a new idea").returncode == 0
+    assert json.loads(cr("findings", "--json").stdout)["kill_proposals"] == []
+
+
+def test_a_change_that_differs_each_round_is_progress_even_when_it_fails_alike(
+    cr: Any, room: Room, repo: Path
+) -> None:
+    set_gate(room, "max_rounds", "5")
+    set_gate(room, "death_loop_n", "9")
+    grows = [sys.executable, "-c", "open('n.txt', 'a').write('x')"]  # a new change every round
+    queue(room, "t1", route="r1", command=grows, validator=FAILS)
+    said = [cr("cycle") for _ in range(4)]
+    assert [d.returncode for d in said] == [errors.FAILED] * 4, said[-1].stdout
+    assert where(room, "t1") == ["queue"]
+    assert entries(room, "kill-proposed") == []

@@ -162,3 +162,13 @@ def test_a_result_line_names_the_task_a_run_serves() -> None:
     line = result.RunResult(decision="accept", serves="t1").detail()
     assert '"serves": "t1"' in line and result.read(line).serves == "t1"
     assert "serves" not in result.RunResult(decision="d").detail() and result.read("{}").serves == ""
+
+
+def test_a_fingerprint_is_the_change_and_the_failures_shape() -> None:
+    from control_room.ledger.result import fingerprint  # the function under test
+
+    a = fingerprint("FAIL: got 41 in /tmp/run-1/t.py line 3", "diff A")
+    assert a == fingerprint("FAIL: got 40 in /tmp/run-2/t.py line 9", "diff A")  # numbers, paths aside
+    assert a != fingerprint("FAIL: got 41 in /tmp/run-1/t.py line 3", "diff B")  # another change
+    assert a != fingerprint("TypeError in /tmp/run-1/t.py", "diff A")  # another failure
+    assert len(a) == 16 and int(a, 16) >= 0

@@ -35,9 +35,9 @@ class CycleResult:
     merge: str | None = None  # a task now ready for the merge queue (auto_integrate takes it)
 
 
-def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str) -> str:
-    """Count a failed round: back to the queue with what failed, or parked after the last.
-    Returns where the task went, in words."""
+def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str, stuck: str = "") -> str:
+    """Count a failed round: back to the queue with what failed, or parked after the last (or
+    at once when ``stuck`` says why it makes no progress). Returns where the task went, in words."""
     tid = task["id"]
     rounds = int(task.get("rounds", 0)) + 1
     # Cut (the whole text is in its results), so that the task file stays a size the scan admits.
@@ -45,14 +45,17 @@ def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str
     updated: Task = {**task, "rounds": rounds, "last_failure": kept}
     max_rounds = settings.max_rounds
     plural = "s" if rounds != 1 else ""
-    if rounds >= max_rounds:
-        reason = (
-            f"Parked at {now_iso()} after {rounds} failed round{plural} "
-            f"(CONTROL.md max_rounds {max_rounds}).\n\nLast failure:\n{why}\n\n"
-            f"Results: swarm/results/{tid}/\n"
-        )
+    if rounds >= max_rounds or stuck:
+        after = stuck or f"after {rounds} failed round{plural} (CONTROL.md max_rounds {max_rounds})"
+        reason = f"Parked at {now_iso()} {after}.\n\nLast failure:\n{why}\n\nResults: swarm/results/{tid}/\n"
         # the ledger gets the failure cut to a line; all of it is in the .reason
-        park(room, updated, src, reason, f"after {rounds} failed round{plural}: {result.cut(why)}")
+        park(
+            room,
+            updated,
+            src,
+            reason,
+            f"{stuck or f'after {rounds} failed round{plural}'}: {result.cut(why)}",
+        )
         where = "parked for a person (swarm/parked/)"
     else:
         swarm.move(room, tid, src, "queue", task=updated)

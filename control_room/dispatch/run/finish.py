@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room import errors, ledger, proc
+from control_room import errors, git, ledger, proc
 from control_room.dispatch.merge import integrate
 from control_room.dispatch.queue import orchestrator
 from control_room.dispatch.queue.pick import Pick
@@ -23,13 +23,14 @@ from control_room.dispatch.run import destination
 from control_room.dispatch.shared import repo_remote
 from control_room.dispatch.worktrees import place, worktree
 from control_room.knowledge import history, routes
-from control_room.ledger import events
-from control_room.ledger.result import RunResult
+from control_room.ledger import events, result
+from control_room.ledger.result import RunResult, fingerprint
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
 from control_room.store import records
+from control_room.store.files import read_bytes
 from control_room.timeutil import now_iso
 from control_room.words import count
 
@@ -94,6 +95,8 @@ def finish(room: Room, settings: Settings, ran: Ran) -> CycleResult:
             adapter=ran.picked.plan.adapter.name,
             detail=f"spent ${cost:.4f}, above the task's max_cost_usd ${task['max_cost_usd']}",
         )
+    if failures and not queueing.serves(task):  # a review's verdict is no attempt at the work
+        run.fingerprint = fingerprint(run.failed, _change(ran.workdir) if settings.repo else "")
     _log_result(room, ran.picked, "fail" if failures else "pass", cost, run)
     if failures:
         return _failed(room, settings, ran.picked, run.failed, cost)
@@ -245,7 +248,23 @@ def _failed(room: Room, settings: Settings, picked: Pick, why: str, cost: float)
     ``review_when: always``), or parked after the last."""
     task = picked.task
     tid = task["id"]
-    where = fail_round(room, settings, task, why, src="running")
+    key = task.get("route") or f"task:{tid}"
+    st, _ = history.state(room)
+    streak = history.stuck(st, key, settings.max_identical_failures)
+    stuck = ""
+    if streak is not None:  # the same change failing the same way: no progress
+        stuck = (
+            f"after {count(streak['n'], 'failed round')} in a row with one fingerprint ({streak['cause']})"
+        )
+        ledger.append(
+            room.ledger,
+            events.KILL_PROPOSED,
+            task=tid,
+            route=task.get("route", ""),
+            detail=f"{stuck}: {result.cut(why)}; reopen if: a change that fails another way, or a new "
+            "approach to its falsifier",
+        )
+    where = fail_round(room, settings, task, why, src="running", stuck=stuck)
     _after(room, settings, task, "fail", cost)
     back = swarm.task_file(room, "queue", tid)
     if settings.review_when == "always" and back.exists():  # its next round waits for reviews
@@ -257,6 +276,26 @@ def _failed(room: Room, settings: Settings, picked: Pick, why: str, cost: float)
             where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
             where += "".join(f"; warning: {w}" for w in warned)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
+
+
+UNTRACKED_MAX = 500  # untracked files whose content a fingerprint reads, at most (1 MB each)
+
+
+def _change(workdir: Path) -> str:
+    """What a failed round left in its worktree, for its fingerprint: the diff against HEAD and
+    each untracked file's name and content ("" when git cannot say)."""
+    code, diff, _ = git.run(workdir, "diff", "HEAD", "--no-color", "--no-ext-diff")
+    code2, untracked, _ = git.run(workdir, "ls-files", "-z", "--others", "--exclude-standard")
+    if code != 0 or code2 != 0:
+        return ""
+    parts = [diff]
+    for name in sorted(n for n in untracked.split("\0") if n)[:UNTRACKED_MAX]:
+        try:
+            content = read_bytes(workdir / name, 1 << 20)
+        except OSError:
+            content = b""
+        parts.append(f"{name}\0{content.decode('utf-8', 'replace')}")
+    return "\0".join(parts)
 
 
 def _message(task: Task, adapter: str, round_no: int) -> str:
