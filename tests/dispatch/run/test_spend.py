@@ -57,3 +57,45 @@ def test_a_daily_token_budget_ends_a_run_that_would_pass_it(tmp_path: Path) -> N
     assert (
         m() == "cost-cap: 220,000 tokens over 2 step(s), past the 200,000 left today of daily_budget_tokens"
     )
+
+
+def test_opencodes_cost_of_0_for_an_unpriced_model_is_priced_from_prices(tmp_path: Path) -> None:
+    # the real opencode 1.18.33 reports "cost": 0 for a model its config gives no price (tests/realcli)
+    out = tmp_path / "stdout.txt"
+    step = {"type": "step_finish", "part": {"tokens": {"input": 100_000, "output": 10_000}, "cost": 0}}
+    out.write_text(json.dumps(step) + "\n" + json.dumps(step) + "\n")
+    m = spend.meter(adapters.get("opencode"), out, {"max_cost_usd": 0.25}, "m1", PRICES)
+    assert m is not None
+    assert m() == (
+        "cost-cap: $0.3000 (estimated) spent over 2 step(s) (200000 tokens in, 20000 out), "
+        "past max_cost_usd $0.25"
+    )
+
+
+def test_codexs_session_log_named_by_its_thread_is_read_per_request(tmp_path: Path) -> None:
+    # codex exec --json prints turn.completed only when its whole turn is over; its rollout in
+    # CODEX_HOME logs a token_count after each model request (as the real codex 0.171.0 does)
+    home, out = tmp_path / "home", tmp_path / "stdout.txt"
+    other = home / "sessions/2026/12/04/rollout-2026-12-04T10-00-00-other-thread.jsonl"
+    other.parent.mkdir(parents=True)
+    count = {"type": "event_msg", "payload": {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 900_000, "output_tokens": 90_000},
+        "last_token_usage": {"input_tokens": 100_000, "output_tokens": 10_000}}}}  # fmt: skip
+    other.write_text((json.dumps(count) + "\n") * 9)  # another run's session: never counted
+    out.write_text('{"type":"thread.started","thread_id":"0a1b-2c3d"}\n{"type":"turn.started"}\n')
+    m = spend.meter(adapters.get("codex"), out, {"max_cost_usd": 0.5}, "m1", PRICES, home=home)
+    assert m is not None and m() == ""  # its log is not written yet
+    log = home / "sessions/2026/12/04/rollout-2026-12-04T10-00-01-0a1b-2c3d.jsonl"
+    log.write_text('{"type":"session_meta","payload":{}}\n' + (json.dumps(count) + "\n") * 3)
+    assert m() == ""  # three requests: $0.45
+    with log.open("a") as f:
+        f.write(json.dumps(count) + "\n")
+    with out.open("a") as f:  # stdout's own sum of the same requests is not counted again
+        f.write(
+            json.dumps({"type": "turn.completed", "usage": count["payload"]["info"]["total_token_usage"]})
+        )
+        f.write("\n")
+    assert m() == (
+        "cost-cap: $0.6000 (estimated) spent over 4 step(s) (400000 tokens in, 40000 out), "
+        "past max_cost_usd $0.5"
+    )
