@@ -194,6 +194,11 @@ class Adapter:
         dispatch/run/spend.py)."""
         return None
 
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """The folder the CLI keeps its usage log in (``usage_log``), for the run ``inv`` with
+        the environment ``env``; None (the default): it keeps none."""
+        return None
+
     def usage_log(self, event: Mapping[str, Any]) -> str | None:
         """Where, in its own state folder (a glob), the CLI logs its usage per model request,
         as one line of its stdout names it; None (the default) for a line that names none. The

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome, as_int, json_lines, killed
@@ -94,6 +95,15 @@ class Codex(Adapter):
         if not isinstance(usage, dict):
             return None
         return as_int(usage.get("input_tokens")) or 0, as_int(usage.get("output_tokens")) or 0, None
+
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """Its CODEX_HOME: the state folder when isolated, else the user's (``~/.codex``); the
+        log is the one its own thread names, never another session's."""
+        if inv.setup.isolated:
+            return Path(self.home(inv))
+        if env.get("CODEX_HOME"):
+            return Path(env["CODEX_HOME"])
+        return Path(env["HOME"]) / ".codex" if env.get("HOME") else None
 
     def usage_log(self, event: Mapping[str, Any]) -> str | None:
         """``thread.started`` names the session whose rollout (``sessions/Y/M/D/rollout-...-ID.jsonl``

@@ -92,7 +92,7 @@ def run_claimed(
         limit = float(task["wall_clock_s"])
         tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
         left = ready.tokens_left(room, settings)
-        home = inv.state if inv.setup.isolated else None  # the CLI's own home: its usage log, if any
+        home = adapter.usage_home(inv, env)  # where the CLI logs its usage per request, if it does
         cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices, left, home)
         res = agent.execute(
             room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap

@@ -11,7 +11,8 @@ capped live, and the run's spend is checked after it as before (``cost-overrun``
 A CLI may write its usage per model request to a log of its own rather than to stdout
 (``Adapter.usage_log``: codex's session rollout, named by the ``thread.started`` line of its
 stdout, holds a ``token_count`` per request where its stdout has one ``turn.completed`` at the
-very end). Once that log is found in the run's own state folder, it is read instead of stdout.
+very end; ``Adapter.usage_home``: its CODEX_HOME). Once that log is found, it is read instead
+of stdout: looked for at each poll for the first second, then once a second.
 
 The cap is the task's ``max_cost_usd``: a task starts only when that much is left of the daily
 budget (dispatch/queue/ready.py), so it holds both; and, with CONTROL.md ``daily_budget_tokens``,
@@ -31,6 +32,7 @@ from control_room.adapters.base import Adapter
 
 CAP = "cost-cap"  # how the failure of a run ended by its cap starts
 READ_MAX = 1 << 20  # bytes read at one poll at most
+LOOK_EVERY = 10  # polls (of 0.1 s) between two looks for a usage log not yet written
 
 
 class Tail:
@@ -81,6 +83,7 @@ class Meter:
         self.home = home  # the run's own state folder, where a CLI's usage log is looked for
         self.pattern: str | None = None  # the glob (in home) of the usage log stdout named
         self.log: Tail | None = None
+        self.looks = 0  # polls since the log was named
         self.input_tokens = self.output_tokens = 0
         self.reported = 0.0  # dollars the CLI reported
         self.estimated = 0.0  # dollars priced from tokens of steps that reported none
@@ -132,9 +135,10 @@ class Meter:
         if self.home is not None and self.log is None:
             for _, event in events:
                 self.pattern = self.pattern or self.adapter.usage_log(event)
-            found = sorted(self.home.glob(self.pattern)) if self.pattern else []
-            if found:
-                self.log = Tail(found[0])
+            self.looks += 1 if self.pattern else 0
+            if self.pattern and (self.looks <= LOOK_EVERY or self.looks % LOOK_EVERY == 0):  # then 1/s
+                found = sorted(self.home.glob(self.pattern))
+                self.log = Tail(found[0]) if found else None
         if self.log is not None:
             events += [(True, e) for e in self.log.events()]
         return events
