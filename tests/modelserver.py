@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -83,7 +84,7 @@ class ModelServer:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server = _Server(("127.0.0.1", 0), _Handler)
         server.daemon_threads = True
         server.model_server = self  # type: ignore[attr-defined]
         self._server = server
@@ -122,6 +123,13 @@ class ModelServer:
         """Every request body seen so far, in one string."""
         with self._lock:
             return "\n".join(r.text for r in self.requests)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet for a client gone before its answer (a CLI ended mid-request); else as usual."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 def refused() -> str:

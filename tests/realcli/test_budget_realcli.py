@@ -1,5 +1,5 @@
 """The live spend cap against the real CLIs: a scripted model that never stops calling a harmless
-tool (reading CONTROL.md), each call reporting 100,000 tokens in and 10,000 out, until the task's
+tool (reading CONTROL.md), each turn reporting 100,000 tokens in and 10,000 out, until the task's
 ``max_cost_usd`` ends the run: claude by its own ``--max-budget-usd``, opencode and codex by the
 room's meter (dispatch/run/spend.py) pricing their streamed tokens from CONTROL.md ``prices:``.
 
@@ -12,6 +12,8 @@ turns counted and the one in flight when the run was ended.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from modelserver import ModelServer, Tool
@@ -25,10 +27,12 @@ TURN = (USAGE[0] * PRICES["input"] + USAGE[1] * PRICES["output"]) / 1e6
 DELAY = 0.2  # seconds a model answer takes
 
 
-def endless(real, name: str, tool: Tool, path: str = "") -> tuple[Any, list[Any]]:  # type: ignore[no-untyped-def]
-    """One cycle of a capped task on the real CLI ``name`` against a model that keeps calling
-    ``tool``: the room and the model requests that offered tools (the agent's turns)."""
+def endless(real, name: str, call: Callable[[Path], Tool], path: str = "") -> tuple[Any, list[Any]]:  # type: ignore[no-untyped-def]
+    """One cycle of a capped task on the real CLI ``name`` against a model that keeps making the
+    tool call ``call(CONTROL.md)``: the room and the model requests that offered tools (the
+    agent's turns)."""
     r = real(name)
+    tool = call(r.room.control)
     control = r.room.control.read_text()
     r.room.control.write_text(re.sub(r"(?m)^prices: \{\}", f"prices: {{mock-model: {PRICES}}}", control))
     r.task(adapter=name, max_cost_usd=CAP, wall_clock_s=60, kill_condition="one failed round")
@@ -37,6 +41,7 @@ def endless(real, name: str, tool: Tool, path: str = "") -> tuple[Any, list[Any]
         done = r.run("cycle")
         turns = [q for q in server.requests if isinstance(q.json, dict) and q.json.get("tools")]
     assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    assert len(turns) >= 2 and all("# The gate." in q.text for q in turns[1:]), turns  # the tool ran
     assert r.meta()["timed_out"] is False, r.meta()  # ended by its cap, not its wall clock
     return r, turns
 
@@ -55,7 +60,7 @@ def said(name: str, spent: float, turn: float, counted: int, sent: int) -> None:
 
 
 def test_claude_stops_itself_at_its_max_budget_usd(real) -> None:  # type: ignore[no-untyped-def]
-    r, turns = endless(real, "claude", Tool("Read", {"file_path": "CONTROL.md"}))
+    r, turns = endless(real, "claude", lambda f: Tool("Read", {"file_path": str(f)}))
     meta = r.meta()
     assert meta["argv"][-2:] == ["--max-budget-usd", "1"]
     spent, turn = meta["cost_usd"], meta["cost_usd"] / len(turns)  # claude's own prices, one per turn
@@ -69,7 +74,7 @@ def test_claude_stops_itself_at_its_max_budget_usd(real) -> None:  # type: ignor
 
 
 def test_opencode_is_ended_by_the_meter_on_its_step_finish(real) -> None:  # type: ignore[no-untyped-def]
-    r, turns = endless(real, "opencode", Tool("read", {"filePath": "CONTROL.md"}), "/v1")
+    r, turns = endless(real, "opencode", lambda f: Tool("read", {"filePath": str(f)}), "/v1")
     spent, steps = metered(r.cause())
     assert spent == round(steps * TURN, 4) and spent > CAP
     said(r.meta()["adapter"], spent, TURN, steps, len(turns))
@@ -78,7 +83,7 @@ def test_opencode_is_ended_by_the_meter_on_its_step_finish(real) -> None:  # typ
 
 
 def test_codex_is_ended_by_the_meter_reading_its_session_log(real) -> None:  # type: ignore[no-untyped-def]
-    r, turns = endless(real, "codex", Tool("exec_command", {"cmd": "true"}), "/v1")
+    r, turns = endless(real, "codex", lambda f: Tool("exec_command", {"cmd": f"head -c 100 {f}"}), "/v1")
     spent, steps = metered(r.cause())
     assert spent == round(steps * TURN, 4) and spent > CAP
     said(r.meta()["adapter"], spent, TURN, steps, len(turns))

@@ -18,7 +18,8 @@ The cap is the task's ``max_cost_usd``: a task starts only when that much is lef
 budget (dispatch/queue/ready.py), so it holds both; and, with CONTROL.md ``daily_budget_tokens``,
 what is left of that today. A run ended so is a failed round, its
 failure ``cost-cap: ...`` naming the figure. It may overshoot by at most the one step that
-crossed the line: a step is known only once it is done.
+crossed the line (a step is known only once it is done), plus the request the CLI had already
+sent when it was ended, whose answer never arrives (tests/realcli/test_budget_realcli.py).
 """
 
 from __future__ import annotations
