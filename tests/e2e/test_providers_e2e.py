@@ -130,6 +130,11 @@ def test_codex_is_capped_from_its_session_log_before_its_turn_ends(
         "cost-cap: $0.6000 (estimated) spent over 4 step(s) (400000 tokens in, 40000 out), "
         "past max_cost_usd $0.5;"
     )
+    meta = json.loads((room.swarm / "results" / "spender" / "meta.json").read_text())
+    spent = (meta["input_tokens"], meta["output_tokens"], meta["cost_usd"], meta["cost_estimated"])
+    assert spent == (400_000, 40_000, 0.6, True), meta  # codex itself said nothing: the meter's count
+    (line,) = entries(room, "result")
+    assert (line.outcome, float(line.cost_usd)) == ("fail", 0.6)  # what the daily budget sums
 
 
 def test_a_run_that_keeps_spending_is_ended_by_its_cap(cr: Any, room: Room, tmp_path: Path) -> None:

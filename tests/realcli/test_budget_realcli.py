@@ -77,7 +77,9 @@ def test_opencode_is_ended_by_the_meter_on_its_step_finish(real) -> None:  # typ
     r, turns = endless(real, "opencode", lambda f: Tool("read", {"filePath": str(f)}), "/v1")
     spent, steps = metered(r.cause())
     assert spent == round(steps * TURN, 4) and spent > CAP
-    said(r.meta()["adapter"], spent, TURN, steps, len(turns))
+    meta = r.meta()
+    assert (meta["cost_usd"], meta["cost_estimated"]) == (spent, True)  # the run's, for the daily budget
+    said(meta["adapter"], spent, TURN, steps, len(turns))
     assert spent - CAP <= TURN, (spent, steps)
     assert steps <= len(turns) <= steps + 1, (steps, len(turns))  # at most one request in flight
 
@@ -86,6 +88,8 @@ def test_codex_is_ended_by_the_meter_reading_its_session_log(real) -> None:  # t
     r, turns = endless(real, "codex", lambda f: Tool("exec_command", {"cmd": f"head -c 100 {f}"}), "/v1")
     spent, steps = metered(r.cause())
     assert spent == round(steps * TURN, 4) and spent > CAP
-    said(r.meta()["adapter"], spent, TURN, steps, len(turns))
+    meta = r.meta()
+    assert (meta["cost_usd"], meta["cost_estimated"]) == (spent, True)  # the run's, for the daily budget
+    said(meta["adapter"], spent, TURN, steps, len(turns))
     assert spent - CAP <= TURN, (spent, steps)
     assert steps <= len(turns) <= steps + 1, (steps, len(turns))  # at most one request in flight

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from control_room.adapters.base import Adapter
+from control_room.adapters.base import Adapter, Outcome
 
 CAP = "cost-cap"  # how the failure of a run ended by its cap starts
 READ_MAX = 1 << 20  # bytes read at one poll at most
@@ -160,3 +160,19 @@ def meter(
     if (cap <= 0 and tokens_left is None) or type(adapter).step_usage is Adapter.step_usage:
         return None
     return Meter(adapter, stdout, cap, prices.get(model or "") if model else None, tokens_left, home)
+
+
+def settle(m: Meter | None, outcome: Outcome) -> bool:
+    """Carry what the meter counted into the run's outcome where the CLI reported less (codex
+    ended by its cap prints no ``turn.completed``: no tokens at all; opencode's unpriced model
+    costs 0): its tokens, and its dollars where the CLI gave none, so that the ledger's
+    ``result`` line (and so the daily budgets) has them. True when the cost is now the meter's
+    estimate from ``prices:``."""
+    if m is None or not m.steps:
+        return False
+    if (outcome.input_tokens or 0) + (outcome.output_tokens or 0) < m.input_tokens + m.output_tokens:
+        outcome.input_tokens, outcome.output_tokens = m.input_tokens, m.output_tokens
+    if not outcome.cost_usd and m.spent > 0:
+        outcome.cost_usd = round(m.spent, 6)
+        return bool(m.estimated)
+    return False

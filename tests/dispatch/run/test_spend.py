@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from control_room import adapters
+from control_room.adapters.base import Outcome
 from control_room.dispatch.run import spend
 
 TURN = {"type": "turn.completed", "usage": {"input_tokens": 100_000, "output_tokens": 10_000}}
@@ -99,3 +100,17 @@ def test_codexs_session_log_named_by_its_thread_is_read_per_request(tmp_path: Pa
         "cost-cap: $0.6000 (estimated) spent over 4 step(s) (400000 tokens in, 40000 out), "
         "past max_cost_usd $0.5"
     )
+
+
+def test_what_the_meter_counted_is_the_runs_where_the_cli_said_less(tmp_path: Path) -> None:
+    out = tmp_path / "stdout.txt"
+    out.write_text(json.dumps(TURN) + "\n" + json.dumps(TURN) + "\n")
+    m = spend.meter(adapters.get("codex"), out, {"max_cost_usd": 0.25}, "m1", PRICES)
+    assert m is not None and m().startswith("cost-cap: $0.3000 (estimated)")
+    said = Outcome(ok=False, final_message="")  # ended mid-turn: codex printed no usage of its own
+    assert spend.settle(m, said) is True
+    assert (said.input_tokens, said.output_tokens, said.cost_usd) == (200_000, 20_000, 0.3)
+    reported = Outcome(ok=True, final_message="", input_tokens=300_000, output_tokens=30_000, cost_usd=0.9)
+    assert spend.settle(m, reported) is False  # the CLI's own figures, larger, stand
+    assert (reported.input_tokens, reported.output_tokens, reported.cost_usd) == (300_000, 30_000, 0.9)
+    assert spend.settle(None, reported) is False
