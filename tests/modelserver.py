@@ -8,7 +8,9 @@
 - ``GET /v1/models`` (OpenAI and Anthropic fields in one answer).
 
 What it answers is scripted: ``reply`` (a SPEC §5 report by default), optionally one ``Tool``
-call first (the next request that carries the tool's result gets the reply), ``replies`` (a
+call first (the next request that carries the tool's result gets the reply; ``endless``: every
+request that offers tools gets the call again, each reporting ``usage`` tokens, a model that
+spends until its cap ends it), ``replies`` (a
 reply per model name the request asks for, e.g. ``{"mock-a": ACCEPT}``; any other model gets
 ``reply``), and a ``mode``:
 ``ok``, ``error`` (HTTP 500), ``auth`` (HTTP 401), ``hang`` (never answers), or a limited mode
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -73,12 +76,15 @@ class ModelServer:
     retry_after: int = 20  # seconds, in a rate limit's headers and words
     model: str = MODEL
     replies: dict[str, str] = field(default_factory=dict)  # model name -> its reply
+    endless: bool = False  # every request answers ``tool`` again, its result or not (a spending loop)
+    usage: tuple[int, int] | None = None  # (input, output) tokens a tool call reports; None: counted
+    delay: float = 0.0  # seconds each model answer takes (a real model is not instant)
     requests: list[Request] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        server = _Server(("127.0.0.1", 0), _Handler)
         server.daemon_threads = True
         server.model_server = self  # type: ignore[attr-defined]
         self._server = server
@@ -117,6 +123,13 @@ class ModelServer:
         """Every request body seen so far, in one string."""
         with self._lock:
             return "\n".join(r.text for r in self.requests)
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet for a client gone before its answer (a CLI ended mid-request); else as usual."""
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
 
 
 def refused() -> str:
@@ -237,6 +250,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self._fault(req):
             return
+        if self.ms.delay:
+            self.ms._stop.wait(self.ms.delay)
         if path.endswith("/messages"):
             self._anthropic(req, body)
         elif path.endswith("/chat/completions"):
@@ -248,15 +263,24 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": {"message": f"no route {path}"}})
 
-    def _call_tool(self, done: bool) -> Tool | None:
-        """The scripted tool call, unless the request already carries its result."""
+    def _call_tool(self, done: bool, body: dict[str, Any] | None = None) -> Tool | None:
+        """The scripted tool call, unless the request already carries its result; ``endless``:
+        to every request that offers tools (a side request, such as opencode's title, gets the
+        reply)."""
+        if self.ms.endless:
+            return self.ms.tool if (body or {}).get("tools") else None
         return None if done else self.ms.tool
+
+    def _usage(self, tool: Tool | None, tokens_in: int, tokens_out: int) -> tuple[int, int]:
+        """The usage an answer reports: the scripted ``usage`` for a tool call, else the counted
+        tokens."""
+        return self.ms.usage if self.ms.usage and tool is not None else (tokens_in, tokens_out)
 
     # Anthropic ------------------------------------------------------------------------------
 
     def _anthropic(self, req: Request, body: dict[str, Any]) -> None:
         done = '"tool_result"' in req.text
-        tool = self._call_tool(done)
+        tool = self._call_tool(done, body)
         mid, model = f"msg_{uuid.uuid4().hex[:12]}", str(body.get("model") or self.ms.model)
         usage_in, text = _tokens(req.text), self.ms.reply_for(_model_of(req))
         if tool is not None:
@@ -265,6 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
             stop, out = "tool_use", _tokens(json.dumps(tool.args))
         else:
             block, stop, out = {"type": "text", "text": text}, "end_turn", _tokens(text)
+        usage_in, out = self._usage(tool, usage_in, out)
         if not body.get("stream"):
             self._json(200, {"id": mid, "type": "message", "role": "assistant", "model": model,
                              "content": [block], "stop_reason": stop, "stop_sequence": None,
@@ -291,15 +316,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, req: Request, body: dict[str, Any]) -> None:
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         done = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
-        tool = self._call_tool(done)
+        tool = self._call_tool(done, body)
         cid, model, created = (
             f"chatcmpl-{uuid.uuid4().hex[:12]}",
             str(body.get("model") or self.ms.model),
             int(time.time()),
         )
         text = self.ms.reply_for(_model_of(req))
-        usage = {"prompt_tokens": _tokens(req.text), "completion_tokens": _tokens(text),
-                 "total_tokens": _tokens(req.text) + _tokens(text)}  # fmt: skip
+        n_in, n_out = self._usage(tool, _tokens(req.text), _tokens(text))
+        usage = {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out}
         calls = ([{"index": 0, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
                    "function": {"name": tool.name, "arguments": json.dumps(tool.args)}}]
                  if tool else None)  # fmt: skip
@@ -334,12 +359,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _responses(self, req: Request, body: dict[str, Any]) -> None:
         done = '"function_call_output"' in req.text or '"custom_tool_call_output"' in req.text
-        tool = self._call_tool(done)
+        tool = self._call_tool(done, body)
         rid, model = f"resp_{uuid.uuid4().hex[:12]}", str(body.get("model") or self.ms.model)
         text = self.ms.reply_for(_model_of(req))
-        usage = {"input_tokens": _tokens(req.text), "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": _tokens(text), "output_tokens_details": {"reasoning_tokens": 0},
-                 "total_tokens": _tokens(req.text) + _tokens(text)}  # fmt: skip
+        n_in, n_out = self._usage(tool, _tokens(req.text), _tokens(text))
+        usage = {"input_tokens": n_in, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": n_out, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": n_in + n_out}  # fmt: skip
         if tool is not None:
             item: dict[str, Any] = {"type": "function_call", "id": f"fc_{uuid.uuid4().hex[:12]}",
                                     "call_id": f"call_{uuid.uuid4().hex[:12]}", "name": tool.name,
@@ -383,7 +409,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _gemini(self, req: Request, body: dict[str, Any], *, stream: bool) -> None:
         done = '"functionResponse"' in req.text
-        tool = self._call_tool(done)
+        tool = self._call_tool(done, body)
         text = self.ms.reply_for(_model_of(req))
         part: dict[str, Any] = (
             {"functionCall": {"name": tool.name, "args": tool.args}} if tool else {"text": text}

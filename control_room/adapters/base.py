@@ -194,6 +194,17 @@ class Adapter:
         dispatch/run/spend.py)."""
         return None
 
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """The folder the CLI keeps its usage log in (``usage_log``), for the run ``inv`` with
+        the environment ``env``; None (the default): it keeps none."""
+        return None
+
+    def usage_log(self, event: Mapping[str, Any]) -> str | None:
+        """Where, in its own state folder (a glob), the CLI logs its usage per model request,
+        as one line of its stdout names it; None (the default) for a line that names none. The
+        live spend cap then reads that log, through ``step_usage``, instead of stdout."""
+        return None
+
     def explain(self, result: Result, stderr: str) -> str:
         """One line: how the run ended (exit code and its meaning, or the kill) and the cause,
         ``stderr``'s last line (or whatever text the caller found the cause in)."""

@@ -38,6 +38,8 @@ from control_room.proc import Result
 if TYPE_CHECKING:  # faults is only read for a run that failed
     from control_room.adapters.faults import Fault
 
+BUDGET_STOP = "error_max_budget_usd"  # the result's subtype when --max-budget-usd ended the run
+COST_CAP = "cost-cap"  # as a run ended by its live cap fails (dispatch/run/spend.py CAP)
 QUIET = {  # with a setup: nothing but the model calls leaves the machine
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
@@ -92,6 +94,8 @@ class Claude(Adapter):
         if outcome.ok or result.timed_out or result.stopped:
             return None
         event = result_event(stdout)
+        if event is not None and event.get("subtype") == BUDGET_STOP:  # the task's cap, no provider's
+            return None
         status = as_int(event.get("api_error_status")) if event else None
         if event is None or status is None:
             return super().fault(result, stdout, stderr, outcome)
@@ -154,7 +158,14 @@ def read_result(adapter: Adapter, result: Result, stdout: str, stderr: str) -> O
     subtype = event.get("subtype")
     failed = event.get("is_error") is True or (isinstance(subtype, str) and subtype.startswith("error"))
     error = None
-    if result.exit_code != 0 or failed:
+    if subtype == BUDGET_STOP:  # its own --max-budget-usd ended it: the live cap, said as spend.py says it
+        said = event.get("errors")
+        why = _first_line(str(said[0])) if isinstance(said, list) and said else "its --max-budget-usd"
+        error = (
+            f"{COST_CAP}: ${as_float(event.get('total_cost_usd')) or 0:.4f} spent over "
+            f"{as_int(event.get('num_turns')) or 0} turn(s); {adapter.name} stopped itself: {why}"
+        )
+    elif result.exit_code != 0 or failed:
         detail = _first_line(text) or _first_line(str(event.get("error") or "")) or _last_line(stderr)
         what = f" ({subtype})" if isinstance(subtype, str) and subtype != "success" else ""
         code = result.exit_code

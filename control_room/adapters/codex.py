@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome, as_int, json_lines, killed
@@ -81,11 +82,36 @@ class Codex(Adapter):
         return env
 
     def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
-        """Each ``turn.completed`` reports its turn's tokens (no cost)."""
-        usage = event.get("usage") if event.get("type") == "turn.completed" else None
+        """A ``token_count`` of its session log reports one model request's tokens
+        (``info.last_token_usage``); on stdout, ``turn.completed`` reports the whole exec turn's,
+        only once it is over (no cost in either)."""
+        usage: Any = None
+        payload = event.get("payload") if event.get("type") == "event_msg" else None
+        if isinstance(payload, dict) and payload.get("type") == "token_count":
+            info = payload.get("info")
+            usage = info.get("last_token_usage") if isinstance(info, dict) else None
+        elif event.get("type") == "turn.completed":
+            usage = event.get("usage")
         if not isinstance(usage, dict):
             return None
         return as_int(usage.get("input_tokens")) or 0, as_int(usage.get("output_tokens")) or 0, None
+
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """Its CODEX_HOME: the state folder when isolated, else the user's (``~/.codex``); the
+        log is the one its own thread names, never another session's."""
+        if inv.setup.isolated:
+            return Path(self.home(inv))
+        if env.get("CODEX_HOME"):
+            return Path(env["CODEX_HOME"])
+        return Path(env["HOME"]) / ".codex" if env.get("HOME") else None
+
+    def usage_log(self, event: Mapping[str, Any]) -> str | None:
+        """``thread.started`` names the session whose rollout (``sessions/Y/M/D/rollout-...-ID.jsonl``
+        in its CODEX_HOME) logs a ``token_count`` after each model request."""
+        thread = event.get("thread_id") if event.get("type") == "thread.started" else None
+        if not isinstance(thread, str) or not thread or not all(c.isalnum() or c == "-" for c in thread):
+            return None
+        return f"sessions/*/*/*/rollout-*-{thread}.jsonl"
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

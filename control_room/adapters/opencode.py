@@ -101,12 +101,18 @@ class Opencode(Adapter):
         return env
 
     def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
-        """Each ``step_finish`` reports its step's tokens and cost."""
+        """Each ``step_finish`` reports its step's (one model request's) tokens and cost; a cost
+        of 0 for tokens spent is opencode's word for a model its config prices not (CONTROL.md
+        ``prices:`` prices it)."""
         part = event.get("part") if event.get("type") == "step_finish" else None
         if not isinstance(part, dict):
             return None
         tokens: Mapping[str, Any] = part["tokens"] if isinstance(part.get("tokens"), dict) else {}
-        return as_int(tokens.get("input")) or 0, as_int(tokens.get("output")) or 0, as_float(part.get("cost"))
+        tokens_in, tokens_out = as_int(tokens.get("input")) or 0, as_int(tokens.get("output")) or 0
+        cost = as_float(part.get("cost"))
+        if cost == 0 and tokens_in + tokens_out:  # a model its config gives no price: unpriced, not free
+            cost = None
+        return tokens_in, tokens_out, cost
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

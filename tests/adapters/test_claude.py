@@ -1,5 +1,6 @@
 """The claude adapter against tests/fakes/claude (numbers documented in the fake)."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,19 @@ def test_a_json_array_of_events_is_read():
 def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
     # what the real claude printed against the model server in each mode (tests/fixtures/limits)
     refused(SPEC, mode, tmp_path, None)
+
+
+def test_its_own_budget_stop_is_read_as_a_cost_cap_naming_the_figure():
+    # the result the real claude 2.1.332 printed when --max-budget-usd 1 ended it (tests/realcli)
+    stdout = json.dumps({"type": "result", "subtype": "error_max_budget_usd", "is_error": True,
+                         "result": '[claude-code:unrecognized_model] {"model":"mock-model"}',
+                         "terminal_reason": "budget_exhausted", "num_turns": 2, "total_cost_usd": 1.2,
+                         "errors": ["Reached maximum budget ($1)"],
+                         "usage": {"input_tokens": 100000, "output_tokens": 10000}})  # fmt: skip
+    result = Result(["claude"], 1, 0.1, NULL, NULL)
+    out = Claude().read(result, stdout, "")
+    assert (out.ok, out.cost_usd) == (False, 1.2)
+    assert out.error == (
+        "cost-cap: $1.2000 spent over 2 turn(s); claude stopped itself: Reached maximum budget ($1)"
+    )
+    assert Claude().fault(result, stdout, "", out) is None  # the task's cap, not a provider's refusal

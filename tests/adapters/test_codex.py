@@ -113,3 +113,16 @@ def test_a_reconnection_that_then_succeeds_is_no_failure():
 def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
     # what the real codex printed against the model server in each mode (tests/fixtures/limits)
     refused(SPEC, mode, tmp_path, None)
+
+
+def test_its_usage_log_is_in_its_own_codex_home_and_named_by_its_thread(tmp_path):
+    codex = Codex()
+    plain = invocation(tmp_path, Spec(codex))
+    assert codex.usage_home(plain, {"HOME": "/home/u"}) == Path("/home/u/.codex")
+    assert codex.usage_home(plain, {"HOME": "/home/u", "CODEX_HOME": "/c"}) == Path("/c")
+    isolated = invocation(tmp_path, Spec(codex, setup=Setup(isolated=True)))
+    assert codex.usage_home(isolated, {"CODEX_HOME": "/c"}) == Path(codex.home(isolated))
+    assert codex.usage_log({"type": "thread.started", "thread_id": "01a2-b3"}) == (
+        "sessions/*/*/*/rollout-*-01a2-b3.jsonl"
+    )
+    assert codex.usage_log({"type": "thread.started", "thread_id": "../../x"}) is None

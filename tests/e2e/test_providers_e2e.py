@@ -94,6 +94,51 @@ while True:
 """
 
 
+ROLLOUT = """#!/usr/bin/env python3
+import json, os, sys, time
+sys.stdin.read()
+thread = "0a1b2c3d-4e5f"
+print(json.dumps({"type": "thread.started", "thread_id": thread}), flush=True)
+print(json.dumps({"type": "turn.started"}), flush=True)
+day = os.path.join(os.environ["CODEX_HOME"], "sessions", "2026", "12", "04")
+os.makedirs(day, exist_ok=True)
+count = {"type": "event_msg", "payload": {"type": "token_count", "info": {
+    "last_token_usage": {"input_tokens": 100000, "cached_input_tokens": 0, "output_tokens": 10000}}}}
+with open(os.path.join(day, f"rollout-2026-12-04T10-00-00-{thread}.jsonl"), "a") as log:
+    while True:  # as codex exec does: a token_count per request in its rollout, turn.completed at the end
+        print(json.dumps({"type": "item.completed", "item": {"type": "command_execution", "command": "ls"}}),
+              flush=True)
+        log.write(json.dumps(count) + "\\n")
+        log.flush()
+        time.sleep(0.3)
+"""
+
+
+def test_codex_is_capped_from_its_session_log_before_its_turn_ends(
+    cr: Any, room: Room, tmp_path: Path
+) -> None:
+    bin_dir, home = tmp_path / "rollout", tmp_path / "codex-home"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text(ROLLOUT)
+    (bin_dir / "codex").chmod(0o755)
+    control = room.control.read_text(encoding="utf-8")
+    room.control.write_text(control.replace("\nprices: {}", "\nprices: {m1: {input: 1.0, output: 5.0}}"))
+    queue(room, "spender", adapter="codex", model="m1", command=None, max_cost_usd=0.5, wall_clock_s=30)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    done = cr("cycle", extra_env={"PATH": path, "CODEX_HOME": str(home)})
+    assert done.returncode == errors.FAILED, done.stdout + done.stderr
+    back = task_json(room, "queue", "spender")
+    assert back["last_failure"].startswith(
+        "cost-cap: $0.6000 (estimated) spent over 4 step(s) (400000 tokens in, 40000 out), "
+        "past max_cost_usd $0.5;"
+    )
+    meta = json.loads((room.swarm / "results" / "spender" / "meta.json").read_text())
+    spent = (meta["input_tokens"], meta["output_tokens"], meta["cost_usd"], meta["cost_estimated"])
+    assert spent == (400_000, 40_000, 0.6, True), meta  # codex itself said nothing: the meter's count
+    (line,) = entries(room, "result")
+    assert (line.outcome, float(line.cost_usd)) == ("fail", 0.6)  # what the daily budget sums
+
+
 def test_a_run_that_keeps_spending_is_ended_by_its_cap(cr: Any, room: Room, tmp_path: Path) -> None:
     bin_dir = tmp_path / "endless"
     bin_dir.mkdir()

@@ -92,7 +92,8 @@ def run_claimed(
         limit = float(task["wall_clock_s"])
         tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
         left = ready.tokens_left(room, settings)
-        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices, left)
+        home = adapter.usage_home(inv, env)  # where the CLI logs its usage per request, if it does
+        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices, left, home)
         res = agent.execute(
             room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap
         )
@@ -113,6 +114,8 @@ def run_claimed(
                 f"the agent's output could not be saved: {stream.error}", exit_code=errors.IO_ERROR
             )
     outcome = agent.read(adapter, inv, res)
+    if spend.settle(cap, outcome):  # the tokens and dollars the meter counted, where the CLI said less
+        meta["cost_estimated"] = True
     if outcome.fault is not None and outcome.fault.is_providers():  # not the task's fault
         brief.unlink(missing_ok=True)
         queueing.discard_edits(room, settings, task, workdir)
