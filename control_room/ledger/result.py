@@ -49,6 +49,7 @@ class RunResult:
 
     __slots__ = (
         "decision",
+        "estimated",
         "exit",
         "failed",
         "fingerprint",
@@ -82,6 +83,7 @@ class RunResult:
         metrics: dict[str, float] | None = None,  # `METRIC name=value` lines of the validator
         serves: str = "",  # a review's or an arbiter's run: the task it reviews ("": an own run)
         fingerprint: str = "",  # a failed round's: its change and its failure's shape (``fingerprint``)
+        estimated: bool = False,  # its cost is an estimate from tokens and CONTROL.md prices:
     ) -> None:
         self.decision, self.failed, self.unsupported = decision, failed, unsupported
         self.round, self.exit, self.seconds = round, exit, seconds
@@ -89,7 +91,7 @@ class RunResult:
         self.model, self.role = model, role
         self.input_tokens, self.output_tokens = input_tokens, output_tokens
         self.metrics = metrics or {}
-        self.serves, self.fingerprint = serves, fingerprint
+        self.serves, self.fingerprint, self.estimated = serves, fingerprint, estimated
 
     def detail(self) -> str:
         """The detail cell: a short JSON object."""
@@ -118,6 +120,8 @@ class RunResult:
             data["metrics"] = self.metrics
         if self.fingerprint:
             data["fingerprint"] = self.fingerprint
+        if self.estimated:
+            data["cost"] = "estimated"
         data["decision"] = cut(self.decision, DECISION_MAX) or "(none)"
         if self.failed:
             data["failed"] = cut(self.failed, FAILED_MAX)
@@ -177,6 +181,7 @@ def read(detail: str) -> RunResult:
             output_tokens=_count(data.get("output_tokens")),
             metrics=_metrics(data.get("metrics")),
             fingerprint=str(data.get("fingerprint") or ""),
+            estimated=data.get("cost") == "estimated",
         )
     tail, failed_only = _legacy()
     m = tail.search(detail)

@@ -207,3 +207,18 @@ def test_a_change_that_differs_each_round_is_progress_even_when_it_fails_alike(
     assert [d.returncode for d in said] == [errors.FAILED] * 4, said[-1].stdout
     assert where(room, "t1") == ["queue"]
     assert entries(room, "kill-proposed") == []
+
+
+def test_a_cli_that_reports_only_tokens_is_priced_from_prices_and_marked_estimated(
+    cr: Any, room: Room
+) -> None:
+    control = room.control.read_text(encoding="utf-8")
+    room.control.write_text(control.replace("\nprices: {}", "\nprices: {m1: {input: 1.0, output: 5.0}}"))
+    queue(room, "g1", adapter="gemini", model="m1", command=None)
+    done = cr("cycle", extra_env={"PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == errors.PASSED, done.stdout + done.stderr
+    meta = json.loads((room.swarm / "results" / "g1" / "meta.json").read_text())
+    (line,) = [e for e in entries(room, "result") if e.task == "g1"]
+    expected = round((meta["input_tokens"] * 1.0 + meta["output_tokens"] * 5.0) / 1e6, 6)
+    assert meta["cost_estimated"] is True and meta["cost_usd"] == expected > 0
+    assert float(line.cost_usd) == expected and '"cost": "estimated"' in line.detail

@@ -188,6 +188,7 @@ def _record(ran: Ran, failures: list[str]) -> RunResult:
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
         metrics=validator.metrics(val),
+        estimated=bool(ran.meta.get("cost_estimated")),
     )
 
 

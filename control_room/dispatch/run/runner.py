@@ -114,8 +114,8 @@ def run_claimed(
                 f"the agent's output could not be saved: {stream.error}", exit_code=errors.IO_ERROR
             )
     outcome = agent.read(adapter, inv, res)
-    if spend.settle(cap, outcome):  # the tokens and dollars the meter counted, where the CLI said less
-        meta["cost_estimated"] = True
+    if spend.settle(cap, outcome) or spend.price(outcome, settings.prices, plan.model):
+        meta["cost_estimated"] = True  # dollars from tokens and CONTROL.md prices:, not the CLI's
     if outcome.fault is not None and outcome.fault.is_providers():  # not the task's fault
         brief.unlink(missing_ok=True)
         queueing.discard_edits(room, settings, task, workdir)

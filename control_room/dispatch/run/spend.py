@@ -176,3 +176,17 @@ def settle(m: Meter | None, outcome: Outcome) -> bool:
         outcome.cost_usd = round(m.spent, 6)
         return bool(m.estimated)
     return False
+
+
+def price(outcome: Outcome, prices: Mapping[str, Mapping[str, float]], model: str | None) -> bool:
+    """A run whose CLI reported tokens but no dollars (gemini, kimi, codex at its end): its cost
+    estimated from CONTROL.md ``prices:`` for its model, when the model has a price. True when
+    the outcome's cost is now that estimate."""
+    rate = prices.get(model or "") if model else None
+    tokens_in, tokens_out = outcome.input_tokens or 0, outcome.output_tokens or 0
+    if outcome.cost_usd or rate is None or not (tokens_in or tokens_out):
+        return False
+    outcome.cost_usd = round(
+        (tokens_in * rate.get("input", 0.0) + tokens_out * rate.get("output", 0.0)) / 1e6, 6
+    )
+    return outcome.cost_usd > 0

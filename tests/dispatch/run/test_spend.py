@@ -114,3 +114,15 @@ def test_what_the_meter_counted_is_the_runs_where_the_cli_said_less(tmp_path: Pa
     assert spend.settle(m, reported) is False  # the CLI's own figures, larger, stand
     assert (reported.input_tokens, reported.output_tokens, reported.cost_usd) == (300_000, 30_000, 0.9)
     assert spend.settle(None, reported) is False
+
+
+def test_a_run_that_reported_only_tokens_is_priced_after_it_and_marked_estimated() -> None:
+    from control_room.adapters.base import Outcome  # the contract the runner hands over
+
+    tokens_only = Outcome(ok=True, final_message="", input_tokens=200_000, output_tokens=20_000)
+    assert spend.price(tokens_only, PRICES, "m1") is True
+    assert tokens_only.cost_usd == 0.3  # $0.20 in + $0.10 out
+    given = Outcome(ok=True, final_message="", input_tokens=10, output_tokens=1, cost_usd=0.5)
+    assert spend.price(given, PRICES, "m1") is False and given.cost_usd == 0.5  # the CLI's own figure
+    unknown = Outcome(ok=True, final_message="", input_tokens=10, output_tokens=1)
+    assert spend.price(unknown, PRICES, "other") is False and unknown.cost_usd is None
