@@ -21,14 +21,15 @@ class Machine:
     path: Path
     host: str
     exe: str
+    named: bool = True  # False: no CONTROL_ROOM_WRITER, as a new user runs it (the clone picks its id)
 
     @property
     def room(self) -> Room:
         return Room(self.path)
 
     def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "CONTROL_ROOM"}
-        return {**env, "CONTROL_ROOM_WRITER": self.host}
+        env = {k: v for k, v in os.environ.items() if k not in ("CONTROL_ROOM", "CONTROL_ROOM_WRITER")}
+        return {**env, "CONTROL_ROOM_WRITER": self.host} if self.named else env
 
     def cr(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         done = subprocess.run([self.exe, *args], cwd=self.path, env=self.env(), capture_output=True,

@@ -344,3 +344,23 @@ def test_a_fresh_clone_runs_a_cycle_straight_away(exe: str, tmp_path: Path) -> N
     assert m1.cr("sync").returncode == 0
     assert where(m1.room, "t001") == ["done"]
     assert [e.writer for e in m1.ledger() if e.event == "result"] == ["m2"]
+
+
+def test_three_clones_on_one_machine_run_each_task_once_without_being_named(exe: str, tmp_path: Path) -> None:
+    """As a new user tries it: three clones of one shared room, each `run --every 0`, no `sync
+    --host`. Each clone picks an id of its own at first use (kept in control-room/.host)."""
+    _, named = shared_room(tmp_path, exe, ["a", "b", "c"], probe_tasks(12))
+    machines = [Machine(m.path, m.host, exe, named=False) for m in named]
+    runs = [m.start("run", "--cycles", "6", "--every", "0") for m in machines]
+    for r in runs:
+        out, _ = r.communicate(timeout=300)
+        assert "Traceback" not in out, out
+    for _ in range(3):  # the tasks left, then everything everywhere
+        for m in machines:
+            m.cr("cycle")
+    finish(machines)
+    converged(machines)
+    results = [e.task for e in machines[0].ledger() if e.event == "result"]
+    assert sorted(results) == [f"t{k:03d}" for k in range(1, 13)]  # every task once: none twice
+    ids = [(m.room.cr / ".host").read_text().strip() for m in machines]
+    assert len(set(ids)) == 3 and all(i.startswith(os.uname().nodename[:20]) for i in ids), ids

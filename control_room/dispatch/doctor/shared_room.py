@@ -7,8 +7,7 @@ from __future__ import annotations
 import os
 
 from control_room.dispatch.doctor.finding import FAIL, OK, WARN, Check, Context, Finding, unchecked
-from control_room.dispatch.round import claims
-from control_room.dispatch.shared import claimrefs, sync
+from control_room.dispatch.shared import claiming, sync
 from control_room.errors import ControlRoomError
 from control_room.ledger.write import HOST_FILE
 
@@ -36,10 +35,7 @@ def shared_check(ctx: Context) -> list[Finding]:
         source = f"control-room/{HOST_FILE}"
     else:
         source = "the machine's name"
-    mine = set(claimrefs.pending(ctx.room)) | set(claims.running_ids(ctx.room))
-    strangers = sorted(
-        tid for tid, ref in share.refs().items() if ref.live and ref.host == share.host and tid not in mine
-    )
+    strangers = claiming.impostors(share, share.refs())
     found = [
         Finding(
             NAME, OK, f"shared through {share.remote} ({share.branch}) as host {share.host} (from {source})"

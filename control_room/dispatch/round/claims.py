@@ -14,20 +14,33 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from control_room.ledger.write import writer_name
+from control_room.ledger.write import HOST_FILE, cell_safe, writer_name
 from control_room.room.layout import Room
 from control_room.store import lock, records
+from control_room.store.files import create_exclusive
 
 
 def host(room: Room) -> str:
     """This clone's host id, as on its ledger lines (``CONTROL_ROOM_WRITER``, ``control-room/.host``
     or the machine's name)."""
+    return writer_name(room.cr)
+
+
+def shared_host(room: Room) -> str:
+    """This clone's host id in a shared room: as ``host``, except that a clone with neither
+    ``CONTROL_ROOM_WRITER`` nor ``control-room/.host`` gets an id of its own at first use, the
+    machine's name and a random clone id (``mybox-3f9a1c``), kept in ``.host``: two clones of one
+    room on one machine must never share an id, or each takes the other's claims for its own."""
+    if not os.environ.get("CONTROL_ROOM_WRITER") and not (room.cr / HOST_FILE).exists():
+        made = cell_safe(f"{os.uname().nodename or 'host'}"[:57] + "-" + secrets.token_hex(3))
+        create_exclusive(room.cr / HOST_FILE, made + "\n")  # made by another cycle first: that one
     return writer_name(room.cr)
 
 

@@ -4,7 +4,8 @@
 A task is ours to claim when its claim ref is absent; ours already (a claim of this host that
 a local recovery put back in the queue); another host's whose lease (wall clock plus
 ``grace_s``) is over; or finished by a commit our branch holds. Anything else is held
-elsewhere, and ``pick`` passes it by.
+elsewhere, and ``pick`` passes it by. A live claim of our host id that this clone did not make
+is another clone's with the same id: the cycle claims nothing (``impostors``, fail closed).
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import os
 import time
 
 from control_room import ledger
+from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs
 from control_room.dispatch.shared.sync import Shared
+from control_room.errors import RoomInvalidError
 from control_room.ledger import events
 from control_room.room.layout import Room
 from control_room.room.tasks import Task
@@ -26,6 +29,16 @@ class Chooser:
         self.share, self.grace_s = share, grace_s
         self.refs = share.refs()
         self.beaten: set[str] = set()  # taken by another machine while we tried
+        strangers = impostors(share, self.refs)
+        if strangers:  # fail closed: exactly-once must not depend on a step a user can skip
+            shown = ", ".join(strangers[:5]) + (
+                f" and {len(strangers) - 5} more" if len(strangers) > 5 else ""
+            )
+            raise RoomInvalidError(
+                f"room invalid: the remote holds live claims of host {share.host} that this clone did not "
+                f"make ({shown}): another clone uses the same host id; nothing was claimed (fail closed); "
+                "give each clone its own: `control-room sync --host NAME`"
+            )
 
     def taken(self, task_id: str) -> str | None:
         """Why ``task_id`` is not ours to claim, or None."""
@@ -61,6 +74,13 @@ class Chooser:
                 f"{self.grace_s:g}s grace); taken over by {self.share.host}, no round used",
             )
         return True
+
+
+def impostors(share: Shared, refs: dict[str, claimrefs.Ref]) -> list[str]:
+    """The tasks the remote says this host id claims, live, that this clone did not claim (none
+    of its unfinished claims, none running here): the claims of another clone with our id."""
+    mine = set(claimrefs.pending(share.room)) | set(claims.running_ids(share.room))
+    return sorted(tid for tid, ref in refs.items() if ref.live and ref.host == share.host and tid not in mine)
 
 
 def info(host: str, slot: int, until: float) -> dict[str, object]:

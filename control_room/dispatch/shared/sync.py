@@ -379,7 +379,7 @@ def shared(room: Room, settings: Settings) -> Shared | None:
     that is no git work tree, or on a detached HEAD, is a RoomInvalidError."""
     if not settings.remote:
         return None
-    probe = Shared(room, settings.remote, "", claims.host(room))
+    probe = Shared(room, settings.remote, "", claims.shared_host(room))
     code, out, err = probe.git("symbolic-ref", "-q", "--short", "HEAD")
     if code != 0 and "not a git repository" in err:
         raise errors.RoomInvalidError(

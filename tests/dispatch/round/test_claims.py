@@ -4,9 +4,12 @@ process group that is provably the task's agent."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
+
+import pytest
 
 from control_room.dispatch.round import claims
 from control_room.room.layout import Room
@@ -92,3 +95,17 @@ def test_sweep_removes_only_claims_whose_task_left(room: Room) -> None:
     assert sorted(p.name for p in running.iterdir()) == ["kept.claim", "kept.json"]
     assert claims.running_ids(room) == ["kept"]
     assert claims.read_claim(room, "kept") == {"pid": 1}
+
+
+def test_a_clone_of_a_shared_room_gets_an_id_of_its_own_at_first_use(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from control_room.dispatch.round.claims import shared_host  # the function under test
+
+    monkeypatch.setenv("CONTROL_ROOM_WRITER", "m1")
+    assert shared_host(room) == "m1" and not (room.cr / ".host").exists()  # named: kept as it is
+    monkeypatch.delenv("CONTROL_ROOM_WRITER")
+    made = shared_host(room)
+    assert re.fullmatch(re.escape(os.uname().nodename[:57]) + r"-[0-9a-f]{6}", made), made
+    assert (room.cr / ".host").read_text() == made + "\n"
+    assert shared_host(room) == made  # kept: one id for the clone's life

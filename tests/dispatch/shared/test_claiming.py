@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from support import TIME, entries, git, probe_task
 
+from control_room import errors
 from control_room.dispatch.shared import claiming, claimrefs, sync
 from control_room.dispatch.shared.claiming import Chooser
 from control_room.dispatch.shared.claimrefs import EMPTY_TREE, PREFIX
@@ -84,9 +85,21 @@ def test_a_live_claim_of_another_machine_is_held_until_its_lease_and_grace_end(s
 
 def test_a_claim_past_its_lease_or_our_own_is_ours_to_claim(share: sync.Shared) -> None:
     claimed(share, "t1", "m2", 1000.0)  # 1970: its lease is long over
-    claimed(share, "t2", "m1", LATER)  # ours, put back in the queue by a local recovery
+    ours = claimed(share, "t2", "m1", LATER)  # ours, put back in the queue by a local recovery
+    claimrefs.remember(share.room, "t2", ours)  # as share.claim keeps it, until the claim is finished
     chooser = Chooser(share, GRACE)
     assert (chooser.taken("t1"), chooser.taken("t2")) == (None, None)
+
+
+def test_a_live_claim_of_our_id_that_this_clone_did_not_make_claims_nothing(share: sync.Shared) -> None:
+    claimed(share, "t3", "m1", LATER)  # our host id, but another clone's claim: no record of it here
+    with pytest.raises(errors.RoomInvalidError) as err:
+        Chooser(share, GRACE)
+    assert str(err.value) == (
+        "room invalid: the remote holds live claims of host m1 that this clone did not make (t3): "
+        "another clone uses the same host id; nothing was claimed (fail closed); give each clone its "
+        "own: `control-room sync --host NAME`"
+    )
 
 
 def test_a_finished_claim_is_ours_only_once_our_branch_holds_its_result(share: sync.Shared) -> None:
