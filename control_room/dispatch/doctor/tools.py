@@ -23,7 +23,7 @@ from control_room.dispatch.doctor.finding import (
     split_fix,
     unchecked,
 )
-from control_room.dispatch.queue import admission
+from control_room.dispatch.queue import admission, environment
 from control_room.dispatch.run import hello
 from control_room.dispatch.worktrees import place, worktree
 from control_room.room import gitmerge, roles
@@ -104,7 +104,7 @@ def _adapter(ctx: Context, name: str, where: list[str]) -> Finding:
     except errors.ControlRoomError as exc:
         what, fix = split_fix(short(room, str(exc)))
         return Finding(check, FAIL, what, fix)
-    path = proc.which(exe, admission.agent_env(room, ctx.settings, task)) if exe else None
+    path = proc.which(exe, environment.agent_env(room, ctx.settings, task)) if exe else None
     if path is None:
         return Finding(check, FAIL, f"{exe} is not on the PATH agents get ({said})", plan.adapter.install)
     if plan.adapter.binary is None:  # `command`: a person's program; asking it --version could run it

@@ -25,7 +25,7 @@ import re
 from control_room import errors, git, ledger
 from control_room.dispatch.merge import fitness
 from control_room.dispatch.queue import index
-from control_room.dispatch.queue.admission import agent_env
+from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.review import queueing
 from control_room.dispatch.round import claims, validator
 from control_room.dispatch.round.outcome import CycleResult, fail_round

@@ -1,7 +1,8 @@
 """The queue (SPEC §3, §4 step 3, §12 fan-out): what enters it, in what order, what is ready.
 
 - ``admission``: may a task enter the queue, may it run (one function, three stages); the plan
-  of a run (role, adapter, model, setup) and the agent's environment
+  of a run (role, adapter, model, setup)
+- ``environment``: the environment of a run: the adapter's allow list, CONTROL.md ``env_allow``
 - ``deps``: deps that can never get done, dependency cycles
 - ``index``: listing task folders fast, the queue scan, the run order
 - ``ready``: whether a queued task may run now, and why not (cycle, status, task list)

@@ -36,13 +36,12 @@ free, gates approved, budget left) is ``dispatch.queue.ready``'s question.
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room import ledger, redact
+from control_room import ledger
 from control_room.dispatch.queue import deps as depcheck
 from control_room.errors import ControlRoomError, InvalidError, QueueFullError, RoomInvalidError
 from control_room.ledger import events
@@ -398,22 +397,3 @@ def _setup(
     if problem is not None:
         raise RoomInvalidError(f"room invalid: {where}: adapters.{name}: {problem}; fix {where}")
     return setup, where, name if mine is None else f"{name}@{role}"
-
-
-def agent_env(
-    room: Room, settings: Settings, task: Task, keep: tuple[str, ...] = (), names: tuple[str, ...] = ()
-) -> dict[str, str]:
-    """The environment of a run (an agent, a validator): only the dispatcher's variables that
-    ``names`` (the adapter's ``env_allow``; none: the minimal set every run gets, PATH, HOME,
-    the locale and CONTROL_ROOM_*), CONTROL.md ``env_allow`` (names, ``PREFIX*``) or ``keep``
-    (the variable an adapter's ``api_key_env`` names) let through; plus where the room is and
-    which task this is. Never the whole environment: a key the run was not meant to see stays
-    out (docs/cycle.md)."""
-    from control_room.adapters.base import MINIMAL_ENV, allowed  # a cycle's, with the adapter
-
-    redact.watch(*keep)  # a role's setup may name one CONTROL.md does not: its value never lands
-    patterns = (*(names or MINIMAL_ENV), *settings.env_allow, *keep)
-    env = {k: v for k, v in os.environ.items() if allowed(k, patterns)}
-    env["CONTROL_ROOM"] = str(room.root)
-    env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))
-    return env

@@ -18,7 +18,8 @@ from typing import Any
 
 from control_room import errors, ledger
 from control_room.dispatch.queue import index
-from control_room.dispatch.queue.admission import Plan, Refused, Stage, admit, agent_env
+from control_room.dispatch.queue.admission import Plan, Refused, Stage, admit
+from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.queue.ready import Readiness, Wait, readiness
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.ledger import events

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from control_room import errors, interrupt, ledger, proc
 from control_room.dispatch.merge import integrate
 from control_room.dispatch.queue import ready
-from control_room.dispatch.queue.admission import agent_env
+from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.review import materials, queueing
 from control_room.dispatch.round import claims, prompt, validator

@@ -206,21 +206,6 @@ def test_the_plan_takes_the_tasks_choice_then_the_roles_then_the_settings(room: 
     assert admission.resolve(room, s, t).model == "room-model"
 
 
-def test_env_allow_still_passes_the_variable_a_setup_names(
-    room: Room, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("GATEWAY_KEY", "k")
-    monkeypatch.setenv("OTHER", "o")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "a")
-    for allow in ([], ["PATH"]):
-        s = settings.load(room).replace(env_allow=allow)
-        env = admission.agent_env(room, s, {"id": "t"}, keep=("GATEWAY_KEY",))
-        assert env["GATEWAY_KEY"] == "k" and env["CONTROL_ROOM_TASK"] == "t"
-        assert "OTHER" not in env and "ANTHROPIC_API_KEY" not in env  # never the whole environment
-    claude = admission.agent_env(room, s, {"id": "t"}, names=("PATH", "ANTHROPIC_*"))
-    assert claude["ANTHROPIC_API_KEY"] == "a" and "OTHER" not in claude  # an adapter's own list
-
-
 URL = "http://127.0.0.1:9/v1"
 
 
