@@ -26,8 +26,18 @@ from control_room.store import lock
 TMP_PREFIX = ".tmp-"
 
 
-def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename).
+def atomic_write(
+    path: Path,
+    text: str | bytes,
+    *,
+    mode: int | None = None,
+    durable: bool = True,
+    unless: Callable[[], bool] | None = None,
+) -> bool:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename);
+    whether it was written: ``unless()``, asked when all but the rename is done, may call it
+    off (the file changed under us), so the window in which a person's save can be lost is the
+    rename alone, not the write and the fsync.
 
     ``durable=False`` skips the fsync: for derived caches, which a crash may lose but never
     tear (a reader sees the old file or the new one), and which are rebuilt when lost. In
@@ -47,6 +57,9 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, dura
             if durable:
                 os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if unless is not None and unless():
+            os.unlink(tmp)
+            return False
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -54,6 +67,7 @@ def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None, dura
         if isinstance(exc, OSError):
             raise cannot_write(path, exc) from exc
         raise
+    return True
 
 
 def create_exclusive(path: Path, text: str) -> bool:
@@ -193,11 +207,12 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
             new = change(before.decode("utf-8", errors="replace"))
             if new.encode("utf-8") == before:
                 return new
-            now = read_bytes(path) if path.exists() else b""
-            if now != before:
-                continue  # edited under us: re-read, re-apply
-            atomic_write(path, new)
-            return new
+
+            def changed(seen: bytes = before) -> bool:  # a person saved it under us: re-read, re-apply
+                return (read_bytes(path) if path.exists() else b"") != seen
+
+            if atomic_write(path, new, unless=changed):
+                return new
     raise ConflictError(
         f"{path}: it kept changing while control-room was writing it; nothing was written, try again"
     )
