@@ -117,9 +117,7 @@ class Meter:
             if cost is not None:
                 self.reported += cost
             elif self.prices is not None:
-                self.estimated += (
-                    tokens_in * self.prices.get("input", 0.0) + tokens_out * self.prices.get("output", 0.0)
-                ) / 1e6
+                self.estimated += dollars(self.prices, tokens_in, tokens_out)
         if self.cap and self.spent > self.cap:
             return self.says()
         used = self.input_tokens + self.output_tokens
@@ -159,7 +157,7 @@ def meter(
     cap = float(task.get("max_cost_usd", 0))
     if (cap <= 0 and tokens_left is None) or type(adapter).step_usage is Adapter.step_usage:
         return None
-    return Meter(adapter, stdout, cap, prices.get(model or "") if model else None, tokens_left, home)
+    return Meter(adapter, stdout, cap, rate_of(prices, model), tokens_left, home)
 
 
 def settle(m: Meter | None, outcome: Outcome) -> bool:
@@ -182,11 +180,19 @@ def price(outcome: Outcome, prices: Mapping[str, Mapping[str, float]], model: st
     """A run whose CLI reported tokens but no dollars (gemini, kimi, codex at its end): its cost
     estimated from CONTROL.md ``prices:`` for its model, when the model has a price. True when
     the outcome's cost is now that estimate."""
-    rate = prices.get(model or "") if model else None
+    rate = rate_of(prices, model)
     tokens_in, tokens_out = outcome.input_tokens or 0, outcome.output_tokens or 0
     if outcome.cost_usd or rate is None or not (tokens_in or tokens_out):
         return False
-    outcome.cost_usd = round(
-        (tokens_in * rate.get("input", 0.0) + tokens_out * rate.get("output", 0.0)) / 1e6, 6
-    )
+    outcome.cost_usd = round(dollars(rate, tokens_in, tokens_out), 6)
     return outcome.cost_usd > 0
+
+
+def rate_of(prices: Mapping[str, Mapping[str, float]], model: str | None) -> Mapping[str, float] | None:
+    """CONTROL.md ``prices:`` for ``model`` (None: no model, or no price for it)."""
+    return prices.get(model) if model else None
+
+
+def dollars(rate: Mapping[str, float], tokens_in: int, tokens_out: int) -> float:
+    """What ``tokens_in`` and ``tokens_out`` cost at ``rate`` (USD per million tokens)."""
+    return (tokens_in * rate.get("input", 0.0) + tokens_out * rate.get("output", 0.0)) / 1e6
