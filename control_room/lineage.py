@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import os
 
+from control_room import reaper
+
 TASK_VARIABLE = "CONTROL_ROOM_TASK"
 UNKNOWN = "unknown"  # inside a run, but which task's is not known (a dispatcher above us)
 DISPATCHERS = frozenset({"cycle", "run", "demo", "integrate"})  # the commands that run agents or validators
@@ -48,7 +50,7 @@ def _ancestors() -> tuple[tuple[str | None, str], ...]:
     out: list[tuple[str | None, str]] = []
     pid = os.getppid()
     while pid > 1 and len(out) < _MAX_DEPTH:
-        out.append((_task_of(pid), _dispatcher(_read(f"/proc/{pid}/cmdline"))))
+        out.append((task_of(pid), _dispatcher(_read(f"/proc/{pid}/cmdline"))))
         pid = _parent(pid)
     return tuple(out)
 
@@ -61,7 +63,9 @@ def _read(path: str) -> bytes:
         return b""
 
 
-def _task_of(pid: int) -> str | None:
+def task_of(pid: int) -> str | None:
+    """The task id ``CONTROL_ROOM_TASK`` names in the environment process ``pid`` started with
+    (``UNKNOWN`` when empty); None when it names none, or the process cannot be read."""
     for item in _read(f"/proc/{pid}/environ").split(b"\0"):
         if item.startswith(_NEEDLE):
             return item[len(_NEEDLE) :].decode("utf-8", "replace").strip() or UNKNOWN
@@ -69,9 +73,9 @@ def _task_of(pid: int) -> str | None:
 
 
 def _parent(pid: int) -> int:
-    stat = _read(f"/proc/{pid}/stat")
-    try:  # "pid (comm) state ppid ...": comm may hold spaces and parentheses
-        return int(stat.rsplit(b")", 1)[1].split()[1])
+    fields = reaper.stat_fields(pid)
+    try:
+        return int(fields[1])
     except (IndexError, ValueError):
         return 0
 

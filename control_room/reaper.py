@@ -88,12 +88,19 @@ def end_strays(killed_group: int | None = None) -> int:
     return ended
 
 
-def _zombie(pid: int) -> bool:
+def stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after its command name (state, ppid, pgrp, ...); []
+    when the process is gone or there is no ``/proc``. The name, in parentheses, may hold
+    spaces and parentheses itself: the fields start after its last ``)``."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+            return f.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
-        return False
+        return []
+
+
+def _zombie(pid: int) -> bool:
+    return stat_fields(pid)[:1] == ["Z"]
 
 
 def _reap(pid: int, wait_s: float = 2.0) -> bool:

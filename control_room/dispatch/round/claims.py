@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from control_room import lineage
 from control_room.ledger.write import HOST_FILE, cell_safe, writer_name
 from control_room.room.layout import Room
 from control_room.store import lock, records
@@ -134,12 +135,7 @@ def kill_agent(room: Room, claim: dict[str, Any] | None, task_id: str) -> bool:
     pgid = claim.get("agent_pgid")
     if not isinstance(pgid, int) or pgid <= 1:
         return False
-    try:
-        with open(f"/proc/{pgid}/environ", "rb") as f:
-            environ = f.read().split(b"\0")
-    except OSError:
-        return False
-    if f"CONTROL_ROOM_TASK={task_id}".encode() not in environ:
+    if lineage.task_of(pgid) != task_id:
         return False
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
