@@ -52,3 +52,11 @@ def run(
         return proc.call(argv, cwd=repo, timeout_s=timeout_s, env=env, input_text=input_text)
     except proc.TimedOut:
         return NO_ANSWER, "", f"git {args[0] if args else ''} gave no answer in {timeout_s:g}s"
+
+
+def said(text: str) -> str:
+    """git's own words, in one line: its ``fatal:``/``error:`` lines, else its last two ("" if
+    it said nothing)."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    found = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[-2:]
+    return " / ".join(found[:2])

@@ -54,3 +54,11 @@ def test_no_git_is_an_error_that_names_it(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(proc.ExecutableNotFound, match="git: command not found on PATH"):
         git.run(tmp_path, "status")
+
+
+def test_gits_own_words_are_its_fatal_and_error_lines_else_its_last_two() -> None:
+    assert git.said("hint: x\nfatal: no such remote\nerror: failed\nerror: third\n") == (
+        "fatal: no such remote / error: failed"
+    )
+    assert git.said("one\ntwo\nthree\n") == "two / three"
+    assert git.said("  \n") == ""

@@ -46,7 +46,7 @@ def fetch_base(repo: Path, settings: Settings, base: str) -> str | None:
         if "couldn't find remote ref" in err:
             return None
         raise errors.OfflineError(
-            f"cannot fetch {base} from repo_remote {settings.repo_remote!r}: {sync.git_said(err)}"
+            f"cannot fetch {base} from repo_remote {settings.repo_remote!r}: {git.said(err)}"
         )
     return _git(repo, "rev-parse", FETCHED)[1].strip() or None
 
@@ -63,7 +63,7 @@ def catch_up(repo: Path, settings: Settings, base: str) -> None:
         if code != 0:
             raise errors.RoomInvalidError(
                 f"room invalid: {base} in {repo} cannot fast-forward to {settings.repo_remote}'s "
-                f"({sync.git_said(err or out)}); nothing was merged"
+                f"({git.said(err or out)}); nothing was merged"
             )
         return
     raise errors.RoomInvalidError(
@@ -82,7 +82,7 @@ def push_base(repo: Path, settings: Settings, base: str) -> str | None:
     if code == 0:
         _git(repo, "update-ref", FETCHED, base)
         return None
-    return sync.git_said(err or out) or f"git push exit {code}"
+    return git.said(err or out) or f"git push exit {code}"
 
 
 def push_branch(worktree: Path, settings: Settings, branch: str) -> str | None:
@@ -91,7 +91,7 @@ def push_branch(worktree: Path, settings: Settings, branch: str) -> str | None:
     code, out, err = _git(
         worktree, "push", "-q", "--force", settings.repo_remote, f"{branch}:refs/heads/{branch}"
     )
-    return None if code == 0 else (sync.git_said(err or out) or f"git push exit {code}")
+    return None if code == 0 else (git.said(err or out) or f"git push exit {code}")
 
 
 def bring_branch(repo: Path, settings: Settings, branch: str, worktree: Path | None) -> None:
@@ -170,7 +170,7 @@ def _hold(share: sync.Shared, until: float) -> str:
     compare-and-swap); ``ours <commit>``, else who holds it and till when."""
     code, _, err = share.git("fetch", "-q", "--no-tags", share.remote, f"+{MERGE_QUEUE}:{MERGE_QUEUE}")
     if code != 0 and "couldn't find remote ref" not in err:
-        raise errors.OfflineError(f"cannot fetch from remote {share.remote!r}: {sync.git_said(err)}")
+        raise errors.OfflineError(f"cannot fetch from remote {share.remote!r}: {git.said(err)}")
     if code != 0:  # nobody holds it: our stale copy goes
         share.git("update-ref", "-d", MERGE_QUEUE)
     out = share.git("for-each-ref", "--format=%(objectname)%00%(subject)", MERGE_QUEUE)[1].strip()

@@ -393,13 +393,5 @@ def shared(room: Room, settings: Settings) -> Shared | None:
     return Shared(room, settings.remote, out.strip(), probe.host)
 
 
-def git_said(text: str) -> str:
-    """git's own words, in one line: its ``fatal:``/``error:`` lines, else its last two ("" if
-    it said nothing)."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[-2:]
-    return " / ".join(said[:2])
-
-
 def _tail(text: str) -> str:
-    return git_said(text) or "no message"
+    return git.said(text) or "no message"
