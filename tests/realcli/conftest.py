@@ -133,6 +133,13 @@ class Refused:
     before: float  # when the cycle started
     after: float  # when the fault was read
 
+    def reads_as(self, kind: str, reset_s: float | None) -> bool:
+        """The fault ``kind``, with a reset ``reset_s`` after the provider said it (None: the
+        CLI passed on no reset time)."""
+        return self.kind == kind and (
+            self.resets_in(reset_s) if reset_s is not None else self.reset_at is None
+        )
+
     def resets_in(self, seconds: float) -> bool:
         """The reset is ``seconds`` after the provider said it (between the cycle's start and
         the reading)."""

@@ -76,7 +76,6 @@ def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # ty
         ("context", faults.CONTEXT, None),
     ]:
         got = refusal("kimi", mode, "/v1")
-        ok = got.kind == kind and (got.resets_in(reset_s) if reset_s is not None else got.reset_at is None)
-        seen[mode] = (ok, got)
+        seen[mode] = (got.reads_as(kind, reset_s), got)
     assert all(ok for ok, _ in seen.values()), seen
     assert seen["context"][1].exit_code == 1, seen
