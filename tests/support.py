@@ -17,7 +17,8 @@ from control_room import errors
 from control_room.dispatch.queue import index
 from control_room.ledger import append
 from control_room.ledger.events import Event
-from control_room.ledger.line import HEADER, PREAMBLE, Entry, parse
+from control_room.ledger.line import GENESIS, HEADER, PREAMBLE, Entry, parse, render
+from control_room.ledger.read import last_hash
 from control_room.room.layout import STATES, Room
 
 FAKES = Path(__file__).resolve().parent / "fakes"  # the fake agent CLIs and helper programs
@@ -386,3 +387,22 @@ def recount_agrees(cr: Callable[..., Any]) -> None:
         "ROUTES.md already agrees with the ledger\n",
         "",
     )
+
+
+def many_lines(ledger: Path, n: int, *, days: int = 3, writer: str = "old", cost: str = "0.01") -> None:
+    """Append ``n`` chained ``result`` lines of ``writer`` to ``ledger`` at once (not through
+    ``append``: thousands a second), spread over the last ``days`` days in time order, today's last."""
+    with open(ledger, "rb") as f:
+        prev = last_hash(f.fileno(), os.fstat(f.fileno()).st_size, writer) or GENESIS
+    now = time.time()
+    out = []
+    for i in range(n):
+        day = days - 1 - (i * days) // n
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - day * 86400))
+        outcome = "pass" if i % 3 == 0 else "fail"
+        entry = Entry(when, f"{i:016x}", writer, "result", f"t-{i % 50}", f"route-{i % 5}", "probe",
+                      outcome, cost, f"round 1; decision: lever {i}", prev)  # fmt: skip
+        line, prev = render(entry)
+        out.append(line + "\n")
+    with open(ledger, "a", encoding="utf-8") as f:
+        f.write("".join(out))

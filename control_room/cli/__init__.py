@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import click
 
 from control_room import __version__
-from control_room.cli.common import ROOM_KEY, notify_people, refresh_views
+from control_room.cli.common import ROOM_KEY, fold_behind, notify_people, refresh_views
 from control_room.errors import BROKEN_PIPE, IO_ERROR, ControlRoomError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -120,9 +120,11 @@ class Root(Group):
 
 
 def _edge(ctx: click.Context) -> None:
-    """When a command ends: the views, then the notifications (of what the views now show)."""
+    """When a command ends: the views, then the notifications (of what the views now show),
+    then the background fold of a big ledger's older history, if the command left some."""
     refresh_views(ctx)
     notify_people(ctx)
+    fold_behind()
 
 
 @click.group(cls=Root, context_settings=CONTEXT_SETTINGS)

@@ -149,6 +149,21 @@ def notify_people(ctx: click.Context | None = None) -> None:
     notify.flush(edge.room, settings, since=ledger_then)
 
 
+def fold_behind() -> None:
+    """The edge, last: a command that read only a big ledger's recent lines (``ledger.follow``)
+    starts the fold of its older history in the background (views/catch_up.py)."""
+    import sys  # loaded already; the follow module only if a fold ran in this command
+
+    follow = sys.modules.get("control_room.ledger.follow")
+    if follow is None or not follow.BEHIND:
+        return
+    from control_room.views import catch_up  # the views' folds: only on a big ledger's first days
+
+    for cache_dir in sorted(follow.BEHIND):
+        catch_up.start(cache_dir)
+    follow.BEHIND.clear()
+
+
 def echo_json(data: Any) -> None:
     import json  # ~2 ms: only for --json
 

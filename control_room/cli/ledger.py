@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -91,6 +92,30 @@ def verify(as_json: bool) -> None:
         echo(f"ledger BAD: {count(len(report.problems), 'bad line')} of {report.lines:,}", err=True)
     if not report.ok:
         raise SystemExit(LEDGER_BAD)
+
+
+@ledger.command()
+@room_option
+@click.option("--background", is_flag=True, hidden=True, help="Run at low priority, saying nothing.")
+def fold(background: bool) -> None:
+    """Fold the whole ledger into the room's caches now.
+
+    A first command on a big ledger reads only its recent lines and starts this in the
+    background for the older history (docs/ledger.md, "A big ledger's first run"); run it
+    yourself to have every view whole at once.
+    """
+    from control_room.views import catch_up  # the folds of every view: only here
+
+    if background:
+        os.nice(10)
+    room = current_room()
+    names = catch_up.run(room)
+    if background:
+        return
+    if names is None:
+        echo("a fold of this room is running already")
+    else:
+        echo(f"folded: {', '.join(names)}" if names else "every view already holds the whole ledger")
 
 
 @ledger.command()

@@ -166,9 +166,10 @@ def stuck(st: dict[str, Any], key: str, n: int) -> dict[str, Any] | None:
     return streak if streak["n"] >= n else None
 
 
-def state(room: Room) -> tuple[dict[str, Any], int]:
-    """The digest state, up to date; and how many ledger bytes this refresh read."""
-    return follow(room.ledger, room.cache / "digest", KIND, _init, _fold)
+def state(room: Room, *, whole: bool = False) -> tuple[dict[str, Any], int]:
+    """The digest state, up to date; and how many ledger bytes this refresh read. On a big
+    ledger's first days maybe of its recent lines only (``ledger.follow``; ``whole``: all)."""
+    return follow(room.ledger, room.cache / "digest", KIND, _init, _fold, whole=whole)
 
 
 def reviews(room: Room) -> dict[str, dict[str, Any]]:

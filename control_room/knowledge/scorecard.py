@@ -103,9 +103,9 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     tasks.add(task)
 
 
-def state(room: Room) -> tuple[dict[str, Any], int]:
-    """The fold, up to date; and how many ledger bytes this call read."""
-    return follow(room.ledger, room.cache / "scorecard", KIND, _init, _fold)
+def state(room: Room, *, whole: bool = False) -> tuple[dict[str, Any], int]:
+    """The fold, up to date; and how many ledger bytes this call read (``whole``: see history)."""
+    return follow(room.ledger, room.cache / "scorecard", KIND, _init, _fold, whole=whole)
 
 
 def cutoff(since: str, now: float | None = None) -> str:

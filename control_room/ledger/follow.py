@@ -4,7 +4,17 @@ A derived state (the status summary, the digest, the chain check) is a checkpoin
 how many bytes of the ledger it has folded in and the bytes just before that offset. On the next
 call, if the ledger still holds those bytes there, only the lines after the offset are read and
 folded in; otherwise (the file was rewritten or shrank) the state is rebuilt from the start.
-Deleting a checkpoint only costs one full rebuild.
+
+A first call on a big ledger (no checkpoint yet: a fresh clone, a deleted cache, an upgrade)
+does not read it all: the state starts ``WINDOW`` bytes before the end (``from`` is that offset,
+``from_time`` the time of its first line; a state that counts by day reaches back to a line of
+an earlier day) and is at once usable for what needs recent lines. The whole history is folded
+in a second checkpoint (``<name>.older``) from the top, by ``control-room ledger fold``, which the
+command's edge starts in the background for the cache folders left in ``BEHIND``
+(views/catch_up.py). A later call that finds it within ``STEP`` bytes of the end folds the rest
+and makes it the state (``from`` 0). A caller that cannot do with recent lines passes
+``whole=True``: the catch-up runs to the end in that call. Deleting a checkpoint only costs one
+rebuild.
 """
 
 from __future__ import annotations
@@ -17,9 +27,17 @@ from typing import Any
 from control_room.ledger.line import COLUMNS, HEADER, split_cells
 from control_room.store import cache
 from control_room.store.files import open_fd
+from control_room.timeutil import today
 
 BOUNDARY = 64
 CHUNK = 1 << 20
+WINDOW = 2 << 20  # bytes a first call folds, back from the end, when the ledger is bigger than SMALL
+STEP = 4 << 20  # a whole-history state this near the end is finished by the call that finds it
+SMALL = WINDOW + STEP  # a ledger up to this size is folded whole at once
+HEAD = 1 << 16  # the table header must be within the first HEAD bytes for a window to start later
+WINDOW_MAX = 32 << 20  # a window grows back (doubling) until its first line is of an earlier day
+
+BEHIND: set[Path] = set()  # cache folders with a state this command left without its whole history
 
 Fold = Callable[[dict[str, Any], list[str]], None]  # (state, raw cells of one line)
 FoldLine = Callable[[dict[str, Any], str], None]  # (state, one whole physical line)
@@ -71,6 +89,66 @@ def _lines(fd: int, state: dict[str, Any], size: int) -> Iterator[str]:
     state["boundary"] = boundary(fd, state["size"])
 
 
+def _valid(state: Any, kind: str, fd: int, st: os.stat_result, same_inode: bool) -> bool:
+    """Whether a loaded checkpoint can be resumed: its kind, and the ledger still holds the bytes
+    it stopped at (and, ``same_inode``, is the same file)."""
+    return (
+        isinstance(state, dict)
+        and state.get("kind") == kind
+        and isinstance(state.get("size"), int)
+        and state["size"] <= st.st_size
+        and state.get("boundary") == boundary(fd, state["size"])
+        and (not same_inode or state.get("inode") == st.st_ino)
+    )
+
+
+def _fresh(kind: str, init: Callable[[], dict[str, Any]], fd: int, at: int) -> dict[str, Any]:
+    """A new state that starts folding at byte ``at`` (0: the top, the preamble skipped)."""
+    state = {"kind": kind, "size": at, "in_table": at > 0, "lines": 0, "from": at, "from_time": "", **init()}
+    if at:
+        first = os.pread(fd, 256, at).split(b" | ", 1)[0]
+        state["from_time"] = first.lstrip(b"| ").decode("ascii", "replace")
+        state["boundary"] = boundary(fd, at)
+    return state
+
+
+def window_start(fd: int, size: int) -> int:
+    """Where a first fold of a ledger of ``size`` bytes starts: 0 for a small one; else the
+    start of the first whole line in its last ``WINDOW`` bytes. 0 when the table header is not
+    near the top (a start past it could not be told from the preamble)."""
+    return _window(fd, size, None)
+
+
+def day_window_start(fd: int, size: int) -> int:
+    """``window_start`` for a state that counts by day (spend): the window reaches back, twice
+    as far each time up to ``WINDOW_MAX``, until its first line is of a day before today, so
+    today's lines are all in it when the ledger is in time order."""
+    return _window(fd, size, today())
+
+
+def big(fd: int, size: int) -> bool:
+    """Whether a ledger of ``size`` bytes is big: more than ``SMALL``, its table header near the top
+    (a start past it could not be told from the preamble otherwise)."""
+    return size > SMALL and HEADER.encode() in os.pread(fd, HEAD, 0)
+
+
+def _window(fd: int, size: int, day: str | None) -> int:
+    if not big(fd, size):
+        return 0
+    back = WINDOW
+    while back < size - HEAD:
+        at = size - back
+        block = os.pread(fd, CHUNK, at)
+        cut = block.find(b"\n")
+        if cut < 0:
+            return 0
+        first_day = block[cut + 1 : cut + 13].lstrip(b"| ")[:10].decode("ascii", "replace")
+        if day is None or first_day < day or back >= WINDOW_MAX:
+            return at + cut + 1
+        back *= 2
+    return 0
+
+
 def _walk(
     path: Path,
     checkpoint: Path,
@@ -78,34 +156,75 @@ def _walk(
     init: Callable[[], dict[str, Any]],
     each: Callable[..., None],
     same_inode: bool = False,
+    *,
+    first: Callable[[int, int], int] = window_start,
+    older: bool = True,
+    whole: bool = False,
 ) -> tuple[dict[str, Any], int]:
-    """Load (or start) the checkpoint of ``kind``, call ``each(state, fd, size)`` if the ledger
-    grew, save; return the state and the bytes read. ``same_inode``: a file replaced since
+    """Load (or start, at ``first(fd, size)``) the checkpoint of ``kind``, call ``each(state,
+    fd, size)`` if the ledger grew, save; if the state is not whole yet (and ``older``), see to
+    its catch-up; return the state and the bytes read. ``same_inode``: a file replaced since
     (a rename over it: an editor's save, ``sed -i``, a checkout) is read again from the start."""
     fd = open_fd(path)
     try:
         st = os.fstat(fd)
         size = st.st_size
         state = cache.load(checkpoint)
-        if not (
-            isinstance(state, dict)
-            and state.get("kind") == kind
-            and isinstance(state.get("size"), int)
-            and state["size"] <= size
-            and state.get("boundary") == boundary(fd, state["size"])
-            and (not same_inode or state.get("inode") == st.st_ino)
-        ):
-            state = {"kind": kind, "size": 0, "in_table": False, "lines": 0, **init()}
+        if not _valid(state, kind, fd, st, same_inode):
+            state = _fresh(kind, init, fd, first(fd, size))
         start = state["size"]
-        if start >= size and (not same_inode or state.get("inode") == st.st_ino):
-            return state, 0
-        each(state, fd, size)
-        if same_inode:
+        read = 0
+        if start < size or (same_inode and state.get("inode") != st.st_ino):
+            each(state, fd, size)
+            read = size - start
             state["inode"] = st.st_ino
-        cache.save(checkpoint, state)
-        return state, size - start
+            cache.save(checkpoint, state)
+        if older and state.get("from", 0) > 0:
+            state, more = _catch_up(checkpoint, kind, init, each, fd, st, state, whole)
+            read += more
+        return state, read
     finally:
         os.close(fd)
+
+
+def _catch_up(
+    checkpoint: Path,
+    kind: str,
+    init: Callable[[], dict[str, Any]],
+    each: Callable[..., None],
+    fd: int,
+    st: os.stat_result,
+    state: dict[str, Any],
+    whole: bool,
+) -> tuple[dict[str, Any], int]:
+    """The whole-history state behind ``state`` (``<checkpoint>.older``): with ``whole``, folded
+    to the end now; else finished here only when it is within ``STEP`` bytes of the end (the
+    background fold brought it there), otherwise left to that fold (``BEHIND``). Once it has
+    reached the end it replaces ``state``. Returns (the state to use, bytes read)."""
+    older = checkpoint.with_name(checkpoint.name + ".older")
+    behind = cache.load(older)
+    if not _valid(behind, kind, fd, st, False):
+        behind = _fresh(kind, init, fd, 0)
+    start = behind["size"]
+    if not whole and st.st_size - start > STEP:
+        BEHIND.add(Path(os.path.abspath(checkpoint)).parent)
+        state["older"] = start
+        return state, 0
+    each(behind, fd, st.st_size)
+    behind["inode"] = st.st_ino
+    cache.save(checkpoint, behind)  # caught up: the whole history is the state now
+    try:
+        older.unlink()
+    except FileNotFoundError:
+        pass
+    return behind, st.st_size - start
+
+
+def progress(state: dict[str, Any]) -> float | None:
+    """How much of the history before the state's window the catch-up has folded (0 to 1), or
+    None for a state that holds the whole history."""
+    start = state.get("from", 0)
+    return None if not start else min(1.0, state.get("older", 0) / start)
 
 
 def start_at(
@@ -116,7 +235,7 @@ def start_at(
     fd = open_fd(path)
     try:
         size = min(offset, os.fstat(fd).st_size)
-        state = {"kind": kind, "size": size, "in_table": True, "lines": 0, **init()}
+        state = {**_fresh(kind, init, fd, 0), "size": size, "in_table": True}
         state["boundary"] = boundary(fd, size)
     finally:
         os.close(fd)
@@ -124,12 +243,21 @@ def start_at(
 
 
 def follow(
-    path: Path, checkpoint: Path, kind: str, init: Callable[[], dict[str, Any]], fold: Fold
+    path: Path,
+    checkpoint: Path,
+    kind: str,
+    init: Callable[[], dict[str, Any]],
+    fold: Fold,
+    *,
+    whole: bool = False,
+    by_day: bool = False,
 ) -> tuple[dict[str, Any], int]:
     """Return (the state brought up to date, the number of ledger bytes read to do it).
 
     ``kind`` names the state's format: a checkpoint of another kind is rebuilt. ``fold`` is
-    called with the raw (still escaped) cells of each whole data line, in order.
+    called with the raw (still escaped) cells of each whole data line, in order. A state may
+    hold only recent history (see the module's docstring); ``whole``: the whole, now;
+    ``by_day``: its recent lines are all of today's (``day_window_start``).
     """
 
     def each(state: dict[str, Any], fd: int, size: int) -> None:
@@ -142,7 +270,8 @@ def follow(
                 state["lines"] += 1
                 fold(state, cells)
 
-    return _walk(path, checkpoint, kind, init, each)
+    first = day_window_start if by_day else window_start
+    return _walk(path, checkpoint, kind, init, each, first=first, whole=whole)
 
 
 def follow_lines(
@@ -153,12 +282,14 @@ def follow_lines(
     fold: FoldLine,
     *,
     same_inode: bool = False,
+    first: Callable[[int, int], int] = window_start,
 ) -> tuple[dict[str, Any], int]:
     """``follow`` for a state that reads every physical line as it is, the preamble included
-    (the chain check: it numbers lines and hashes them); ``same_inode`` as for ``_walk``."""
+    (the chain check: it numbers lines and hashes them); ``same_inode`` as for ``_walk``. A
+    first call starts at ``first(fd, size)`` and never folds in what came before."""
 
     def each(state: dict[str, Any], fd: int, size: int) -> None:
         for line in _lines(fd, state, size):
             fold(state, line)
 
-    return _walk(path, checkpoint, kind, init, each, same_inode)
+    return _walk(path, checkpoint, kind, init, each, same_inode, first=first, older=False)

@@ -12,6 +12,8 @@ from control_room.store.files import open_fd, open_regular
 
 FIRST_BLOCK = 1 << 12  # most reads need only the last line or two
 MAX_BLOCK = 1 << 20
+SEARCH_HEAD = 1 << 16  # the table header must be this near the top for a byte search
+SEARCH_BLOCK = 1 << 22
 
 
 def lines_backward(fd: int, end: int) -> Iterator[str]:
@@ -83,12 +85,53 @@ def tail(path: Path, n: int) -> list[str]:
 
 
 def last_hash(fd: int, end: int, writer: str) -> str | None:
-    """The hash of the last whole line written by ``writer`` before byte ``end``, if any."""
-    for line in data_lines_backward(fd, end):
-        entry = parse(line)
-        if entry is not None and entry.writer == writer:
-            return entry.hash
+    """The hash of the last whole line written by ``writer`` before byte ``end``, if any.
+
+    Searched for as bytes, a block of whole lines at a time from the end (``writer`` is
+    cell-safe, so its cell is its name), and only a line whose third cell it is gets parsed: a
+    writer's first line in a big ledger costs one scan of the file at memory speed, not a parse
+    of every line."""
+    top = _table_start(fd)
+    if top is None:  # no header near the top: line by line
+        for line in data_lines_backward(fd, end):
+            entry = parse(line)
+            if entry is not None and entry.writer == writer:
+                return entry.hash
+        return None
+    needle = f" | {writer} | ".encode()
+    pos = end
+    size = FIRST_BLOCK  # most appends find their writer's line in the last few
+    while pos > top:
+        start = max(top, pos - size)
+        size = min(size * 4, SEARCH_BLOCK)
+        block = os.pread(fd, pos - start, start)
+        cut = block.find(b"\n") + 1 if start > top else 0  # a line begun before the block: next time
+        if cut >= len(block):
+            cut = 0  # one line longer than a block: no ledger line, skipped
+        at = len(block)
+        while (at := block.rfind(needle, cut, at)) >= 0:
+            line_start = block.rfind(b"\n", 0, at) + 1
+            if block.count(b" | ", line_start, at) != 1:
+                continue  # not the third cell (| time | id | writer |): look further back
+            line_end = block.find(b"\n", at)
+            entry = parse(block[line_start : line_end if line_end >= 0 else None].decode("utf-8", "replace"))
+            if entry is not None and entry.writer == writer:
+                return entry.hash
+            at = line_start
+        pos = start + cut if cut else start
     return None
+
+
+def _table_start(fd: int) -> int | None:
+    """The offset just past the table header's line, if the header is near the top."""
+    header = HEADER.encode() + b"\n"
+    head = os.pread(fd, FIRST_BLOCK, 0)  # a preamble is short; a longer one is read whole below
+    if header not in head:
+        head = os.pread(fd, SEARCH_HEAD, 0)
+    if head.startswith(header):
+        return len(header)
+    at = head.find(b"\n" + header)
+    return None if at < 0 else at + 1 + len(header)
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str, bool]]:

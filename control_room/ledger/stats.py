@@ -44,8 +44,9 @@ def stats(path: Path) -> dict[str, Any]:
 
 def named_tasks(path: Path, cache_file: Path) -> set[str]:
     """The ids of every task a line of the ledger is about (its task column), kept current
-    incrementally (see follow): whether the room has history of a task, for admission."""
-    state, _ = follow(path, cache_file, "tasks-1", lambda: {"tasks": set()}, _task)
+    incrementally (see follow): whether the room has history of a task, for admission (the
+    whole history: asked only of a task file written before 0.4)."""
+    state, _ = follow(path, cache_file, "tasks-1", lambda: {"tasks": set()}, _task, whole=True)
     found: set[str] = state["tasks"]
     return found
 
@@ -68,10 +69,25 @@ def _count(state: dict[str, Any], cells: list[str]) -> None:
             pass
 
 
-def summary(path: Path, cache_file: Path) -> dict[str, Any]:
-    """Line count, events by name and spend by day, kept current incrementally (see follow)."""
-    state, _ = follow(path, cache_file, "summary-1", lambda: {"events": {}, "spend_by_day": {}}, _count)
+def _summary_init() -> dict[str, Any]:
+    return {"events": {}, "spend_by_day": {}}
+
+
+def summary(path: Path, cache_file: Path, *, whole: bool = False) -> dict[str, Any]:
+    """Line count, events by name and spend by day, kept current incrementally (see follow;
+    on a big ledger maybe of recent lines only, ``from_time`` on: ``whole`` for all)."""
+    state, _ = follow(path, cache_file, "summary-1", _summary_init, _count, whole=whole, by_day=True)
     return state
+
+
+def spent_on(path: Path, cache_file: Path, day: str) -> float:
+    """What the ledger's lines of ``day`` spent: from the summary, whole when the summary's
+    recent lines do not reach back past that day's first line."""
+    s = summary(path, cache_file)
+    if s.get("from") and s.get("from_time", "")[:10] >= day:
+        s = summary(path, cache_file, whole=True)
+    spent: float = s["spend_by_day"].get(day, 0.0)
+    return spent
 
 
 def _tokens(state: dict[str, Any], cells: list[str]) -> None:
@@ -86,9 +102,23 @@ def _tokens(state: dict[str, Any], cells: list[str]) -> None:
         state["tokens_by_day"][day] = state["tokens_by_day"].get(day, 0) + n
 
 
-def tokens_by_day(path: Path, cache_file: Path) -> dict[str, int]:
+def _tokens_init() -> dict[str, Any]:
+    return {"tokens_by_day": {}}
+
+
+def tokens(path: Path, cache_file: Path, *, whole: bool = False) -> dict[str, Any]:
     """Tokens (in and out) the runs of each UTC day used, from their ``result`` lines, kept
     current incrementally (see follow): read only where CONTROL.md sets ``daily_budget_tokens``."""
-    state, _ = follow(path, cache_file, "tokens-1", lambda: {"tokens_by_day": {}}, _tokens)
-    found: dict[str, int] = state["tokens_by_day"]
-    return found
+    init = _tokens_init
+    state, _ = follow(path, cache_file, "tokens-1", init, _tokens, whole=whole, by_day=True)
+    return state
+
+
+def tokens_on(path: Path, cache_file: Path, day: str) -> int:
+    """The tokens of ``day``, whole when the recent lines do not reach back past its first
+    line (as ``spent_on``)."""
+    state = tokens(path, cache_file)
+    if state.get("from") and state.get("from_time", "")[:10] >= day:
+        state = tokens(path, cache_file, whole=True)
+    used: int = state["tokens_by_day"].get(day, 0)
+    return used

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from control_room.ledger.follow import follow_lines
+from control_room.ledger.follow import big, follow_lines
 from control_room.ledger.line import (
     COLUMNS,
     GENESIS,
@@ -33,7 +33,10 @@ from control_room.ledger.line import (
     split_cells,
     unescape,
 )
-from control_room.ledger.read import numbered_lines, table_lines
+from control_room.ledger.read import last_hash, numbered_lines, table_lines
+from control_room.store.files import open_fd
+
+MAX_LINE = 1 << 16  # no ledger line is longer (details are cut): where the last whole line ends
 
 
 class _Record:
@@ -192,23 +195,64 @@ def _record(st: dict[str, Any], p: Problem | _Link) -> None:
 
 
 def check(path: Path, checkpoint: Path) -> Check:
-    """The chain check of ``path``, brought up to date by reading only what was appended."""
+    """The chain check of ``path``, brought up to date by reading only what was appended.
+
+    A first check of a big ledger (no checkpoint: a fresh clone, a deleted cache) starts at its
+    end and checks what is appended from then on: hashing every line is ``ledger verify``'s
+    (and doctor's) job, never a command's. A writer's head before that point is looked up the
+    first time one of its new lines is checked (``read.last_hash``)."""
+    lookup: list[int] = []  # a descriptor for head look-ups, opened when one is needed
 
     def init() -> dict[str, Any]:
         return {**_new(), "bad": 0, "first": []}
 
     def fold(st: dict[str, Any], line: str) -> None:
+        if st.get("from"):
+            st["header"] = st["separator"] = True  # started past them
+            writer = _writer(line)
+            if writer is not None and writer not in st["heads"]:
+                if not lookup:
+                    lookup.append(open_fd(path))
+                st["heads"][writer] = (last_hash(lookup[0], st["from"], writer) or GENESIS, 0)
         _step(st, line, True, _record)
 
-    st, _ = follow_lines(path, checkpoint, KIND, init, fold, same_inode=True)
+    try:
+        st, _ = follow_lines(path, checkpoint, KIND, init, fold, same_inode=True, first=end_of_lines)
+    finally:
+        for fd in lookup:
+            os.close(fd)
+    if st.get("from"):
+        st["header"] = True  # a check starts past the header only when it is near the top
     size = os.stat(path).st_size
-    return Check(
-        empty=size == 0,
-        header=st["header"],
-        bad=st["bad"],
-        first=[Problem(*p) for p in st["first"]],
-        torn_tail=size > st["size"],
-    )
+    first = [Problem(*p) for p in st["first"]]
+    if first and st.get("from"):  # numbered from where the check started: from the top, now
+        base = _lines_before(path, st["from"])
+        first = [Problem(p.line + base, p.kind, p.why) for p in first]
+    torn = size > st["size"]
+    return Check(empty=size == 0, header=st["header"], bad=st["bad"], first=first, torn_tail=torn)
+
+
+def end_of_lines(fd: int, size: int) -> int:
+    """Where a first check starts: 0 for a small ledger (all of it checked), else the end of its
+    last whole line."""
+    if not big(fd, size):
+        return 0
+    return size - len(os.pread(fd, MAX_LINE, max(0, size - MAX_LINE)).rsplit(b"\n", 1)[-1])
+
+
+def _writer(line: str) -> str | None:
+    cells = split_cells(line)
+    return unescape(cells[Col.WRITER]) if cells is not None and len(cells) == len(COLUMNS) else None
+
+
+def _lines_before(path: Path, offset: int) -> int:
+    """How many physical lines end before byte ``offset``: a problem's line number (rare)."""
+    fd = open_fd(path)
+    try:
+        step = 1 << 22
+        return sum(os.pread(fd, min(step, offset - pos), pos).count(b"\n") for pos in range(0, offset, step))
+    finally:
+        os.close(fd)
 
 
 def _explain(path: Path, links: list[_Link]) -> list[Problem]:

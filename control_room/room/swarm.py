@@ -68,6 +68,10 @@ class Folders:
         """The state folder holding this id (``rejected/`` last: ``LIVE_FIRST``), or None."""
         return next((s for s in LIVE_FIRST if task_id in self.ids(s)), None)
 
+    def holder(self, task_id: str, skip: str) -> str | None:
+        """``swarm.state_of(room, task_id, skip=skip)`` from the listings."""
+        return next((s for s in STATES if s != skip and task_id in self.ids(s)), None)
+
 
 def free_id(room: Room, stem: str) -> str:
     """``stem`` if no state folder holds a task with that id, else ``stem-2``, ``stem-3``...

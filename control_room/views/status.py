@@ -14,9 +14,10 @@ from typing import Any
 from control_room.errors import ControlRoomError
 from control_room.knowledge import history, routes
 from control_room.ledger import events, result
+from control_room.ledger.follow import progress
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
-from control_room.ledger.stats import summary
+from control_room.ledger.stats import spent_on, summary
 from control_room.ledger.verify import Check, check
 from control_room.room import cooldowns
 from control_room.room import settings as settings_file
@@ -60,8 +61,11 @@ def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, An
             "to start a new one"
         ]
     spent = s["spend_by_day"].get(today(), 0.0)
+    if s.get("from") and s.get("from_time", "")[:10] >= today():  # recent lines do not reach today's first
+        spent = spent_on(room.ledger, room.cache / "ledger-summary", today())
     out["spend_today_usd"] = round(spent, 6)
     out["ledger_lines"] = s["lines"]
+    out["history"] = None if not s.get("from") else {"since": s["from_time"], "folded": progress(s)}
     out["findings"], out["held"], out["waiting"] = 0, [], None
     if out["ledger_error"] is None:
         st, _ = history.state(room)
@@ -221,10 +225,21 @@ def render(s: dict[str, Any]) -> str:
         lines.append(
             "held      " + ", ".join(s["held"]) + "  (death loops: fed no tasks until a person acts)"
         )
-    lines.append(f"ledger    {count(s['ledger_lines'], 'line')}" + ("; last:" if s["last"] else ""))
+    lines.append(f"ledger    {_ledger_size(s)}" + ("; last:" if s["last"] else ""))
     for e in s["last"]:
         lines.append("  " + format_entry(e))
     return "\n".join(lines)
+
+
+def _ledger_size(s: dict[str, Any]) -> str:
+    """How many lines, or (a big ledger's first days here) how many since when."""
+    h = s.get("history")
+    if not h:
+        return count(s["ledger_lines"], "line")
+    return (
+        f"{count(s['ledger_lines'], 'line')} since {h['since']} read so far (the older history is "
+        f"being folded in: {100 * (h['folded'] or 0):.0f}%)"
+    )
 
 
 def _render_waiting(s: dict[str, Any]) -> list[str]:

@@ -56,7 +56,7 @@ def test_status_json(run: Run, inside: Room) -> None:
     assert (result.exit_code, result.stderr) == (0, "")
     data = json.loads(result.stdout)
     assert list(data) == ["room", "stop", "ledger_error", "warnings", "tasks", "routes", "daily_budget_usd",
-                          "control_error", "spend_today_usd", "ledger_lines", "findings", "held",
+                          "control_error", "spend_today_usd", "ledger_lines", "history", "findings", "held",
                           "waiting", "running", "merging", "cooling", "last"]  # fmt: skip
     assert data["room"] == str(inside.root)
     assert data["stop"].startswith("STOP created ") and data["stop"].endswith(" by tester reason: checking")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
-from support import data_lines, ev, five_lines, rewrite
+from support import data_lines, ev, five_lines, many_lines, rewrite
 
-from control_room.ledger import append
+from control_room.ledger import append, follow
 from control_room.ledger import stats as stats_module
 from control_room.ledger.stats import summary
+from control_room.timeutil import today
 
 
 def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -71,3 +73,67 @@ def test_summary_rebuilds_after_an_edit_before_the_checkpoint(ledger: Path, tmp_
     s = summary(ledger, cache_file)
     assert (s["lines"], s["events"]) == (6, {"spend": 5, "refund": 1})
     assert s == summary(ledger, tmp_path / "fresh.json")
+
+
+# a big ledger's first call: recent lines first, the whole history behind them -----------------
+
+
+@pytest.fixture
+def small_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows of a few kilobytes, so that a ledger of a few hundred lines is a big one."""
+    monkeypatch.setattr(follow, "WINDOW", 4000)
+    monkeypatch.setattr(follow, "STEP", 8000)
+    monkeypatch.setattr(follow, "SMALL", 12000)
+    monkeypatch.setattr(follow, "WINDOW_MAX", 16000)
+    follow.BEHIND.clear()
+
+
+def test_a_first_call_on_a_big_ledger_folds_only_its_last_lines(
+    ledger: Path, tmp_path: Path, small_window: None
+) -> None:
+    many_lines(ledger, 600, days=30)  # 20 lines a day: a window of a few days
+    cache_file = tmp_path / "cache" / "summary"
+    s = summary(ledger, cache_file)
+    tail_lines = data_lines(ledger)[-s["lines"] :]
+    assert 0 < s["lines"] < 600 and s["from"] == ledger.stat().st_size - len(
+        "".join(f"{x}\n" for x in tail_lines)
+    )
+    assert s["from_time"] == tail_lines[0].split(" | ")[0].lstrip("| ")
+    assert s["from_time"][:10] < today()  # a state by day reaches back past today's first line
+    assert {cache_file.parent} == follow.BEHIND  # the command's edge starts the fold of the rest
+    assert not cache_file.with_name("summary.older").exists()
+    whole = summary(ledger, cache_file, whole=True)
+    assert (whole["lines"], whole["from"]) == (600, 0)
+    assert not cache_file.with_name("summary.older").exists()
+    follow.BEHIND.clear()
+    assert summary(ledger, cache_file) == whole and set() == follow.BEHIND  # whole from now on
+    rebuilt = summary(ledger, tmp_path / "other", whole=True)
+    assert rebuilt == whole
+
+
+def test_the_whole_history_near_the_end_is_finished_by_the_next_call(
+    ledger: Path, tmp_path: Path, small_window: None
+) -> None:
+    many_lines(ledger, 600)
+    cache_file = tmp_path / "summary"
+    assert summary(ledger, cache_file)["from"] > 0
+    summary(ledger, tmp_path / "x", whole=True)  # the background fold, as far as the end then
+    (tmp_path / "x").rename(cache_file.with_name("summary.older"))
+    many_lines(ledger, 20, writer="new")  # appended since: fewer bytes than STEP
+    s = summary(ledger, cache_file)
+    assert (s["from"], s["lines"]) == (0, 620)
+    assert not cache_file.with_name("summary.older").exists()
+
+
+def test_a_window_without_a_day_rule_is_the_last_bytes(
+    ledger: Path, tmp_path: Path, small_window: None
+) -> None:
+    many_lines(ledger, 600, days=1)  # all of today: a by-day window would reach WINDOW_MAX
+    fd = os.open(ledger, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        plain, by_day = follow.window_start(fd, size), follow.day_window_start(fd, size)
+    finally:
+        os.close(fd)
+    assert size - 4000 <= plain < size - 3000
+    assert size - 16000 <= by_day < size - 15000

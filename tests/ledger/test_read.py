@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from support import five_lines
+import pytest
+from support import ev, five_lines
 
-from control_room.ledger.read import backward, has_header, tail
+from control_room.ledger import append, read
+from control_room.ledger.line import parse
+from control_room.ledger.read import backward, has_header, last_hash, table_lines, tail
 
 
 def test_tail_returns_the_last_lines_in_order(ledger: Path) -> None:
@@ -42,3 +46,46 @@ def test_backward_gives_every_physical_line_last_first(tmp_path: Path) -> None:
 
 def test_backward_of_a_missing_file_gives_nothing(tmp_path: Path) -> None:
     assert list(backward(tmp_path / "nothing.log")) == []
+
+
+def _plain_last_hash(path: Path, writer: str) -> str | None:
+    """What last_hash must answer: the last parsed line of ``writer`` after the header."""
+    found = None
+    for _, line, _ in table_lines(path):
+        entry = parse(line)
+        if entry is not None and entry.writer == writer:
+            found = entry.hash
+    return found
+
+
+def test_last_hash_finds_each_writers_last_line_across_blocks(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(read, "SEARCH_BLOCK", 700)  # a few lines per block: lines cut at every edge
+    names = ["alpha", "beta", "probe", "gamma"]
+    for k in range(60):
+        # "probe" also appears as another writer's adapter and in details: only its own lines count
+        append(ledger, ev("e"), writer=names[k % 3], adapter="probe", detail=f"beta gamma | probe | {k}")
+    with open(ledger, "a", encoding="utf-8") as f:
+        f.write("| a hand-written line | beta | not a ledger row |\n| torn")
+    size = ledger.stat().st_size
+    fd = os.open(ledger, os.O_RDONLY)
+    try:
+        for name in names:
+            assert last_hash(fd, size, name) == _plain_last_hash(ledger, name), name
+        assert last_hash(fd, size, "gamma") is None
+        assert last_hash(fd, size, "zeta") is None
+    finally:
+        os.close(fd)
+
+
+def test_last_hash_stops_at_the_header(ledger: Path) -> None:
+    text = ledger.read_text()
+    ledger.write_text(text.replace("# LEDGER", "# LEDGER\n\nwritten by | alpha | in the preamble |"))
+    fd = os.open(ledger, os.O_RDONLY)
+    try:
+        assert last_hash(fd, ledger.stat().st_size, "alpha") is None
+        append(ledger, ev("e"), writer="alpha")
+        assert last_hash(fd, ledger.stat().st_size, "alpha") == _plain_last_hash(ledger, "alpha") is not None
+    finally:
+        os.close(fd)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support import ev, five_lines, lineno, rewrite
+from support import data_lines, ev, five_lines, lineno, many_lines, rewrite
 
-from control_room.ledger import append
+from control_room.ledger import append, follow
 from control_room.ledger import verify as verify_module
 from control_room.ledger.line import PREAMBLE, parse
 from control_room.ledger.verify import Check, Problem, check, verify
@@ -167,3 +167,29 @@ def test_check_a_torn_tail_an_empty_file_and_no_header(ledger: Path, tmp_path: P
     ledger.write_text("".join(f"{ln}\n" for ln in lines))
     c = check(ledger, tmp_path / "c")
     assert (c.empty, c.header, c.bad, c.ok) == (False, False, 0, False)
+
+
+def test_a_first_check_of_a_big_ledger_starts_at_its_end(
+    ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing every line is `ledger verify`'s job: a first check starts at the end, links each
+    writer's new lines to its last line before, and numbers a bad line from the top."""
+    monkeypatch.setattr(follow, "SMALL", 12000)
+    many_lines(ledger, 300, writer="old")
+    lines = data_lines(ledger)
+    rewrite(ledger, [lines[0].replace("lever 0", "lever X"), *lines[1:]])  # an old line edited
+    hashed: list[str] = []
+    real = verify_module.line_hash
+    monkeypatch.setattr(verify_module, "line_hash", lambda body: hashed.append(body) or real(body))
+    cp = tmp_path / "chain"
+    assert check(ledger, cp) == Check(empty=False, header=True, bad=0, first=[], torn_tail=False)
+    assert hashed == []  # nothing hashed: the edit is for `ledger verify`
+    assert not verify(ledger).ok
+    hashed.clear()
+    append(ledger, ev("e"), writer="old", detail="links to line 300")
+    append(ledger, ev("e"), writer="new", detail="a writer's first line")
+    assert check(ledger, cp).ok and len(hashed) == 2
+    with open(ledger, "a") as f:  # line 300 again: its link repeats (line 301 came between)
+        f.write(lines[-1] + "\n")
+    c = check(ledger, cp)
+    assert (c.bad, [(p.line, p.kind) for p in c.first]) == (1, [(lineno(303), "unlinked")])

@@ -29,6 +29,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store import cache
 from control_room.store.files import read_optional
+from control_room.timeutil import today
 
 KIND = "notify-1"
 NOTIFY_TIMEOUT_S = 30.0
@@ -118,11 +119,10 @@ def _stop(room: Room) -> list[dict[str, Any]]:
 
 
 def _budget(room: Room, settings: Settings) -> list[dict[str, Any]]:
-    from control_room.ledger.stats import summary  # cached and incremental, like status's
-    from control_room.timeutil import today  # with the summary, just above
+    from control_room.ledger.stats import spent_on  # cached and incremental, like status's
 
     day = today()
-    spent = summary(room.ledger, room.cache / "ledger-summary")["spend_by_day"].get(day, 0.0)
+    spent = spent_on(room.ledger, room.cache / "ledger-summary", day)
     budget = float(settings.daily_budget_usd)
     if budget <= 0 or spent < BUDGET_SHARE * budget:
         return []

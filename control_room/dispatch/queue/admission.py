@@ -119,6 +119,7 @@ def admit(
     *,
     where: Callable[[str], str | None] | None = None,
     runs_on: tuple[str, str | None] | None = None,
+    holder: Callable[[str, str | None], str | None] | None = None,
 ) -> Plan | None:
     """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
 
@@ -126,9 +127,11 @@ def admit(
     is a task read from its file in the queue. ``where`` says which state folder holds a dep
     (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder), a
     copy in ``rejected/`` last. ``runs_on``: the adapter and model of its ``fallback`` chain
-    to run on (dispatch/queue/cooling.py), when its own cools down.
+    to run on (dispatch/queue/cooling.py), when its own cools down. ``holder(id, skip)``: which
+    other state folder holds the task's id (the queue scan's listings; by default, a stat each).
     """
-    taken = swarm.state_of(room, task["id"], skip=None if stage is Stage.NEW else "queue")
+    skip = None if stage is Stage.NEW else "queue"
+    taken = holder(task["id"], skip) if holder else swarm.state_of(room, task["id"], skip=skip)
     if taken is not None:
         raise Refused(swarm.exists_already(task["id"], taken))
     deps = task.get("deps", [])

@@ -88,6 +88,7 @@ def _index_file(room: Room, state: str) -> Path:
 
 
 V = 5  # the index format: entries carry their deps since 4, model and fallback since 5
+LISTED_AFTER = 64  # files a scan admits with a stat per state folder before it lists the folders
 
 
 def _load_index(room: Room, state: str) -> dict[str, Any]:
@@ -109,10 +110,22 @@ class _Queued:
         self.folders: swarm.Folders | None = None
         self.deps = False
 
+        self.read = 0  # files admitted so far in this pass
+
     def where(self, task_id: str) -> str | None:
         if self.folders is None:
             self.folders = swarm.Folders(self.room)
         return self.folders.state_of(task_id)
+
+    def holder(self, task_id: str, skip: str | None) -> str | None:
+        """Which other folder holds ``task_id``: a stat per folder for the first few files read,
+        then (a first scan, thousands read) one listing per folder."""
+        self.read += 1
+        if self.read <= LISTED_AFTER:
+            return swarm.state_of(self.room, task_id, skip=skip)
+        if self.folders is None:
+            self.folders = swarm.Folders(self.room)
+        return self.folders.holder(task_id, skip or "")
 
 
 def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
@@ -182,7 +195,7 @@ def _read_summary(
         from control_room.dispatch.queue.admission import Refused, Stage, admit
 
         try:
-            admit(room, task, Stage.QUEUED, where=queued.where)
+            admit(room, task, Stage.QUEUED, where=queued.where, holder=queued.holder)
         except Refused as exc:
             problems = [str(exc)]
         queued.deps = queued.deps or bool(task.get("deps"))

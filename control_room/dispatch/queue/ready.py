@@ -31,7 +31,7 @@ from control_room.dispatch.worktrees import place
 from control_room.knowledge import graveyard, history
 from control_room.ledger import events
 from control_room.ledger.events import Event
-from control_room.ledger.stats import summary, tokens_by_day
+from control_room.ledger.stats import spent_on, tokens_on
 from control_room.room import cooldowns, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -229,14 +229,14 @@ def tokens_left(room: Room, settings: Settings) -> int | None:
     """What is left today of CONTROL.md ``daily_budget_tokens`` (None where it is 0: none)."""
     if not settings.daily_budget_tokens:
         return None
-    used = tokens_by_day(room.ledger, room.cache / "ledger-tokens").get(today(), 0)
+    used = tokens_on(room.ledger, room.cache / "ledger-tokens", today())
     return settings.daily_budget_tokens - used
 
 
 def readiness(room: Room, settings: Settings) -> Readiness:
     """Readiness as of now, from the caches: today's spend (the ledger summary) and the death
     loops (the history)."""
-    spent = summary(room.ledger, room.cache / "ledger-summary")["spend_by_day"].get(today(), 0.0)
+    spent = spent_on(room.ledger, room.cache / "ledger-summary", today())
     return Readiness(room, settings, spent=spent, held=history.held(room, settings))
 
 

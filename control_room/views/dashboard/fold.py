@@ -79,9 +79,10 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
             del lines[0]
 
 
-def state(room: Room) -> dict[str, Any]:
-    """The fold, up to date (its checkpoint in ``.cache/dashboard``: in memory, see ``site``)."""
-    st, _ = follow(room.ledger, room.cache / "dashboard", KIND, _init, _fold)
+def state(room: Room, *, whole: bool = False) -> dict[str, Any]:
+    """The fold, up to date (its checkpoint in ``.cache/dashboard``: in memory, see ``site``;
+    ``whole``: see knowledge.history)."""
+    st, _ = follow(room.ledger, room.cache / "dashboard", KIND, _init, _fold, whole=whole)
     for points in st["metrics"].values():
         del points[:-METRIC_POINTS]
     return st
