@@ -95,16 +95,17 @@ MAX_BYTES = records.MAX_BYTES
 TOO_BIG = f"the task file is larger than {MAX_BYTES} bytes (1 MiB): keep long text in a file the task names"
 
 
-def read_task(path: Path) -> tuple[Task, list[str]]:
+def read_task(path: Path | str) -> tuple[Task, list[str]]:
     """Load and validate one task file; (task, problems), never raises for bad content."""
-    problem = _name_problem(path.name)
+    name = os.path.basename(path)
+    problem = _name_problem(name)
     if problem is not None:
         return tasks.as_task({}), [problem]
     try:
         raw = records.head(path, MAX_BYTES)
     except OSError as exc:
         return tasks.as_task({}), [f"cannot read: {exc.strerror or exc}"]
-    return parse_task(path.name, raw)
+    return parse_task(name, raw)
 
 
 def parse_task(name: str, raw: bytes) -> tuple[Task, list[str]]:

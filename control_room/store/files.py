@@ -124,7 +124,7 @@ def _umask() -> int:
     return _UMASK
 
 
-def open_fd(path: Path) -> int:
+def open_fd(path: Path | str) -> int:
     """A read-only descriptor of the regular file at ``path``: every read of a room file opens
     through here. It opens without blocking (``O_NONBLOCK``: a FIFO someone left in place of a
     file would wait for a writer forever) and refuses what is not a regular file, so a reader
@@ -148,10 +148,23 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(open_fd(path), "rb")
 
 
-def read_bytes(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at ``path`` (its first ``limit``, if given)."""
-    with open_regular(path) as f:
-        return f.read() if limit is None else f.read(limit)
+def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (its first ``limit``, if given). Read with
+    ``os.read`` in reads of the file's size: a buffered read of ``limit`` bytes would allocate
+    all of them first (a 1 MiB buffer for each task file of the queue's first scan)."""
+    fd = open_fd(path)
+    try:
+        left = (1 << 62) if limit is None else limit
+        parts: list[bytes] = []
+        while left > 0:
+            part = os.read(fd, min(left, os.fstat(fd).st_size + 1 if not parts else 1 << 20))
+            if not part:
+                break
+            parts.append(part)
+            left -= len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 def read_text(path: Path, limit: int | None = None) -> str:

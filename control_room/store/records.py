@@ -32,7 +32,7 @@ def parse(raw: bytes | str) -> Any:
         raise InvalidError("not valid JSON: a number with too many digits") from None
 
 
-def head(path: Path, max_bytes: int = MAX_BYTES) -> bytes:
+def head(path: Path | str, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of the file at ``path``, at most ``max_bytes + 1`` of them: enough to tell a
     file that is too big. ``OSError`` when it cannot be read."""
     return read_bytes(path, max_bytes + 1)

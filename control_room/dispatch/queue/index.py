@@ -165,7 +165,7 @@ def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
             files[name] = hit
         else:
             fresh += 1
-            summary = _read_summary(room, state, Path(entry.path), st, queued)
+            summary = _read_summary(room, state, entry.path, st, queued)
             if summary is None:
                 continue
             if queued is not None and "problem" in summary:
@@ -185,7 +185,7 @@ def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
 
 
 def _read_summary(
-    room: Room, state: str, path: Path, st: os.stat_result, queued: _Queued | None
+    room: Room, state: str, path: Path | str, st: os.stat_result, queued: _Queued | None
 ) -> dict[str, Any] | None:
     """Read one file for the index. A file in the queue that admission refuses is rejected
     (None), or with ``reject=False`` summarised as its problem."""
@@ -200,8 +200,9 @@ def _read_summary(
             problems = [str(exc)]
         queued.deps = queued.deps or bool(task.get("deps"))
     if problems and queued is not None and queued.reject:
-        stem = path.name.removesuffix(".json")
-        swarm.reject(room, path.name, problems, task_id=stem if is_id(stem) else "")
+        name = os.path.basename(path)
+        stem = name.removesuffix(".json")
+        swarm.reject(room, name, problems, task_id=stem if is_id(stem) else "")
         return None
     if not problems:
         return summarize(task, st.st_mtime)

@@ -207,7 +207,7 @@ def test_the_scan_reads_only_new_files_and_lists_only_the_folders_it_needs(
     reads: list[str] = []
     listed: list[str] = []
     real_read, real_listdir = swarm.read_task, os.listdir
-    monkeypatch.setattr(swarm, "read_task", lambda p: reads.append(p.name) or real_read(p))
+    monkeypatch.setattr(swarm, "read_task", lambda p: reads.append(os.path.basename(p)) or real_read(p))
     monkeypatch.setattr(os, "listdir", lambda p: listed.append(Path(p).name) or real_listdir(p))
     _put(room, "queue", "new", deps=["t0", "t1"])
     assert len(index.scan(room, "queue")) == 51

@@ -86,7 +86,7 @@ def test_scan_uses_its_index_and_rereads_a_changed_file(room: Room, monkeypatch:
     real = swarm.read_task
 
     def counting(path: Path):  # type: ignore[no-untyped-def]
-        reads.append(path.name)
+        reads.append(os.path.basename(path))
         return real(path)
 
     monkeypatch.setattr(swarm, "read_task", counting)
