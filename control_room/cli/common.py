@@ -159,8 +159,8 @@ def fold_behind() -> None:
         return
     from control_room.views import catch_up  # the views' folds: only on a big ledger's first days
 
-    for cache_dir in sorted(follow.BEHIND):
-        catch_up.start(cache_dir)
+    for cache_dir, names in sorted(follow.BEHIND.items()):
+        catch_up.start(cache_dir, names)
     follow.BEHIND.clear()
 
 

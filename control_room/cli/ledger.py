@@ -97,7 +97,8 @@ def verify(as_json: bool) -> None:
 @ledger.command()
 @room_option
 @click.option("--background", is_flag=True, hidden=True, help="Run at low priority, saying nothing.")
-def fold(background: bool) -> None:
+@click.option("--only", hidden=True, help="The states to fold, by checkpoint name (comma-separated).")
+def fold(background: bool, only: str | None) -> None:
     """Fold the whole ledger into the room's caches now.
 
     A first command on a big ledger reads only its recent lines and starts this in the
@@ -109,7 +110,7 @@ def fold(background: bool) -> None:
     if background:
         os.nice(10)
     room = current_room()
-    names = catch_up.run(room)
+    names = catch_up.run(room, only.split(",") if only else None)
     if background:
         return
     if names is None:

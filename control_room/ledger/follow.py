@@ -37,7 +37,7 @@ SMALL = WINDOW + STEP  # a ledger up to this size is folded whole at once
 HEAD = 1 << 16  # the table header must be within the first HEAD bytes for a window to start later
 WINDOW_MAX = 32 << 20  # a window grows back (doubling) until its first line is of an earlier day
 
-BEHIND: set[Path] = set()  # cache folders with a state this command left without its whole history
+BEHIND: dict[Path, set[str]] = {}  # cache folder -> the checkpoints this command left recent only
 
 Fold = Callable[[dict[str, Any], list[str]], None]  # (state, raw cells of one line)
 FoldLine = Callable[[dict[str, Any], str], None]  # (state, one whole physical line)
@@ -197,26 +197,30 @@ def _catch_up(
     state: dict[str, Any],
     whole: bool,
 ) -> tuple[dict[str, Any], int]:
-    """The whole-history state behind ``state`` (``<checkpoint>.older``): with ``whole``, folded
-    to the end now; else finished here only when it is within ``STEP`` bytes of the end (the
-    background fold brought it there), otherwise left to that fold (``BEHIND``). Once it has
-    reached the end it replaces ``state``. Returns (the state to use, bytes read)."""
+    """A whole-history state to replace ``state`` with: the one on disk (a reader inside
+    ``cache.held`` keeps its own), else ``<checkpoint>.older``, else one from the top. With
+    ``whole`` it is folded to the end now; else only when it is within ``STEP`` bytes of the
+    end (the background fold brought it there); otherwise the fold is left to ``ledger fold``
+    (``BEHIND``). Returns (the state to use, bytes read)."""
     older = checkpoint.with_name(checkpoint.name + ".older")
-    behind = cache.load(older)
+    behind: Any = cache.load(checkpoint, disk=True) if cache.holding() else None
+    if not _valid(behind, kind, fd, st, False) or behind.get("from"):
+        behind = cache.load(older)
     if not _valid(behind, kind, fd, st, False):
         behind = _fresh(kind, init, fd, 0)
     start = behind["size"]
     if not whole and st.st_size - start > STEP:
-        BEHIND.add(Path(os.path.abspath(checkpoint)).parent)
+        BEHIND.setdefault(Path(os.path.abspath(checkpoint)).parent, set()).add(checkpoint.name)
         state["older"] = start
         return state, 0
     each(behind, fd, st.st_size)
     behind["inode"] = st.st_ino
     cache.save(checkpoint, behind)  # caught up: the whole history is the state now
-    try:
-        older.unlink()
-    except FileNotFoundError:
-        pass
+    if not cache.holding():
+        try:
+            older.unlink()
+        except FileNotFoundError:
+            pass
     return behind, st.st_size - start
 
 

@@ -51,9 +51,10 @@ def held(memory: dict[str, bytes]) -> Iterator[None]:
         _held = before
 
 
-def load(cache_file: Path) -> Any:
-    """The cached value, or None when there is none (or it cannot be read: a rebuild)."""
-    if _held is not None and str(cache_file) in _held:
+def load(cache_file: Path, *, disk: bool = False) -> Any:
+    """The cached value, or None when there is none (or it cannot be read: a rebuild);
+    ``disk``: as saved on disk, even inside ``held``."""
+    if _held is not None and not disk and str(cache_file) in _held:
         try:
             return marshal.loads(_held[str(cache_file)])
         except (ValueError, EOFError, TypeError):
@@ -65,6 +66,11 @@ def load(cache_file: Path) -> Any:
         return marshal.loads(data[len(_MAGIC) :])
     except (OSError, ValueError, EOFError, TypeError):
         return None
+
+
+def holding() -> bool:
+    """Whether caches are saved into memory now (inside ``held``)."""
+    return _held is not None
 
 
 def save(cache_file: Path, data: Any) -> None:

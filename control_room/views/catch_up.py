@@ -3,10 +3,12 @@
 A first command on a big ledger folds only its recent lines (``ledger.follow``): it answers at
 once, and leaves the older history to ``control-room ledger fold``, which its edge starts in the
 background (``start``: detached, at low priority, at most one per room: it holds
-``.cache/fold.lock``), as git starts its own ``gc --auto``. The fold brings each state that
-exists and is not whole yet to the end of the ledger; the next command that reads it uses it.
-A person may run ``ledger fold`` in the foreground too; nothing is lost if it is killed (the next
-command starts it again, from where its checkpoints got to).
+``.cache/fold.lock``), as git starts its own ``gc --auto``. The command names the states it left
+recent only, and the fold makes each of them whole on disk, where the next command that reads
+it takes it up (a dashboard build keeps its states in memory and adopts them from disk); it
+writes the default dashboard's numbered ledger pages too, so no build has to. A person may run
+``ledger fold`` in the foreground; nothing is lost if it is killed (the next command starts it
+again, from where its checkpoints got to).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from control_room.ledger import stats
 from control_room.room.layout import Room
 from control_room.store import cache, lock
 from control_room.views.dashboard import fold as dashboard_fold
+from control_room.views.dashboard import site
 
 LOCK = "fold.lock"
 
@@ -47,33 +50,38 @@ def behind(room: Room) -> list[str]:
     return out
 
 
-def run(room: Room) -> list[str] | None:
-    """Bring every partial state of ``room`` whole; the names folded, or None when another fold
-    holds the lock (it does the work)."""
+def run(room: Room, names: list[str] | None = None) -> list[str] | None:
+    """Bring the states ``names`` (default: every partial one on disk) of ``room`` whole; the
+    names folded, or None when another fold holds the lock (it does the work)."""
     room.cache.mkdir(parents=True, exist_ok=True)
     fd = lock.take(room.cache / LOCK)
     if fd is None:
         return None
     try:
-        names = behind(room)
+        todo = behind(room) if names is None else [n for n, _ in STATES if n in names]
         for name, whole in STATES:
-            if name in names:
+            if name in todo:
                 whole(room)
-        return names
+        out = site.default_out(room)
+        if "dashboard" in todo and (out / ".state").exists():
+            site.build(room, out)  # its numbered ledger pages, all of them, here rather than in a build
+        return todo
     finally:
         os.close(fd)
 
 
-def start(cache_dir: Path) -> bool:
-    """Start ``ledger fold`` for the room whose cache is ``cache_dir``, detached, unless one is
-    running; whether one was started."""
+def start(cache_dir: Path, names: set[str]) -> bool:
+    """Start ``ledger fold`` of the states ``names`` for the room whose cache is ``cache_dir``,
+    detached, unless one is running; whether one was started."""
     try:
+        cache_dir.mkdir(parents=True, exist_ok=True)  # a dashboard build saves none of its own
         if not lock.is_free(cache_dir / LOCK):
             return False
     except OSError:
         return False  # a cache that cannot be locked (read-only disk): the states stay recent
     root = cache_dir.parent.parent
     argv = [sys.executable, "-m", "control_room", "--room", str(root), "ledger", "fold", "--background"]
+    argv += ["--only", ",".join(sorted(names))]
     try:
         subprocess.Popen(
             argv,

@@ -100,13 +100,13 @@ def test_a_first_call_on_a_big_ledger_folds_only_its_last_lines(
     )
     assert s["from_time"] == tail_lines[0].split(" | ")[0].lstrip("| ")
     assert s["from_time"][:10] < today()  # a state by day reaches back past today's first line
-    assert {cache_file.parent} == follow.BEHIND  # the command's edge starts the fold of the rest
+    assert {cache_file.parent: {"summary"}} == follow.BEHIND  # the command's edge starts the fold of the rest
     assert not cache_file.with_name("summary.older").exists()
     whole = summary(ledger, cache_file, whole=True)
     assert (whole["lines"], whole["from"]) == (600, 0)
     assert not cache_file.with_name("summary.older").exists()
     follow.BEHIND.clear()
-    assert summary(ledger, cache_file) == whole and set() == follow.BEHIND  # whole from now on
+    assert summary(ledger, cache_file) == whole and follow.BEHIND == {}  # whole from now on
     rebuilt = summary(ledger, tmp_path / "other", whole=True)
     assert rebuilt == whole
 

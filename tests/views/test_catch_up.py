@@ -34,7 +34,7 @@ def _partial(room: Room) -> list[str]:
 
 def test_run_brings_every_partial_state_whole(big: Room) -> None:
     assert _partial(big) == ["ledger-summary", "digest"]
-    assert {big.cache} == follow.BEHIND
+    assert {big.cache: {"ledger-summary", "digest"}} == follow.BEHIND
     assert catch_up.run(big) == ["ledger-summary", "digest"]
     assert catch_up.behind(big) == []
     s = summary(big.ledger, big.cache / "ledger-summary")
@@ -50,7 +50,7 @@ def test_run_leaves_the_work_to_a_fold_that_holds_the_lock(big: Room) -> None:
     assert held is not None
     try:
         assert catch_up.run(big) is None
-        assert catch_up.start(big.cache) is False  # one fold per room
+        assert catch_up.start(big.cache, {"ledger-summary", "digest"}) is False  # one fold per room
     finally:
         os.close(held)
     assert catch_up.behind(big) == ["ledger-summary", "digest"]
@@ -58,7 +58,7 @@ def test_run_leaves_the_work_to_a_fold_that_holds_the_lock(big: Room) -> None:
 
 def test_start_folds_in_a_process_of_its_own(big: Room) -> None:
     _partial(big)
-    assert catch_up.start(big.cache) is True
+    assert catch_up.start(big.cache, {"ledger-summary", "digest"}) is True
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (
         catch_up.behind(big) or not lock.is_free(big.cache / catch_up.LOCK)

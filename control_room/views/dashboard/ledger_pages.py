@@ -50,8 +50,9 @@ def _row(line: str) -> list[str] | None:
     return [unescape(raw[c]).translate(_AMP) for c in SHOWN]
 
 
-def _page(room: str, k: int, n: int, rows: list[list[str]]) -> str:
-    """Page ``k`` of ``n`` with ``rows`` (newest first)."""
+def _page(room: str, k: int, n: int, rows: list[list[str]], recent: str = "") -> str:
+    """Page ``k`` of ``n`` with ``rows`` (newest first); ``recent``: the newest lines of a
+    ledger whose history is still being folded in, since that time (no numbered pages yet)."""
     first = (k - 1) * PER_PAGE + 1
     links = ['<a href="ledger.html">newest</a>']
     if k < n:
@@ -62,6 +63,13 @@ def _page(room: str, k: int, n: int, rows: list[list[str]]) -> str:
     span = f"lines {first:,} to {first + len(rows) - 1:,}, newest first" if rows else "no lines yet"
     if k == n:
         span += " (the newest page: it grows)"
+    if recent:
+        nav = ""
+        span = (
+            f"the newest {len(rows):,} lines, newest first; the ledger's history before "
+            f"{recent.translate(_AMP)} is being folded in, and its numbered pages are written once it is "
+            "(<code>control-room ledger fold</code> does it now)"
+        )
     selects = []
     for facet, col in FILTERS:
         values = sorted({r[col] for r in rows})  # already escaped
@@ -85,6 +93,10 @@ def write(
 ) -> tuple[int, dict[str, Any]]:
     """The pages that changed since ``resume`` (every page without it) to ``sink(name, html)``,
     and ``ledger.html``. Returns (the number of pages, the record to resume from next time)."""
+    if fold.get("from"):  # recent lines only: the newest of them, and no numbered page yet
+        newest = _page(str(room.root), 1, 1, _newest(room, fold, PER_PAGE), recent=fold["from_time"])
+        sink("ledger.html", newest)
+        return 1, resume
     total = fold["lines"]
     n = pages(total)
     with read.opened(room.ledger) as fd:
@@ -121,8 +133,23 @@ def write(
     return n, record
 
 
+def _newest(room: Room, fold: dict[str, Any], want: int) -> list[list[str]]:
+    """The rows of the ``want`` newest lines the fold has read, newest first."""
+    rows: list[list[str]] = []
+    with read.opened(room.ledger) as fd:
+        for line in read.data_lines_backward(fd, fold["size"]):
+            row = _row(line)
+            if row is not None:
+                rows.append(row)
+                if len(rows) == want:
+                    break
+    return rows
+
+
 def one(room: Room, fold: dict[str, Any], k: int) -> str:
     """Page ``k`` alone, read backwards from the end."""
+    if fold.get("from"):
+        return _page(str(room.root), 1, 1, _newest(room, fold, PER_PAGE), recent=fold["from_time"])
     total = fold["lines"]
     n = pages(total)
     k = min(max(k, 1), n)
