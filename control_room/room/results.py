@@ -4,6 +4,7 @@ agent's streams, the validator's, meta.json), the previous runs kept in ``run-K/
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from control_room.room.layout import Room
@@ -17,9 +18,24 @@ def folder(room: Room, task_id: str) -> Path:
     return room.swarm / "results" / check_id(task_id, "task")
 
 
+def own(results: Path) -> Path:
+    """``results`` as a real folder of the room, made if missing. What an agent put in its place
+    (a link out of the room, a file) is removed, never followed: every later write of the run
+    (its captures, report, meta.json) and the next run's ``archive`` stay inside the room."""
+    for path in (results.parent, results):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(mode):
+            os.unlink(path)
+    results.mkdir(parents=True, exist_ok=True)
+    return results
+
+
 def archive(results: Path) -> None:
     """Keep the previous run's files in ``run-K/`` before a new run starts writing."""
-    results.mkdir(parents=True, exist_ok=True)
+    own(results)
     files = [p for p in results.iterdir() if p.is_file()]
     if not files:
         return

@@ -105,6 +105,7 @@ def run_claimed(
             f"adapter {adapter.name} unavailable: {exc}; task {tid} back in the queue",
             tid,
         )
+    results_folder.own(results)  # a link the agent left in its place is gone: what follows stays inside
     if res.stopped:
         brief.unlink(missing_ok=True)
         return _stopped(room, picked, "while the agent ran")
