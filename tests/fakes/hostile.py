@@ -11,6 +11,9 @@
     hostile.py trespass CANARY NEXT   write ../trespass.txt and $HOME/.bashrc; plant links into
                                       CANARY where control-room writes next: its own results
                                       folder's later files, task NEXT's results folder; exit 0
+    hostile.py relink CANARY ONCE     move the room's LEDGER.md aside to LEDGER.md.moved and
+                                      link it, and its lock files, into CANARY; exit 0 (only
+                                      its first run, which makes the file ONCE)
 
 Descendants (each writes DIR/<kind>.pid once it runs, ignores TERM and HUP, and sleeps):
 ``group`` (a plain child: in the agent's group), ``nohup`` (``nohup`` its program),
@@ -23,6 +26,7 @@ daemons do.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -113,6 +117,21 @@ def trespass(canary: str, next_task: str) -> None:
     print("planted")
 
 
+def relink(canary: str, once: str) -> None:
+    if os.path.exists(once):
+        return
+    open(once, "w").close()
+    cr = os.path.join(os.environ["CONTROL_ROOM"], "control-room")
+    ledger = os.path.join(cr, "LEDGER.md")
+    os.rename(ledger, ledger + ".moved")
+    os.symlink(os.path.join(canary, "sub", "LEDGER.md"), ledger)
+    for name in (".claim.lock", ".slot-0.lock", ".CURRENT_CONTEXT.md.lock", ".cooldowns.lock"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(cr, name))
+        os.symlink(os.path.join(canary, name.strip(".")), os.path.join(cr, name))
+    print("relinked")
+
+
 def main(argv: list[str]) -> None:
     mode = argv[0]
     if mode == "flood":
@@ -132,6 +151,8 @@ def main(argv: list[str]) -> None:
         sys.stderr.write(text)
     elif mode == "trespass":
         trespass(argv[1], argv[2])
+    elif mode == "relink":
+        relink(argv[1], argv[2])
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -261,3 +261,28 @@ def test_no_link_an_agent_plants_leads_control_rooms_writes_out_of_the_room(
     assert (room.swarm / "results" / "t1" / "validator.stdout.txt").read_text() == "checked\n"
     settled(cr, room, "t1", "done")
     settled(cr, room, "t2", "done")
+
+
+def test_a_ledger_and_locks_linked_out_of_the_room_are_refused_never_written(
+    cr: Any, room: Room, canary: Path, tmp_path: Path
+) -> None:
+    before = tree(canary)
+    queue(room, "t1", command=[PY, HOSTILE, "relink", str(canary), str(tmp_path / "once")])
+    link = f"{room.ledger} is a link (to {canary}/sub/LEDGER.md), not a file of the room"
+    code, out, _ = cycle(cr)  # its result line would have gone to the person's file
+    assert code == errors.ROOM_INVALID and out.startswith(f"Error: room fault while t1 ran: {link}"), out
+    assert "t1 is in swarm/queue/, no round used" in out
+    assert tree(canary) == before
+    code, out, _ = cycle(cr)
+    assert (code, out.count("\n")) == (errors.ROOM_INVALID, 1) and f"Error: room invalid: {link}" in out
+    room.ledger.unlink()  # the person puts the ledger back; the lock files are still links
+    room.ledger.with_name("LEDGER.md.moved").rename(room.ledger)
+    code, out, _ = cycle(cr)
+    assert code == errors.ROOM_INVALID and "lock is a link (to" in out and out.count("\n") == 1, out
+    assert tree(canary) == before
+    for name in (".claim.lock", ".slot-0.lock", ".CURRENT_CONTEXT.md.lock", ".cooldowns.lock"):
+        (room.cr / name).unlink()
+    code, out, _ = cycle(cr)
+    assert code == errors.PASSED, out
+    assert tree(canary) == before
+    settled(cr, room, "t1", "done")
