@@ -11,6 +11,8 @@
     hostile.py trespass CANARY NEXT   write ../trespass.txt and $HOME/.bashrc; plant links into
                                       CANARY where control-room writes next: its own results
                                       folder's later files, task NEXT's results folder; exit 0
+    hostile.py links CANARY           in its worktree: links to CANARY's file and folder (and a
+                                      dangling one into it), a file in ../; exit 0
     hostile.py relink CANARY ONCE     move the room's LEDGER.md aside to LEDGER.md.moved and
                                       link it, and its lock files, into CANARY; exit 0 (only
                                       its first run, which makes the file ONCE)
@@ -117,6 +119,16 @@ def trespass(canary: str, next_task: str) -> None:
     print("planted")
 
 
+def links(canary: str) -> None:
+    for name, target in (("keep", "keep.txt"), ("folder", "sub"), ("dangling", "made-by-someone")):
+        os.symlink(os.path.join(canary, target), name)
+    os.symlink(os.path.join(canary, "sub", "LEDGER.md"), os.path.join("..", "LEDGER.md"))
+    with open("../escaped.txt", "w") as f:  # beside the worktree
+        f.write("out of the worktree\n")
+    with open("work.txt", "w") as f:
+        f.write("the work\n")
+
+
 def relink(canary: str, once: str) -> None:
     if os.path.exists(once):
         return
@@ -151,6 +163,8 @@ def main(argv: list[str]) -> None:
         sys.stderr.write(text)
     elif mode == "trespass":
         trespass(argv[1], argv[2])
+    elif mode == "links":
+        links(argv[1])
     elif mode == "relink":
         relink(argv[1], argv[2])
     else:

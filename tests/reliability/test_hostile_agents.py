@@ -286,3 +286,25 @@ def test_a_ledger_and_locks_linked_out_of_the_room_are_refused_never_written(
     assert code == errors.PASSED, out
     assert tree(canary) == before
     settled(cr, room, "t1", "done")
+
+
+def test_links_out_of_a_worktree_are_committed_merged_and_removed_never_followed(
+    cr: Any, room: Room, repo: Path, canary: Path
+) -> None:
+    before = tree(canary)
+    assert cr("route", "add", "r1", "--title", "links").returncode == 0
+    queue(room, "t1", route="r1", command=[PY, HOSTILE, "links", str(canary)])
+    code, out, _ = cycle(cr)
+    assert code == errors.PASSED, out
+    work = room.cr / "worktrees" / "route-r1"
+    assert (work.parent / "escaped.txt").exists()  # the agent's own write: no sandbox (security.md)
+    for args in (["integrate"], ["done", "t1", "--by", "me"]):
+        done = cr(*args)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (repo / "work.txt").read_text() == "the work\n" and os.readlink(repo / "folder") == str(
+        canary / "sub"
+    )
+    assert cr("cleanup").returncode == 0  # the worktree went when t1 was done; cleanup looks again
+    assert not work.exists()
+    assert tree(canary) == before
+    settled(cr, room, "t1", "done")
