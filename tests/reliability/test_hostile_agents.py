@@ -1,15 +1,21 @@
 """Hostile agents (#23 item 6), through the installed command: the one place a reader finds them.
 An agent (tests/fakes/hostile.py, run by the probe or the command adapter) that prints a gigabyte,
-never exits, leaves daemons, writes outside its work dir, or prints what looks like STOP, a ledger
-line, a report section or the views' markers. After each: the capture and the cycle's memory
-are bounded, no descendant is left, nothing outside the room and the agent's own reach changed
-(a canary folder, its tree and mtimes), the ledger verifies, the task is in exactly one state.
+never exits, leaves daemons, writes outside its work dir (../, HOME, links into a person's files
+planted where control-room writes next, LEDGER.md and lock files linked out of the room, links
+out of a worktree), or prints what looks like STOP, a ledger line, a report section or the
+views' markers. After each: the captures and the cycle's memory are bounded, no descendant is
+left, nothing outside the room changed but what the agent wrote itself (a canary folder, its
+tree and mtimes, checked by the ``canary`` fixture after every test), the ledger verifies, the
+task is in exactly one state.
 
 Covered elsewhere, and not repeated here: a child that left the group by ``start_new_session``
 (agent and validator) and an agent whose dispatcher was SIGKILLed (tests/e2e/test_trust_e2e.py
 "daemons"), escape sequences and the auto block's end marker in an objective or a validator's
 output (test_trust_e2e.py 1 and 7), STOP under load (tests/reliability/test_stop_under_load.py),
-the capture cap on one process (tests/test_proc.py), the reaper's rounds (tests/test_reaper.py)."""
+the capture cap on one process (tests/test_proc.py), the reaper's rounds (tests/test_reaper.py).
+Not held, and so not asserted (docs/security.md "What does not hold"): what an agent writes
+itself outside its work dir lands there (no sandbox); a git hook or config it writes into the
+target repository runs when control-room's git does."""
 
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +54,20 @@ def tree(root: Path) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-@pytest.fixture
-def canary(tmp_path: Path) -> Path:
-    """A folder outside the room that no one but control-room could be led to write: agents
-    only point links at it."""
+@pytest.fixture(autouse=True)
+def canary(cr: Any, tmp_path: Path) -> Iterator[Path]:
+    """A folder outside the room that only control-room could be led to write (agents only
+    point links at it): after each test, its tree and mtimes are as before. Agents get a HOME of
+    their own too (``tmp_path/home``), never the person's."""
     root = tmp_path / "canary"
     (root / "sub").mkdir(parents=True)
     (root / "keep.txt").write_text("a person's file\n")
     (root / "sub" / "LEDGER.md").write_text("a person's other file\n")
-    return root
+    (tmp_path / "home").mkdir()
+    cr.env["HOME"] = str(tmp_path / "home")
+    before = tree(root)
+    yield root
+    assert tree(root) == before, "the canary changed"
 
 
 def cycle(cr: Any) -> tuple[int, str, int]:
@@ -240,9 +252,7 @@ def test_no_link_an_agent_plants_leads_control_rooms_writes_out_of_the_room(
     cr: Any, room: Room, tmp_path: Path, canary: Path
 ) -> None:
     home = tmp_path / "home"
-    home.mkdir()
     (home / ".bashrc").write_text("# a person's shell\n")
-    cr.env["HOME"] = str(home)
     before = tree(canary)
     queue(room, "t1", command=[PY, HOSTILE, "trespass", str(canary), "t2"],
           validator=[PY, "-c", "print('checked')"])  # fmt: skip
