@@ -11,6 +11,8 @@
     hostile.py trespass CANARY NEXT   write ../trespass.txt and $HOME/.bashrc; plant links into
                                       CANARY where control-room writes next: its own results
                                       folder's later files, task NEXT's results folder; exit 0
+    hostile.py unfold CANARY          move the room's swarm/results/ aside and link it to
+                                      CANARY/sub; exit 0
     hostile.py links CANARY           in its worktree: links to CANARY's file and folder (and a
                                       dangling one into it), a file in ../; exit 0
     hostile.py relink CANARY ONCE     move the room's LEDGER.md aside to LEDGER.md.moved and
@@ -119,6 +121,12 @@ def trespass(canary: str, next_task: str) -> None:
     print("planted")
 
 
+def unfold(canary: str) -> None:
+    results = os.path.join(os.environ["CONTROL_ROOM"], "swarm", "results")
+    os.rename(results, results + ".moved")
+    os.symlink(os.path.join(canary, "sub"), results)
+
+
 def links(canary: str) -> None:
     for name, target in (("keep", "keep.txt"), ("folder", "sub"), ("dangling", "made-by-someone")):
         os.symlink(os.path.join(canary, target), name)
@@ -163,6 +171,8 @@ def main(argv: list[str]) -> None:
         sys.stderr.write(text)
     elif mode == "trespass":
         trespass(argv[1], argv[2])
+    elif mode == "unfold":
+        unfold(argv[1])
     elif mode == "links":
         links(argv[1])
     elif mode == "relink":

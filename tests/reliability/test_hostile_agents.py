@@ -273,6 +273,19 @@ def test_no_link_an_agent_plants_leads_control_rooms_writes_out_of_the_room(
     settled(cr, room, "t2", "done")
 
 
+def test_the_results_folder_linked_out_during_a_run_is_made_again_in_the_room(
+    cr: Any, room: Room, canary: Path
+) -> None:
+    queue(room, "t1", command=[PY, HOSTILE, "unfold", str(canary)], validator=[PY, "-c", "print('checked')"])
+    code, out, _ = cycle(cr)
+    assert code == errors.PASSED, out
+    results = room.swarm / "results"
+    assert results.is_dir() and not results.is_symlink()
+    assert (results / "t1" / "validator.stdout.txt").read_text() == "checked\n"
+    assert json.loads((results / "t1" / "meta.json").read_text())["verdict"] == "pass"
+    settled(cr, room, "t1", "done")
+
+
 def test_a_ledger_and_locks_linked_out_of_the_room_are_refused_never_written(
     cr: Any, room: Room, canary: Path, tmp_path: Path
 ) -> None:

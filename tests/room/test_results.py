@@ -115,6 +115,9 @@ def test_a_link_in_place_of_a_results_folder_is_removed_never_followed(tmp_path:
     folder.rmdir()
     folder.parent.rename(tmp_path / "moved")
     folder.parent.symlink_to(tmp_path / "elsewhere")  # the whole of swarm/results/ linked out
-    assert results.own(folder) == folder
+    assert results.own(folder, linked_before=True) == folder  # a person's link: it stays
+    assert results.parent_linked(folder) and (tmp_path / "elsewhere" / "t1").is_dir()
+    (tmp_path / "elsewhere" / "t1").rmdir()
+    assert results.own(folder, linked_before=False) == folder  # made by the agent's run: it goes
     assert not folder.parent.is_symlink() and folder.is_dir()
     assert list((tmp_path / "elsewhere").iterdir()) == []
