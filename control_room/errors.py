@@ -76,9 +76,9 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
         ROOM_INVALID,
         "ROOM_INVALID",
         "`cycle`/`run`: the room cannot run a cycle (CONTROL.md invalid or names an unknown adapter, a "
-        "state folder or LEDGER.md not writable or without its header, the disk nearly full, the work "
-        "dir missing); checked before claiming, so the task stays queued and no round is used; `doctor`: "
-        "a check said FAIL",
+        "state folder or LEDGER.md not writable or without its header, LEDGER.md or a lock file a link, "
+        "the disk nearly full, the work dir missing); checked before claiming, so the task stays queued "
+        "and no round is used; `doctor`: a check said FAIL",
     ),
     (
         NO_EXTRA,

@@ -6,7 +6,9 @@
   left the group (``setsid``) is ended too, and a watchdog ends the group should we die first
   (``reaper``);
 - stdout and stderr stream to files as they arrive, so a crash leaves what was said, and
-  each is capped: past ``cap_bytes`` the rest is read and dropped, and the cut is noted;
+  each is capped: past ``cap_bytes`` the rest is read and dropped, and the cut is noted; each
+  file is made before the child starts, and a link at its path (an earlier agent's, pointing
+  out of the room) is replaced, never followed;
 - the stdin payload (the prompt) is written from a thread, so a child that does not read it
   cannot block us.
 """
@@ -116,6 +118,7 @@ def run(
     if exe is None:
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
     out, err = Stream(stdout_path), Stream(stderr_path)
+    sinks = [_sink(out), _sink(err)]
     adopting = reaper.subreaper(True)  # an orphan below us comes to us, not to init
     start = time.monotonic()
     try:  # not under ``deferred``: a child inherits the signal mask, and must get the normal one
@@ -129,13 +132,16 @@ def run(
             start_new_session=True,
         )
     except OSError as exc:
+        for sink in sinks:
+            if sink is not None:
+                sink.close()
         if adopting:
             reaper.subreaper(False)
         raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
     reaper.spawned.add(child.pid)
     threads = [
-        threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes), daemon=True),
-        threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes), daemon=True),
+        threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes, sinks[0]), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes, sinks[1]), daemon=True),
     ]
     if stdin is not None:
         threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
@@ -318,15 +324,33 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
         child.wait(timeout=KILL_GRACE_S)
 
 
-def _pump(pipe: object, stream: Stream, cap: int) -> None:
+def _sink(stream: Stream) -> BinaryIO | None:
+    """The capture file of ``stream``, made empty. A link at its path is removed first and
+    never followed (``O_NOFOLLOW``): an agent that linked its validator's capture to a person's
+    file outside the room cannot have it overwritten. None, the error noted, if it cannot be
+    made."""
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(stream.path).st_mode):
+                os.unlink(stream.path)
+        fd = os.open(stream.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        stream.error = f"{stream.path}: {exc.strerror or exc}"
+        return None
+    return os.fdopen(fd, "wb")
+
+
+def _pump(pipe: object, stream: Stream, cap: int, sink: BinaryIO | None) -> None:
     """Copy a child's stream to its file. If the file cannot be written (the disk filled), keep
     reading and dropping, so the child never blocks on a full pipe; the error is noted."""
     fd = pipe.fileno()  # type: ignore[attr-defined]
     try:
-        with open(stream.path, "wb") as sink:
+        if sink is None:  # it could not be made: the error is noted already
+            raise OSError
+        with sink:
             _copy(fd, stream, cap, sink)
     except OSError as exc:
-        stream.error = f"{stream.path}: {exc.strerror or exc}"
+        stream.error = stream.error or f"{stream.path}: {exc.strerror or exc}"
         _copy(fd, stream, 0, None)
     with contextlib.suppress(OSError):
         pipe.close()  # type: ignore[attr-defined]

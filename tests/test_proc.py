@@ -41,6 +41,18 @@ def test_capture_is_capped_and_the_cut_noted_without_blocking_the_child(tmp_path
     assert (tmp_path / "err").read_text() == "done\n"
 
 
+def test_a_link_at_a_capture_path_is_replaced_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "a-persons-file"
+    outside.write_text("keep me\n")
+    (tmp_path / "out").symlink_to(outside)  # as an agent planted it for its validator's run
+    (tmp_path / "err").symlink_to(tmp_path / "not-there")
+    res = run(tmp_path, [PY, "-c", "import sys; print('said'); print('err', file=sys.stderr)"])
+    assert res.ok
+    assert outside.read_text() == "keep me\n" and not (tmp_path / "not-there").exists()
+    assert not (tmp_path / "out").is_symlink() and (tmp_path / "out").read_text() == "said\n"
+    assert (tmp_path / "err").read_text() == "err\n"
+
+
 def test_output_streams_to_disk_while_the_child_runs(tmp_path: Path) -> None:
     stop = tmp_path / "STOP"
     seen: list[str] = []

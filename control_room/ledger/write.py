@@ -11,6 +11,7 @@ ledger never keeps half a line.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -92,7 +93,7 @@ def append(
     )
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_APPEND)
+            fd = _open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise NoRoomError(
                 f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
@@ -134,6 +135,16 @@ def append(
             os.close(fd)  # also releases the lock
 
 
+def _open(path: Path, flags: int) -> int:
+    """The ledger opened for writing, never through a link (``lock.refused_link``)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise lock.refused_link(path) from None
+        raise
+
+
 def _inode(path: Path) -> int:
     try:
         return os.stat(path).st_ino
@@ -150,7 +161,7 @@ def restore_header(path: Path) -> int | None:
     bytes and so its hash chain. Runs under the ledger's lock, and replaces the file whole (a
     writer waiting for the lock sees the new file and appends to it)."""
     while True:
-        fd = os.open(path, os.O_RDWR)
+        fd = _open(path, os.O_RDWR)
         try:
             lock.hold(fd, path)
             if os.fstat(fd).st_ino != _inode(path):

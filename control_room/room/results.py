@@ -4,6 +4,7 @@ agent's streams, the validator's, meta.json), the previous runs kept in ``run-K/
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from control_room.room.layout import Room
@@ -17,9 +18,32 @@ def folder(room: Room, task_id: str) -> Path:
     return room.swarm / "results" / check_id(task_id, "task")
 
 
+def own(results: Path, linked_before: bool | None = None) -> Path:
+    """``results`` as a real folder of the room, made if missing: a link (an agent's, out of the
+    room) or a file in its place is removed, never followed, so every later write of the run
+    (captures, report, meta.json) and the next run's ``archive`` stay in the room.
+    ``linked_before``: whether ``swarm/results/`` was a link before the agent ran
+    (``parent_linked``); one that became a link since is removed too (a person's link stays)."""
+    for path, mine in ((results.parent, linked_before is False), (results, True)):
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            continue
+        if mine and not stat.S_ISDIR(mode):
+            os.unlink(path)
+    results.mkdir(parents=True, exist_ok=True)
+    return results
+
+
+def parent_linked(results: Path) -> bool:
+    """Whether ``swarm/results/`` (the folder above ``results``) is a link: a person's, when it
+    already was one before an agent ran."""
+    return results.parent.is_symlink()
+
+
 def archive(results: Path) -> None:
     """Keep the previous run's files in ``run-K/`` before a new run starts writing."""
-    results.mkdir(parents=True, exist_ok=True)
+    own(results)
     files = [p for p in results.iterdir() if p.is_file()]
     if not files:
         return

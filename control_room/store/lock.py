@@ -14,12 +14,13 @@ the ledger and the slots need POSIX semantics (a lock that dies with its process
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from control_room.errors import ConflictError, ControlRoomError
+from control_room.errors import ConflictError, ControlRoomError, RoomInvalidError
 
 try:
     import fcntl
@@ -36,13 +37,29 @@ def _posix(what: Path) -> None:
 
 
 def open_lock_file(path: Path, guards: Path | None = None) -> int:
-    """Open (creating it) lock file ``path``. A refusal (an ``OSError`` still) names what a
-    person knows: the file the lock ``guards``, else the folder the lock lives in; never the
-    hidden lock file itself."""
+    """Open (creating it) lock file ``path``, never through a link (``refused_link``). A
+    refusal (an ``OSError`` still) names what a person knows: the file the lock ``guards``,
+    else the folder the lock lives in; never the hidden lock file itself."""
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise refused_link(path) from None
         raise OSError(exc.errno, exc.strerror, str(guards or path.parent)) from None
+
+
+def refused_link(path: Path) -> RoomInvalidError:
+    """The one error for a file control-room writes in place (the ledger, a lock file) found to
+    be a link: an agent's run may have planted it, pointing out of the room, so it is never
+    followed, and a person puts the room's own file back."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return RoomInvalidError(
+        f"{path} is a link (to {target}), not a file of the room: control-room never writes through "
+        "one; put the room's own file in its place (an agent's run may have moved it)"
+    )
 
 
 def hold(fd: int, what: Path) -> None:

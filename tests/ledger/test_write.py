@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from support import data_lines, ev, five_lines, lineno
 
+from control_room.errors import RoomInvalidError
 from control_room.ledger import append
 from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse
 from control_room.ledger.verify import verify
@@ -67,6 +68,7 @@ def test_append_after_a_torn_line_starts_a_new_line(ledger: Path) -> None:
 WORKER = """
 import os, sys, time
 from pathlib import Path
+from control_room.errors import RoomInvalidError
 from control_room.ledger import append
 from control_room.ledger.events import Event
 ev = Event("bench", (), ("task", "detail"), "a test line")
@@ -175,3 +177,14 @@ def test_lines_appended_while_the_header_is_restored_are_all_kept(ledger: Path, 
     for p in range(2):
         mine = [e.detail for e in map(parse, data_lines(ledger)) if e and e.task == f"p{p}"]
         assert mine == [f"p{p} {i}" for i in range(500)]
+
+
+def test_a_ledger_that_is_a_link_is_never_written_through(ledger: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "a-persons-file.md"
+    outside.write_text(PREAMBLE)  # it even looks like a ledger
+    ledger.unlink()
+    ledger.symlink_to(outside)  # as an agent's run left it
+    for write in (lambda: append(ledger, ev("e"), detail="x"), lambda: restore_header(ledger)):
+        with pytest.raises(RoomInvalidError, match=rf"^{ledger} is a link \(to {outside}\), not a file of"):
+            write()
+    assert outside.read_text() == PREAMBLE

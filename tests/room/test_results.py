@@ -99,3 +99,25 @@ def test_archive_after_a_gap_takes_the_next_number_after_the_highest(tmp_path: P
     (tmp_path / "prompt.md").write_text("x")
     results.archive(tmp_path)
     assert (tmp_path / "run-3" / "prompt.md").read_text() == "x"
+
+
+def test_a_link_in_place_of_a_results_folder_is_removed_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "a-persons-folder"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("keep me\n")
+    folder = tmp_path / "results" / "t1"
+    folder.parent.mkdir()
+    folder.symlink_to(outside)  # as an agent planted it for the next run of t1
+    results.archive(folder)
+    assert folder.is_dir() and not folder.is_symlink() and list(folder.iterdir()) == []
+    assert [p.name for p in outside.iterdir()] == ["notes.txt"]  # nothing moved into a run-1/ there
+    (tmp_path / "elsewhere").mkdir()
+    folder.rmdir()
+    folder.parent.rename(tmp_path / "moved")
+    folder.parent.symlink_to(tmp_path / "elsewhere")  # the whole of swarm/results/ linked out
+    assert results.own(folder, linked_before=True) == folder  # a person's link: it stays
+    assert results.parent_linked(folder) and (tmp_path / "elsewhere" / "t1").is_dir()
+    (tmp_path / "elsewhere" / "t1").rmdir()
+    assert results.own(folder, linked_before=False) == folder  # made by the agent's run: it goes
+    assert not folder.parent.is_symlink() and folder.is_dir()
+    assert list((tmp_path / "elsewhere").iterdir()) == []

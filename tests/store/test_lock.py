@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from control_room.errors import ConflictError
+from control_room.errors import ConflictError, RoomInvalidError
 from control_room.store import lock
 
 # A second process: holds the lock file argv[1] (lock.held) until its stdin closes.
@@ -150,3 +150,15 @@ def test_sibling_releases_when_the_block_raises(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), lock.sibling(path, timeout=0):
         raise RuntimeError("boom")
     assert lock.is_free(tmp_path / ".CONTROL.md.lock") is True
+
+
+def test_a_lock_file_that_is_a_link_is_refused_never_created_through(tmp_path: Path) -> None:
+    path = tmp_path / ".claim.lock"
+    path.symlink_to(tmp_path / "outside" / "made")  # dangling: opening it O_CREAT would make it
+    (tmp_path / "outside").mkdir()
+    linked = r"\.claim\.lock is a link \(to .*/outside/made\), not a file"
+    with pytest.raises(RoomInvalidError, match=linked), lock.held(path):
+        pass
+    with pytest.raises(RoomInvalidError):
+        lock.take(path)
+    assert list((tmp_path / "outside").iterdir()) == []

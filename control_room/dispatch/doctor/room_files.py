@@ -145,6 +145,9 @@ def ledger(ctx: Context) -> list[Finding]:
         return [Finding("ledger", FAIL, what, f"{FIX} restores it", fixable=True)]
     if fault is not None and fault.startswith("unreadable"):
         return [Finding("ledger", FAIL, f"{name} is {fault}", "fix its permissions")]
+    if fault == "a link":  # never written through: an agent's run may have linked it out of the room
+        fix = "put the room's own ledger in its place"
+        return [Finding("ledger", FAIL, f"{name} is a link (to {os.readlink(room.ledger)})", fix)]
     out = []
     if fault == "not writable":
         fix = "give this user write permission on it"

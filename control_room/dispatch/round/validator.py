@@ -9,6 +9,7 @@ from typing import Any
 
 from control_room import proc
 from control_room.errors import ControlRoomError
+from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.shell import argv_of
@@ -28,8 +29,9 @@ def run(
 ) -> proc.Result | None:
     """The validator's run, its output in ``results`` (``<stem>.stdout.txt``, ``.stderr.txt``:
     the merge queue's run after the rebase is ``post-rebase``); None if it could not start (why
-    is in the stderr file)."""
-    results.mkdir(parents=True, exist_ok=True)  # a person may have removed a waiting task's results
+    is in the stderr file). Before and after, the results folder is the room's own (``own``): a
+    person may have removed a waiting task's results, an agent or this validator linked it out."""
+    results_folder.own(results)
     try:
         return proc.run(
             argv_of(task["validator"], "the validator"),
@@ -44,6 +46,8 @@ def run(
     except ControlRoomError as exc:
         atomic_write(results / f"{stem}.stderr.txt", f"{exc}\n")
         return None
+    finally:
+        results_folder.own(results)
 
 
 METRIC = re.compile(r"^METRIC ([A-Za-z][\w.-]{0,63})=(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*$", re.M)

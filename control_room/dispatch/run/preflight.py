@@ -19,6 +19,7 @@ from control_room.errors import ControlRoomError, RoomInvalidError
 from control_room.ledger.read import has_header
 from control_room.room.layout import MERGE_STATES, SWARM_DIRS, Room
 from control_room.room.settings import Settings
+from control_room.store import lock
 
 
 def workdir(room: Room, settings: Settings) -> Path:
@@ -136,8 +137,11 @@ def _writable_dir(room: Room, folder: Path) -> str | None:
 
 
 def ledger_fault(path: Path) -> str | None:
-    """What stops a cycle from writing the ledger at ``path``: ``missing``, ``empty``, ``without
-    its header``, ``unreadable (<reason>)`` or ``not writable``; or None. (Shared with ``doctor``.)"""
+    """What stops a cycle from writing the ledger at ``path``: ``missing``, ``a link`` (never
+    written through: ``lock.refused_link``), ``empty``, ``without its header``, ``unreadable
+    (<reason>)`` or ``not writable``; or None. (Shared with ``doctor``.)"""
+    if path.is_symlink():
+        return "a link"
     try:
         empty = path.stat().st_size == 0
         whole = not empty and has_header(path)  # reads up to the header: a few hundred bytes
@@ -158,6 +162,8 @@ def _ledger(path: Path) -> str | None:
         return None
     if fault == "missing":
         return f"{path} is missing; restore it (git checkout) or `control-room init` starts a new one"
+    if fault == "a link":
+        return str(lock.refused_link(path))
     if fault.startswith("unreadable"):
         return f"{path} cannot be read ({fault[len('unreadable (') : -1]}); fix its permissions"
     if fault == "not writable":

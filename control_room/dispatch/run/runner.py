@@ -46,6 +46,7 @@ def run_claimed(
     round_no = int(task.get("rounds", 0)) + 1
     results = results_folder.folder(room, tid)
     results_folder.archive(results)
+    linked = results_folder.parent_linked(results)  # a person's link stays; one an agent makes goes
     if settings.repo:  # the route's worktree of the target repository, made or reused
         workdir = worktree.workdir(room, settings, task)
     else:
@@ -105,6 +106,7 @@ def run_claimed(
             f"adapter {adapter.name} unavailable: {exc}; task {tid} back in the queue",
             tid,
         )
+    results_folder.own(results, linked)  # a link the agent left in its place goes: what follows stays in
     if res.stopped:
         brief.unlink(missing_ok=True)
         return _stopped(room, picked, "while the agent ran")
@@ -140,6 +142,7 @@ def run_claimed(
     queueing.discard_edits(room, settings, task, workdir)
     # the validator gets the minimal environment (and CONTROL.md env_allow), never the agent's
     val = validator.run(room, settings, task, workdir, agent_env(room, settings, task), results)
+    results_folder.own(results, linked)
     queueing.discard_edits(room, settings, task, workdir, by="its validator")
     if val is not None and val.stopped:
         return _stopped(room, picked, "while its validator ran")

@@ -219,6 +219,16 @@ def test_a_ledger_that_cannot_be_written_fails(room: Room, monkeypatch: pytest.M
     ]
 
 
+def test_a_ledger_that_is_a_link_fails_it_is_never_written_through(room: Room) -> None:
+    moved = room.ledger.with_name("LEDGER.md.moved")
+    room.ledger.rename(moved)
+    room.ledger.symlink_to(moved)  # as an agent's run left it (to a file outside the room, often)
+    fix = "put the room's own ledger in its place"
+    assert room_files.ledger(ctx(room)) == [
+        Finding("ledger", FAIL, f"control-room/LEDGER.md is a link (to {moved})", fix)
+    ]
+
+
 def test_a_torn_last_line_is_a_warning(room: Room) -> None:
     with open(room.ledger, "a", encoding="utf-8") as f:
         f.write("| 2026-01-31T12:00:00Z | half")
