@@ -85,6 +85,8 @@ def _dispatcher(cmdline: bytes) -> str:
     script, ``python .../control-room`` or ``python -m control_room``); else ""."""
     argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0") if a]
     for i, arg in enumerate(argv[:3]):
+        if i and not os.path.basename(argv[0]).startswith("python"):
+            return ""  # a wrapper of a person's (``timeout 60 control-room cycle``) is no dispatcher
         if os.path.basename(arg) == "control-room":
             return _runs_agents(argv[i + 1 :])
         if arg == "-m" and i + 1 < len(argv) and argv[i + 1].split(".")[0] == "control_room":

@@ -53,3 +53,7 @@ def test_the_command_line_of_a_dispatcher() -> None:
     assert d(b"/v/bin/control-room\0task\0add\0--objective\0run\0") == ""
     assert d(b"/v/bin/control-room\0--room\0cycle\0status\0") == ""  # `cycle` is the room's name
     assert d(b"bash\0-c\0control-room cycle\0") == ""
+    assert d(b"python3.11\0-m\0control_room\0cycle\0") == "cycle"
+    # a person's wrapper is not the dispatcher it starts (that one is its child, below it)
+    assert d(b"timeout\0" + b"60\0/v/bin/control-room\0cycle\0") == ""
+    assert d(b"/usr/bin/time\0-v\0control-room\0run\0") == ""

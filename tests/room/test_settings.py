@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 import pytest
 
 from control_room.errors import InvalidError
@@ -157,3 +161,21 @@ def test_a_wrong_adapter_setup_is_named_to_the_setting(room: Room, line: str, me
     with pytest.raises(InvalidError) as err:
         control.load(room)
     assert str(err.value) == f"{room.control}: adapters: {message}"
+
+
+def test_a_control_md_saved_in_place_this_instant_is_read_once_the_save_is_done(room: Room) -> None:
+    """An editor that truncates and then writes leaves the file empty for a moment: a read in
+    that moment waits for the save instead of refusing (fail closed for a file that stays broken)."""
+    good = room.control.read_text()
+    room.control.write_text("")  # mid-save: empty, modified now
+    writer = threading.Timer(0.03, lambda: room.control.write_text(good))
+    writer.start()
+    try:
+        assert control.load(room).daily_budget_usd == control.DEFAULTS.daily_budget_usd
+    finally:
+        writer.join()
+    room.control.write_text("")
+    old = time.time() - 60
+    os.utime(room.control, (old, old))  # broken for a minute: no save in progress
+    with pytest.raises(InvalidError):
+        control.load(room)
