@@ -130,3 +130,40 @@ def append_results(ledger: Path, n: int, routes: int = 40) -> None:
                 f.write("".join(chunk))
                 chunk.clear()
         f.write("".join(chunk))
+
+
+class Row:
+    """One figure of a bench: what, the figure (seconds, or a rate with ``unit``), the baseline
+    measured in the same run, the target and whether it is met (None: no target)."""
+
+    def __init__(
+        self, what: str, value: float, base: float | None, target: str, ok: bool | None, unit: str = "s"
+    ) -> None:
+        self.what, self.value, self.base, self.target, self.ok, self.unit = (
+            what,
+            value,
+            base,
+            target,
+            ok,
+            unit,
+        )
+
+    def figure(self) -> str:
+        if self.unit == "s":
+            return f"{self.value * 1000:,.1f} ms" if self.value < 10 else f"{self.value:,.1f} s"
+        return f"{self.value:,.0f} {self.unit}"
+
+    def ratio(self) -> str:
+        if self.base is None or self.unit != "s":
+            return ""
+        return f"{self.value / self.base:.2f}x"
+
+    def verdict(self) -> str:
+        return "" if self.ok is None else verdict(self.ok)
+
+
+def print_rows(rows: list[Row]) -> None:
+    width = max(len(r.what) for r in rows)
+    for r in rows:
+        base = f"floor {r.base * 1000:.1f} ms" if r.base is not None and r.unit == "s" else ""
+        print(f"{r.what:<{width}}  {r.figure():>12}  {r.ratio():>7}  {base:>18}  {r.target} {r.verdict()}")

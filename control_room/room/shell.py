@@ -18,6 +18,7 @@ from control_room.room.tasks import Task
 ARGV_FIELDS = tuple(f.name for f in tasks.FIELDS if f.kind == "argv")  # validator, command
 _PAIRS = ("&&", "||", "$(")
 _SINGLES = ";|<>`"
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ./_-=+,:@%~^[]{}#!?*")
 _SHOWN = 100  # longer strings are cut in the message
 
 
@@ -86,6 +87,8 @@ def problem(field: str, value: object) -> str | None:
     would; None if it can (a list is run as it is, never looked at)."""
     if not isinstance(value, str):
         return None
+    if _PLAIN.issuperset(value) and not value.startswith("cd"):
+        return None  # no quote, backslash, operator or `cd`: nothing to scan (most commands)
     short = len(value) <= _SHOWN
     shown = value if short else value[: _SHOWN - 3] + "..."
     quote = unclosed(value)

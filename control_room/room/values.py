@@ -15,7 +15,14 @@ ID_RE = r"[a-z0-9][a-z0-9._-]{0,63}"
 
 def is_id(value: object) -> bool:
     """A task, route or role id: ``[a-z0-9][a-z0-9._-]{0,63}``, never a path."""
-    return isinstance(value, str) and re.fullmatch(ID_RE, value) is not None
+    if not isinstance(value, str):
+        return False
+    if not _ID:
+        _ID.append(re.compile(ID_RE))  # asked thousands of times in a queue's first scan
+    return _ID[0].fullmatch(value) is not None
+
+
+_ID: list[re.Pattern[str]] = []
 
 
 def is_number(v: object) -> bool:
