@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,21 +133,17 @@ def append_results(ledger: Path, n: int, routes: int = 40) -> None:
         f.write("".join(chunk))
 
 
+@dataclass
 class Row:
     """One figure of a bench: what, the figure (seconds, or a rate with ``unit``), the baseline
     measured in the same run, the target and whether it is met (None: no target)."""
 
-    def __init__(
-        self, what: str, value: float, base: float | None, target: str, ok: bool | None, unit: str = "s"
-    ) -> None:
-        self.what, self.value, self.base, self.target, self.ok, self.unit = (
-            what,
-            value,
-            base,
-            target,
-            ok,
-            unit,
-        )
+    what: str
+    value: float
+    base: float | None
+    target: str
+    ok: bool | None
+    unit: str = "s"
 
     def figure(self) -> str:
         if self.unit == "s":
