@@ -25,17 +25,10 @@ from common import (
     median_time,
     print_rows,
     run_once,
+    settle,
 )
 
 COMMANDS = (("status",), ("cycle",), ("task", "list"), ("digest",), ("dashboard",))
-
-
-def _stop_folds(room: Path) -> None:
-    subprocess.run(["pkill", "-f", f"--room {room} ledger fold"], check=False)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", f"--room {room} ledger fold"],
-                                                          capture_output=True).returncode == 0:  # fmt: skip
-        time.sleep(0.05)
 
 
 def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 5) -> list[Row]:
@@ -56,7 +49,7 @@ def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 5) -> list[
                 t, _, code = run_once([*cr, *cmd], bench_env(CONTROL_ROOM=str(room)))
                 assert code in (0, 10), f"{' '.join(cmd)} exited {code}"
                 times.append(t)
-                _stop_folds(room)
+                settle(room, stop=True)
             med = sorted(times)[len(times) // 2]
             rows.append(Row(f"first `{' '.join(cmd)}`, median of {runs}", med, floor, "<= 1 s", med <= 1.0))
         # the background fold alone: every state the first commands left recent, made whole

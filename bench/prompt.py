@@ -12,10 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import append_results
+from common import Row, append_results
 
 from control_room.dispatch.round import prompt
-from control_room.knowledge import digest
+from control_room.knowledge import digest, history
 from control_room.room import settings as control
 from control_room.room.layout import Room
 from control_room.room.scaffold import init
@@ -25,17 +25,20 @@ TASK = {"id": "bench-task", "objective": "make the hot loop faster", "falsifier"
         "kill_condition": "two rounds without gain", "route": "route-7"}  # fmt: skip
 
 
-def main() -> None:
+def sizes(lines: tuple[int, ...] = (100, 10_000, 1_000_000)) -> list[tuple[int, int, int, float, float]]:
+    """Per ledger length: (lines, prompt bytes, estimated tokens, first digest s, median refresh
+    and assemble s)."""
     rows = []
-    for n in (100, 10_000, 1_000_000):
+    for n in lines:
         with tempfile.TemporaryDirectory() as tmp:
             room = Room(Path(tmp) / "room")
             init(room.root)
             append_results(room.ledger, n)
             gate = control.load(room)
             t = time.perf_counter()
-            digest.refresh(room, gate)  # the first refresh folds every line in, once
+            digest.refresh(room, gate)  # a first refresh: on a big ledger, its recent lines
             first = time.perf_counter() - t
+            history.state(room, whole=True)  # the background fold's work, done here: the whole history
             append_results(room.ledger, 10)
             times = []
             for _ in range(5):
@@ -45,15 +48,21 @@ def main() -> None:
                     room, TASK, "engineer", gate, history=digest.route_history(room, "route-7")
                 )
                 times.append(time.perf_counter() - t)
-            rows.append(
-                (
-                    n,
-                    len(p.text.encode()),
-                    p.pressure(200_000)["prompt_tokens_est"],
-                    first,
-                    statistics.median(times),
-                )
-            )
+            rows.append((n, len(p.text.encode()), p.pressure(200_000)["prompt_tokens_est"], first,
+                         statistics.median(times)))  # fmt: skip
+    return rows
+
+
+def measure() -> list[Row]:
+    rows = sizes()
+    base = rows[0][1]
+    spread = max(abs(r[1] - base) / base for r in rows)
+    what = f"prompt size, {rows[0][0]:,} -> {rows[-1][0]:,} ledger lines ({base:,} -> {rows[-1][1]:,} bytes)"
+    return [Row(what, 100 * spread, None, "flat within 10%", spread <= 0.10, unit="% spread")]
+
+
+def main() -> None:
+    rows = sizes()
     base = rows[0][1]
     print(
         f"{'ledger lines':>12} {'prompt bytes':>12} {'~tokens':>8} {'vs 10^2':>8} "
