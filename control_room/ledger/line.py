@@ -72,11 +72,30 @@ _SIMPLE = {"\\": "\\", "|": "|", "n": "\n", "r": "\r", "t": "\t"}
 _CELLS = r"((?:[^\\|]|\\.)*)\|"
 
 
+def _plain(text: str) -> bool:
+    """Whether ``text`` needs no escaping: printable ASCII without ``|`` or ``\\``."""
+    return text.isascii() and text.isprintable() and "|" not in text and "\\" not in text
+
+
+def join_cells(values: tuple[str, ...]) -> str:
+    """The cells ``values``, escaped, joined as a line joins them (``" | "``); tested as one
+    string when they are all plain text, as most are."""
+    try:
+        if _plain("".join(values)):
+            return " | ".join(values)
+    except TypeError:  # a value that is not a string: escape makes it one
+        pass
+    return " | ".join(map(escape, values))
+
+
 def escape(value: object) -> str:
     """One cell's text: a single physical line in which ``|`` can never end the cell."""
+    text = "" if value is None else str(value)
+    if _plain(text):
+        return text  # most cells: no look-ups in the table
     if not _ESCAPES:
         _ESCAPES.update(_escape_table())
-    return ("" if value is None else str(value)).translate(_ESCAPES)
+    return text.translate(_ESCAPES)
 
 
 def unescape(cell: str) -> str:
@@ -133,8 +152,11 @@ def cut_detail(detail: str) -> str:
 
 def render(entry: Entry) -> tuple[str, str]:
     """Return (line without newline, its hash) for ``entry`` (whose ``hash`` is ignored)."""
-    values = [getattr(entry, c) for c in COLUMNS[:-1]]
-    body = "| " + " | ".join(escape(v) for v in values) + " |"
+    return seal("| " + join_cells(entry[:-1]) + " |")
+
+
+def seal(body: str) -> tuple[str, str]:
+    """(the line, its hash) of a line's ``body``: its escaped cells up to and including ``prev``."""
     h = line_hash(body)
     return f"{body} {h} |", h
 

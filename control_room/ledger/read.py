@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from control_room.ledger.line import HEADER, Entry, parse
+from control_room.ledger.line import COLUMNS, HEADER, Col, Entry, parse, split_cells, unescape
 from control_room.store.files import open_fd, open_regular
 
 FIRST_BLOCK = 1 << 12  # most reads need only the last line or two
@@ -83,11 +83,12 @@ def tail(path: Path, n: int) -> list[str]:
 
 
 def last_hash(fd: int, end: int, writer: str) -> str | None:
-    """The hash of the last whole line written by ``writer`` before byte ``end``, if any."""
+    """The hash of the last whole line written by ``writer`` before byte ``end``, if any: the
+    last line that ``parse`` reads as an entry of ``writer``, its two cells read alone."""
     for line in data_lines_backward(fd, end):
-        entry = parse(line)
-        if entry is not None and entry.writer == writer:
-            return entry.hash
+        cells = split_cells(line)
+        if cells is not None and len(cells) == len(COLUMNS) and unescape(cells[Col.WRITER]) == writer:
+            return unescape(cells[Col.HASH])
     return None
 
 
