@@ -92,6 +92,26 @@ def last_hash(fd: int, end: int, writer: str) -> str | None:
     return None
 
 
+def torn_and_last_hash(fd: int, end: int, writer: str) -> tuple[bool, str | None]:
+    """Whether the file's last line lacks its newline (torn), and ``last_hash``, from one read of
+    the file's last KiB when the last line is ``writer``'s (or the header); else ``last_hash``
+    reads backwards as far as it must."""
+    block = os.pread(fd, min(end, TAIL_BLOCK), max(0, end - TAIL_BLOCK))
+    torn = block[-1:] not in (b"\n", b"")
+    lines = block.split(b"\n")[: None if torn else -1]  # the last whole or torn line is lines[-1]
+    if len(lines) > 1 or (lines and end <= TAIL_BLOCK):  # it starts in the block
+        last = lines[-1].decode("utf-8", errors="replace")
+        if last == HEADER:
+            return torn, None
+        cells = split_cells(last)
+        if cells is not None and len(cells) == len(COLUMNS) and unescape(cells[Col.WRITER]) == writer:
+            return torn, unescape(cells[Col.HASH])
+    return torn, last_hash(fd, end, writer)
+
+
+TAIL_BLOCK = 1 << 10  # a ledger line is ~200 bytes
+
+
 def numbered_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
     """(1-based line number, text without newline, whether the newline was there) for every
     line; streams the file."""

@@ -30,13 +30,13 @@ from control_room.ledger.line import (
     PREAMBLE,
     SEPARATOR,
     Entry,
+    Head,
     cut_detail,
     escape,
     format_cost,
     join_cells,
-    seal,
 )
-from control_room.ledger.read import last_hash
+from control_room.ledger.read import torn_and_last_hash
 from control_room.lineage import inside_run
 from control_room.store import lock
 from control_room.store.files import atomic_write, read_optional
@@ -53,13 +53,23 @@ def writer_name(cr: Path | None = None) -> str:
     room's ``control-room/.host`` (``cr``: the room's control-room/ folder), else this
     machine's host name; made cell-safe. Inside an agent's run (lineage.py) it ends with
     ``.task.<id>``: what an agent writes itself is never written as the machine's person."""
-    raw = os.environ.get("CONTROL_ROOM_WRITER") or ""
-    if not raw and cr is not None:
+    return _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(cr))
+
+
+def _host_id(cr: Path | None) -> str:
+    """What the room's ``control-room/.host`` says, else this machine's host name."""
+    raw = ""
+    if cr is not None:
         try:
             raw = (read_optional(cr / HOST_FILE) or "").strip()
         except OSError:
             raw = ""  # unreadable: the machine's name, below
-    raw = raw or os.uname().nodename or "unknown"
+    return raw or os.uname().nodename or "unknown"
+
+
+def _writer(raw: str) -> str:
+    """``raw``, the name of the person or machine, as a writer: cell-safe, and inside an
+    agent's run naming its task."""
     task = inside_run()
     name = _names.get((raw, task))
     if name is None:
@@ -106,7 +116,7 @@ def append(
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome; a secret in ``detail`` is redacted."""
-    who = writer or writer_name(path.parent)
+    who = writer or _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name
     result = event.check(
         outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
     )
@@ -117,14 +127,19 @@ def append(
     try:
         while True:
             led = _keep(path) if ours else _Open(path)
+            when = now_iso()
+            head = Head(f"| {escape(when)} | {middle} | ")  # all but prev, hashed before the lock
             kept = False
             try:
                 lock.hold(led.fd, path)
-                st = _stat(path)
+                st = _stat(led.name)
                 if led.names(st):  # else replaced while we waited for the lock: lock the new file
-                    when, prev, h = _write(led, path, st.st_size, who, middle)  # type: ignore[union-attr]
+                    if now_iso() != when:  # the clock turned a second while we waited: lines keep time order
+                        when = now_iso()
+                        head = Head(f"| {escape(when)} | {middle} | ")
+                    prev, h = _write(led, path, st.st_size, who, head)  # type: ignore[union-attr]
                     kept = ours
-                    return Entry(when, *cells, prev, h)
+                    break
             finally:
                 if kept:
                     lock.release(led.fd)  # the descriptor stays open for our next append
@@ -133,18 +148,18 @@ def append(
     finally:
         if ours:
             _mutex.release()
+    return Entry(when, *cells, prev, h)
 
 
-def _write(led: _Open, path: Path, end: int, who: str, middle: str) -> tuple[str, str, str]:
-    """Under the lock, with the file ``end`` bytes long: write the line whose columns between time
-    and prev are ``middle``, with one ``os.write``; return its time, prev and hash."""
+def _write(led: _Open, path: Path, end: int, who: str, head: Head) -> tuple[str, str]:
+    """Under the lock, with the file ``end`` bytes long: write the line that ``head`` starts,
+    with one ``os.write``; return its prev and hash."""
     if led.ends_with_ours(end, who):
         torn, prev = False, led.hash  # the file ends with our last line: nobody wrote since
     else:
-        torn = end > 0 and os.pread(led.fd, 1, end - 1) != b"\n"
-        prev = last_hash(led.fd, end, who) or GENESIS
-    when = now_iso()
-    line, h = seal(f"| {escape(when)} | {middle} | {escape(prev)} |")
+        torn, last = torn_and_last_hash(led.fd, end, who)
+        prev = last or GENESIS
+    line, h = head.seal(prev)
     data = line.encode("utf-8") + b"\n"
     try:
         written = os.write(led.fd, b"\n" + data if torn else data)
@@ -156,7 +171,7 @@ def _write(led: _Open, path: Path, end: int, who: str, middle: str) -> tuple[str
             f"cannot append to {path}: {exc.strerror or exc}; nothing was written", exit_code=IO_ERROR
         ) from None
     led.end, led.tail, led.writer, led.hash = end + written, data, who, h
-    return when, prev, h
+    return prev, h
 
 
 class _Open:
@@ -169,7 +184,7 @@ class _Open:
     parent's (``pid``). A descriptor whose file was replaced, or that an append failed with, is
     closed, and the next append opens a new one."""
 
-    __slots__ = ("dev", "end", "fd", "hash", "ino", "path", "pid", "tail", "writer")
+    __slots__ = ("dev", "end", "fd", "hash", "ino", "name", "path", "pid", "tail", "writer")
 
     def __init__(self, path: Path) -> None:
         try:
@@ -179,7 +194,8 @@ class _Open:
                 f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
             ) from None
         st = os.fstat(self.fd)
-        self.path, self.pid, self.dev, self.ino = path, os.getpid(), st.st_dev, st.st_ino
+        self.path, self.name, self.pid = path, os.fspath(path), os.getpid()
+        self.dev, self.ino = st.st_dev, st.st_ino
         self.end, self.tail, self.writer, self.hash = -1, b"", "", ""
 
     def names(self, st: os.stat_result | None) -> bool:
@@ -219,7 +235,7 @@ def _close(led: _Open) -> None:
     os.close(led.fd)
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: Path | str) -> os.stat_result | None:
     try:
         return os.stat(path)
     except FileNotFoundError:

@@ -155,6 +155,17 @@ def test_threads_of_one_process_appending_at_once(ledger: Path) -> None:
     assert (report.ok, report.lines) == (True, 1200)
 
 
+def test_a_line_made_before_the_lock_takes_the_time_the_lock_was_got(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines stay in time order: a line whose second passed while it waited is made again."""
+    clock = iter(["2026-01-31T12:00:00Z", "2026-01-31T12:00:01Z", "2026-01-31T12:00:01Z"])
+    monkeypatch.setattr(write, "now_iso", lambda: next(clock))
+    entry = append(ledger, ev("e"))
+    assert entry.time == "2026-01-31T12:00:01Z" and [parse(ln) for ln in data_lines(ledger)] == [entry]
+    assert verify(ledger).ok
+
+
 # many processes at once -----------------------------------------------------------------
 
 WORKER = """
