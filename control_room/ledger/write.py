@@ -9,7 +9,7 @@ previous hash of our writer by reading backwards from the end, and write the lin
 ledger never keeps half a line.
 
 Everything but the time and ``prev`` is rendered before the lock is taken, and a process keeps
-its descriptor open from one append to the next (``_Kept``), with the line it last wrote: when
+its descriptor open from one append to the next (``_keep``), with the line it last wrote: when
 the file ends with that very line, nobody wrote since, so it is the previous line of our writer
 and the file needs no read backwards.
 """
@@ -116,7 +116,7 @@ def append(
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome; a secret in ``detail`` is redacted."""
-    who = writer or _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name
+    who = writer or _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name()
     result = event.check(
         outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
     )
@@ -134,9 +134,9 @@ def append(
                 lock.hold(led.fd, path)
                 st = _stat(led.name)
                 if led.names(st):  # else replaced while we waited for the lock: lock the new file
-                    if now_iso() != when:  # the clock turned a second while we waited: lines keep time order
-                        when = now_iso()
-                        head = Head(f"| {escape(when)} | {middle} | ")
+                    now = now_iso()
+                    if now != when:  # the clock turned a second while we waited: lines keep time order
+                        when, head = now, Head(f"| {escape(now)} | {middle} | ")
                     prev, h = _write(led, path, st.st_size, who, head)  # type: ignore[union-attr]
                     kept = ours
                     break
