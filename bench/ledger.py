@@ -29,11 +29,12 @@ def _ours(path: str, n: int, go: mp.Event) -> None:
     from control_room.ledger.events import Event
 
     event = Event("bench", (), ("task", "cost_usd", "detail"), "a bench line")
+    ledger = Path(path)  # as a dispatcher holds its room's
 
     go.wait()
     for i in range(n):
         append(
-            Path(path),
+            ledger,
             event,
             task=f"t-{i}",
             outcome="ok",
