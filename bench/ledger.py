@@ -1,8 +1,11 @@
 """Bench: ledger appends from 8 concurrent processes, beside the physical floor (raw
-`fcntl.flock` + `os.write` of a line of the same size), and verification of the result.
+`fcntl.flock` + `os.write` of a line of the same size, measured in the same run), and
+verification of the result: every line there, the chain verifies.
 
-Target: >= 5,000 appends/s with 0 lines lost, and the chain verifies.
-Usage: python bench/ledger.py [--procs 8] [--each 2000]
+Target: >= 100,000 appends/s with 0 lines lost and `ledger verify` clean. The floor depends on
+the machine (about 158,000/s where the target was set), so the ratio ours/floor is printed too:
+where the floor is lower, that ratio is the figure to compare.
+Usage: python bench/ledger.py [--procs 8] [--each 2000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -11,11 +14,14 @@ import argparse
 import fcntl
 import multiprocessing as mp
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import common  # noqa: F401  (puts the repository on sys.path)
+
+TARGET = 100_000  # appends/s, 8 processes
 
 
 def _ours(path: str, n: int, go: mp.Event) -> None:
@@ -23,11 +29,12 @@ def _ours(path: str, n: int, go: mp.Event) -> None:
     from control_room.ledger.events import Event
 
     event = Event("bench", (), ("task", "cost_usd", "detail"), "a bench line")
+    ledger = Path(path)  # as a dispatcher holds its room's
 
     go.wait()
     for i in range(n):
         append(
-            Path(path),
+            ledger,
             event,
             task=f"t-{i}",
             outcome="ok",
@@ -60,35 +67,45 @@ def _race(target, args: tuple, procs: int) -> float:  # type: ignore[no-untyped-
     return time.perf_counter() - t
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--procs", type=int, default=8)
-    ap.add_argument("--each", type=int, default=2000)
-    a = ap.parse_args()
-    total = a.procs * a.each
+def one_run(procs: int, each: int) -> tuple[float, float, int, int, int]:
+    """(ours appends/s, floor appends/s, lines lost, bad lines, raw lines lost) of one run."""
     from control_room.ledger.line import PREAMBLE
     from control_room.ledger.verify import verify
 
+    total = procs * each
     with tempfile.TemporaryDirectory() as tmp:
         ours = Path(tmp) / "LEDGER.md"
         ours.write_text(PREAMBLE)
-        os.environ["CONTROL_ROOM_WRITER"] = "bench"
-        t_ours = _race(_ours, (str(ours), a.each), a.procs)
+        t_ours = _race(_ours, (str(ours), each), procs)
         report = verify(ours)
         sample = ours.read_text().splitlines()[-1].encode() + b"\n"
         raw = Path(tmp) / "raw.md"
         raw.write_bytes(b"")
-        t_raw = _race(_raw, (str(raw), a.each, sample), a.procs)
-        raw_lines = raw.read_bytes().count(b"\n")
-    rate, floor = total / t_ours, total / t_raw
-    lost = total - report.lines
-    print(f"{a.procs} processes x {a.each:,} appends = {total:,} lines")
+        t_raw = _race(_raw, (str(raw), each, sample), procs)
+        raw_lost = total - raw.read_bytes().count(b"\n")
+    bad = len(report.problems) if report.problems or report.ok else 1  # not ok with no line named: 1
+    return total / t_ours, total / t_raw, total - report.lines, bad, raw_lost
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--procs", type=int, default=8)
+    ap.add_argument("--each", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3, help="runs; the medians are printed")
+    a = ap.parse_args()
+    os.environ["CONTROL_ROOM_WRITER"] = "bench"  # every process one writer: the chains interleave
+    runs = [one_run(a.procs, a.each) for _ in range(a.repeat)]
+    rate = statistics.median(r[0] for r in runs)
+    floor = statistics.median(r[1] for r in runs)
+    lost, bad, raw_lost = (sum(r[i] for r in runs) for i in (2, 3, 4))
+    met = rate >= TARGET and lost == 0 and bad == 0
+    print(f"{a.procs} processes x {a.each:,} appends = {a.procs * a.each:,} lines, median of {a.repeat} runs")
     print(
-        f"control-room append   {rate:9,.0f} appends/s   lost {lost}, bad lines {len(report.problems)} "
-        f"(target >= 5,000/s, 0 lost: {'ok' if rate >= 5000 and lost == 0 and report.ok else 'MISSED'})"
+        f"control-room append   {rate:9,.0f} appends/s   lost {lost}, bad lines {bad}, verify "
+        f"{'ok' if bad == 0 else 'FAILED'} (target >= {TARGET:,}/s, 0 lost: {'ok' if met else 'MISSED'})"
     )
-    print(f"raw flock + os.write  {floor:9,.0f} appends/s   lines {raw_lines:,} (the physical floor)")
-    print(f"ratio floor/ours      {floor / rate:9.2f}")
+    print(f"raw flock + os.write  {floor:9,.0f} appends/s   lost {raw_lost} (the floor, this machine)")
+    print(f"ratio ours/floor      {rate / floor:9.2f}   (target {TARGET / 158_000:.2f} of a 158k floor)")
 
 
 if __name__ == "__main__":

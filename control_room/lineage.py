@@ -35,6 +35,13 @@ def inside_run(command: str = "") -> str | None:
     own = os.environ.get(TASK_VARIABLE)
     if own is not None:
         return own.strip() or UNKNOWN
+    return _above(command)
+
+
+@functools.cache
+def _above(command: str) -> str | None:
+    """What the ancestors say (``inside_run`` when our own environment says nothing): read once
+    per process, like the ancestors themselves."""
     for depth, (task, dispatcher) in enumerate(_ancestors()):
         if task is not None:
             return task

@@ -9,8 +9,18 @@ _DURATION = r"(\d+(?:\.\d+)?)(?:\s*(ms|s|m|h|d))?"  # compiled on first use: few
 _UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
+_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+_said: tuple[int, str] = (-1, "")  # the current second and how it is written: one strftime a second
+
+
 def now_iso(t: float | None = None) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if t is None else t))
+    global _said
+    if t is not None:
+        return time.strftime(_FORMAT, time.gmtime(t))
+    second, said = int(time.time()), _said  # one read of _said: another thread may replace it
+    if said[0] != second:
+        said = _said = (second, time.strftime(_FORMAT, time.gmtime(second)))
+    return said[1]
 
 
 def parse_iso(text: str) -> float:

@@ -21,6 +21,16 @@ def test_now_iso_and_today_read_the_clock(monkeypatch: pytest.MonkeyPatch) -> No
     assert timeutil.today() == "2026-01-31"
 
 
+def test_now_iso_follows_the_clock_from_one_second_to_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    said = []  # now_iso formats each second once: what it says must still be the clock's
+    for t in (NOON, NOON + 0.9, NOON + 1, NOON + 0.5, NOON + 3600):
+        monkeypatch.setattr(timeutil.time, "time", lambda t=t: t)
+        said.append(timeutil.now_iso())
+    assert said == ["2026-01-31T12:00:00Z"] * 2 + ["2026-01-31T12:00:01Z", "2026-01-31T12:00:00Z"] + [
+        "2026-01-31T13:00:00Z"
+    ]
+
+
 def test_parse_iso_reads_back_what_now_iso_wrote() -> None:
     assert timeutil.parse_iso("2026-01-31T12:00:00Z") == NOON
     assert timeutil.parse_iso(timeutil.now_iso(NOON + 59.5)) == NOON + 59

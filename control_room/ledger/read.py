@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from control_room.ledger.line import HEADER, Entry, parse
+from control_room.ledger.line import COLUMNS, HEADER, Col, Entry, escape, parse, split_cells, unescape
 from control_room.store.files import open_fd, open_regular
 
 FIRST_BLOCK = 1 << 12  # most reads need only the last line or two
@@ -87,8 +87,8 @@ def tail(path: Path, n: int) -> list[str]:
 def last_hash(fd: int, end: int, writer: str) -> str | None:
     """The hash of the last whole line written by ``writer`` before byte ``end``, if any.
 
-    Searched for as bytes, a block of whole lines at a time from the end (``writer`` is
-    cell-safe, so its cell is its name), and only a line whose third cell it is gets parsed: a
+    Searched for as bytes (its cell, escaped), a block of whole lines at a time from the end, and
+    only a line whose third cell it is gets parsed: a
     writer's first line in a big ledger costs one scan of the file at memory speed, not a parse
     of every line."""
     top = _table_start(fd)
@@ -98,7 +98,7 @@ def last_hash(fd: int, end: int, writer: str) -> str | None:
             if entry is not None and entry.writer == writer:
                 return entry.hash
         return None
-    needle = f" | {writer} | ".encode()
+    needle = f" | {escape(writer)} | ".encode()
     pos = end
     size = FIRST_BLOCK  # most appends find their writer's line in the last few
     while pos > top:
@@ -132,6 +132,25 @@ def _table_start(fd: int) -> int | None:
         return len(header)
     at = head.find(b"\n" + header)
     return None if at < 0 else at + 1 + len(header)
+
+
+def torn_and_last_hash(fd: int, end: int, writer: str) -> tuple[bool, str | None]:
+    """Whether the file's last line lacks its newline (torn), and ``last_hash``, from one read of
+    the file's last KiB when the last line is ``writer``'s; else ``last_hash`` searches backwards
+    as far as it must (to the first table header: a header line further down is no table's start,
+    as ``verify`` reads it)."""
+    block = os.pread(fd, min(end, TAIL_BLOCK), max(0, end - TAIL_BLOCK))
+    torn = block[-1:] not in (b"\n", b"")
+    lines = block.split(b"\n")[: None if torn else -1]  # the last whole or torn line is lines[-1]
+    if len(lines) > 1 or (lines and end <= TAIL_BLOCK):  # it starts in the block
+        last = lines[-1].decode("utf-8", errors="replace")
+        cells = split_cells(last) if last != HEADER else None  # the header reads as a row of "writer"
+        if cells is not None and len(cells) == len(COLUMNS) and unescape(cells[Col.WRITER]) == writer:
+            return torn, unescape(cells[Col.HASH])
+    return torn, last_hash(fd, end, writer)
+
+
+TAIL_BLOCK = 1 << 10  # a ledger line is ~200 bytes
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str, bool]]:

@@ -7,10 +7,16 @@ file we locked (git may have replaced it), make sure the previous line was whole
 previous hash of our writer by reading backwards from the end, and write the line with a single
 ``os.write`` on an ``O_APPEND`` descriptor. A failed write (disk full) is cut back off, so the
 ledger never keeps half a line.
+
+Everything but the time and ``prev`` is rendered before the lock is taken, and a process keeps
+its descriptor open from one append to the next (``_keep``), with the line it last wrote: when
+the file ends with that very line, nobody wrote since, so it is the previous line of our writer
+and the file needs no read backwards.
 """
 
 from __future__ import annotations
 
+import _thread
 import errno
 import os
 import re
@@ -25,11 +31,13 @@ from control_room.ledger.line import (
     PREAMBLE,
     SEPARATOR,
     Entry,
+    Head,
     cut_detail,
+    escape,
     format_cost,
-    render,
+    join_cells,
 )
-from control_room.ledger.read import last_hash
+from control_room.ledger.read import torn_and_last_hash
 from control_room.lineage import inside_run
 from control_room.store import lock
 from control_room.store.files import atomic_write, read_optional
@@ -46,14 +54,36 @@ def writer_name(cr: Path | None = None) -> str:
     room's ``control-room/.host`` (``cr``: the room's control-room/ folder), else this
     machine's host name; made cell-safe. Inside an agent's run (lineage.py) it ends with
     ``.task.<id>``: what an agent writes itself is never written as the machine's person."""
-    raw = os.environ.get("CONTROL_ROOM_WRITER") or ""
-    if not raw and cr is not None:
+    return _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(cr))
+
+
+def _host_id(cr: Path | None) -> str:
+    """What the room's ``control-room/.host`` says, else this machine's host name."""
+    raw = ""
+    if cr is not None:
         try:
             raw = (read_optional(cr / HOST_FILE) or "").strip()
         except OSError:
             raw = ""  # unreadable: the machine's name, below
-    raw = raw or os.uname().nodename or "unknown"
+    return raw or os.uname().nodename or "unknown"
+
+
+def _writer(raw: str) -> str:
+    """``raw``, the name of the person or machine, as a writer: cell-safe, and inside an
+    agent's run naming its task."""
     task = inside_run()
+    name = _names.get((raw, task))
+    if name is None:
+        if len(_names) >= 256:
+            _names.clear()
+        name = _names[raw, task] = _name(raw, task)
+    return name
+
+
+_names: dict[tuple[str, str | None], str] = {}  # (raw name, task) -> writer: its regex work once
+
+
+def _name(raw: str, task: str | None) -> str:
     if task is None:
         return cell_safe(raw)
     suffix = "." + cell_safe(f"task.{task}")[:40]
@@ -87,52 +117,123 @@ def append(
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome; a secret in ``detail`` is redacted."""
-    who = writer or writer_name(path.parent)
+    who = writer or _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name()
     result = event.check(
         outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
     )
-    while True:
+    said = cut_detail(redact.scrub(detail))
+    cells = (new_event_id(), who, event.name, task, route, adapter, result, format_cost(cost_usd), said)
+    middle = join_cells(cells)  # the columns between time and prev, before the lock
+    ours = _mutex.acquire(blocking=False)  # False: another of our threads appends, with the kept one
+    try:
+        while True:
+            led = _keep(path) if ours else _Open(path)
+            when = now_iso()
+            head = Head(f"| {escape(when)} | {middle} | ")  # all but prev, hashed before the lock
+            kept = False
+            try:
+                lock.hold(led.fd, path)
+                st = _stat(led.name)
+                if led.names(st):  # else replaced while we waited for the lock: lock the new file
+                    now = now_iso()
+                    if now != when:  # the clock turned a second while we waited: lines keep time order
+                        when, head = now, Head(f"| {escape(now)} | {middle} | ")
+                    prev, h = _write(led, path, st.st_size, who, head)  # type: ignore[union-attr]
+                    kept = ours
+                    break
+            finally:
+                if kept:
+                    lock.release(led.fd)  # the descriptor stays open for our next append
+                else:
+                    _close(led)  # also releases the lock
+    finally:
+        if ours:
+            _mutex.release()
+    return Entry(when, *cells, prev, h)
+
+
+def _write(led: _Open, path: Path, end: int, who: str, head: Head) -> tuple[str, str]:
+    """Under the lock, with the file ``end`` bytes long: write the line that ``head`` starts,
+    with one ``os.write``; return its prev and hash."""
+    if led.ends_with_ours(end, who):
+        torn, prev = False, led.hash  # the file ends with our last line: nobody wrote since
+    else:
+        torn, last = torn_and_last_hash(led.fd, end, who)
+        prev = last or GENESIS
+    line, h = head.seal(prev)
+    data = line.encode("utf-8") + b"\n"
+    try:
+        written = os.write(led.fd, b"\n" + data if torn else data)
+        if written != len(data) + torn:
+            raise OSError(28, "short write (disk full?)")
+    except OSError as exc:
+        os.ftruncate(led.fd, end)
+        raise ControlRoomError(
+            f"cannot append to {path}: {exc.strerror or exc}; nothing was written", exit_code=IO_ERROR
+        ) from None
+    led.end, led.tail, led.writer, led.hash = end + written, data, who, h
+    return prev, h
+
+
+class _Open:
+    """A descriptor of the ledger at ``path`` (``O_APPEND``), the file it opened (``dev``,
+    ``ino``), and the line it last wrote there: ``tail``, its bytes, ending at byte ``end``.
+
+    A process keeps one open from one append to the next (``_keep``), used by one thread at a
+    time (``_mutex``): ``flock``s taken through one open file do not exclude each other, so
+    another thread appending meanwhile opens one of its own, and a forked child does not use its
+    parent's (``pid``). A descriptor whose file was replaced, or that an append failed with, is
+    closed, and the next append opens a new one."""
+
+    __slots__ = ("dev", "end", "fd", "hash", "ino", "name", "path", "pid", "tail", "writer")
+
+    def __init__(self, path: Path) -> None:
         try:
-            fd = _open(path, os.O_RDWR | os.O_APPEND)
+            self.fd = _open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
             raise NoRoomError(
                 f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
             ) from None
-        try:
-            lock.hold(fd, path)
-            if os.fstat(fd).st_ino != _inode(path):
-                continue  # replaced while we waited for the lock: lock the new file
-            end = os.fstat(fd).st_size
-            torn = end > 0 and os.pread(fd, 1, end - 1) != b"\n"
-            prev = last_hash(fd, end, who) or GENESIS
-            entry = Entry(
-                time=now_iso(),
-                id=new_event_id(),
-                writer=who,
-                event=event.name,
-                task=task,
-                route=route,
-                adapter=adapter,
-                outcome=result,
-                cost_usd=format_cost(cost_usd),
-                detail=cut_detail(redact.scrub(detail)),
-                prev=prev,
-            )
-            line, h = render(entry)
-            data = (b"\n" if torn else b"") + line.encode("utf-8") + b"\n"
-            try:
-                written = os.write(fd, data)
-                if written != len(data):
-                    raise OSError(28, "short write (disk full?)")
-            except OSError as exc:
-                os.ftruncate(fd, end)
-                raise ControlRoomError(
-                    f"cannot append to {path}: {exc.strerror or exc}; nothing was written",
-                    exit_code=IO_ERROR,
-                ) from None
-            return entry._replace(hash=h)
-        finally:
-            os.close(fd)  # also releases the lock
+        st = os.fstat(self.fd)
+        self.path, self.name, self.pid = path, os.fspath(path), os.getpid()
+        self.dev, self.ino = st.st_dev, st.st_ino
+        self.end, self.tail, self.writer, self.hash = -1, b"", "", ""
+
+    def names(self, st: os.stat_result | None) -> bool:
+        """Whether ``st``, the path's ``stat``, is of the file this descriptor opened."""
+        return st is not None and st.st_ino == self.ino and st.st_dev == self.dev
+
+    def ends_with_ours(self, end: int, writer: str) -> bool:
+        """Whether the file, ``end`` bytes long, still ends with the line ``writer`` last wrote
+        through this descriptor, byte for byte and on a line of its own: then nobody wrote since,
+        and that line is ``writer``'s previous one."""
+        start = end - len(self.tail) - 1
+        if end != self.end or writer != self.writer or start < 0:
+            return False
+        return os.pread(self.fd, end - start, start) == b"\n" + self.tail
+
+
+_kept: _Open | None = None  # this process's open ledger, kept between appends
+_mutex = _thread.allocate_lock()  # who uses _kept (_thread, not threading: nothing to import)
+
+
+def _keep(path: Path) -> _Open:
+    """The kept descriptor of the ledger at ``path``: the last append's, else a new one."""
+    global _kept
+    led = _kept
+    if led is not None and (led.path is path or led.path == path) and led.pid == os.getpid():
+        return led
+    if led is not None:  # another ledger's (a process keeps one), or our parent's (we were forked)
+        _close(led)
+    _kept = _Open(path)
+    return _kept
+
+
+def _close(led: _Open) -> None:
+    global _kept
+    if _kept is led:
+        _kept = None
+    os.close(led.fd)
 
 
 def _open(path: Path, flags: int) -> int:
@@ -145,11 +246,11 @@ def _open(path: Path, flags: int) -> int:
         raise
 
 
-def _inode(path: Path) -> int:
+def _stat(path: Path | str) -> os.stat_result | None:
     try:
-        return os.stat(path).st_ino
+        return os.stat(path)
     except FileNotFoundError:
-        return -1
+        return None
 
 
 def restore_header(path: Path) -> int | None:
@@ -164,7 +265,8 @@ def restore_header(path: Path) -> int | None:
         fd = _open(path, os.O_RDWR)
         try:
             lock.hold(fd, path)
-            if os.fstat(fd).st_ino != _inode(path):
+            st = _stat(path)
+            if st is None or not os.path.samestat(st, os.fstat(fd)):
                 continue  # replaced while we waited for the lock
             data = os.pread(fd, os.fstat(fd).st_size, 0)
             lines = data.split(b"\n")

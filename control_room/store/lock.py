@@ -68,6 +68,12 @@ def hold(fd: int, what: Path) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
 
 
+def release(fd: int) -> None:
+    """Give up the lock ``hold`` took on ``fd``, keeping ``fd`` open (a descriptor kept for the
+    next lock: the ledger's appends)."""
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def try_hold(fd: int) -> bool:
     """Take the exclusive lock on ``fd`` if nobody holds it; never waits."""
     try:

@@ -12,8 +12,12 @@ from control_room.ledger import append
 from control_room.ledger.line import (
     DETAIL_MAX,
     PREAMBLE,
+    Head,
     escape,
+    join_cells,
     parse,
+    render,
+    seal,
     split_cells,
     unescape,
 )
@@ -69,3 +73,37 @@ def test_escape_unescape_round_trip(text: str) -> None:
 def test_split_cells_recovers_escaped_cells(cells: list[str]) -> None:
     row = "| " + " | ".join(escape(c) for c in cells) + " |"
     assert split_cells(row) == [escape(c) for c in cells]
+
+
+def test_a_plain_cell_is_kept_as_it_is_and_every_other_character_escaped() -> None:
+    """Printable ASCII but ``|`` and ``\\`` skips the table: the table agrees, char by char."""
+    assert escape("round 1; exit 0 in 1.2s") == "round 1; exit 0 in 1.2s"
+    assert [escape(chr(c)) for c in range(0x20)] == [
+        {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}.get(c, f"\\u{c:04x}") for c in range(0x20)
+    ]
+    assert (escape("a|b"), escape("a\\b"), escape("\x7f"), escape("\x85"), escape("é")) == (
+        "a\\|b", "a\\\\b", "\\u007f", "\\u0085", "é",
+    )  # fmt: skip
+    assert (escape(None), escape(7), escape("")) == ("", "7", "")
+
+
+@settings(max_examples=300)
+@given(cells=st.lists(nasty_text, min_size=1, max_size=9))
+def test_join_cells_is_each_cell_escaped_then_joined(cells: list[str]) -> None:
+    assert join_cells(tuple(cells)) == " | ".join(map(escape, cells))
+
+
+def test_join_cells_escapes_a_cell_that_is_not_text() -> None:
+    assert join_cells(("a", 7, None)) == "a | 7 | "  # type: ignore[arg-type]
+
+
+def test_a_line_as_append_writes_it_is_the_line_render_gives(ledger: Path) -> None:
+    entry = append(ledger, ev("e"), task="t|1", detail="tab\there; é")
+    assert data_lines(ledger) == [render(entry)[0]] and render(entry)[1] == entry.hash
+
+
+@settings(max_examples=200)
+@given(start=st.lists(nasty_text, min_size=11, max_size=11), prev=nasty_text)
+def test_a_head_sealed_is_the_line_seal_makes_of_the_whole_body(start: list[str], prev: str) -> None:
+    text = "| " + join_cells(tuple(start)) + " | "
+    assert Head(text).seal(prev) == seal(text + escape(prev) + " |")

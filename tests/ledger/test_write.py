@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from support import data_lines, ev, five_lines, lineno
 
 from control_room.errors import RoomInvalidError
-from control_room.ledger import append
+from control_room.ledger import append, write
 from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse
 from control_room.ledger.verify import verify
 from control_room.ledger.write import restore_header
+from control_room.store import lock
 
 
 def test_append_then_parse_round_trip(ledger: Path) -> None:
@@ -63,13 +66,114 @@ def test_append_after_a_torn_line_starts_a_new_line(ledger: Path) -> None:
     assert [(p.line, p.kind) for p in verify(ledger).problems] == [(lineno(5), "torn")]
 
 
+# one process, many appends: the descriptor kept open between them -------------------------
+
+
+def test_a_kept_descriptor_follows_the_file_when_it_is_replaced(ledger: Path) -> None:
+    first = append(ledger, ev("e"), detail="before")
+    old = ledger.open("rb")  # the file as it was: the kept descriptor still has it open
+    copy = ledger.with_name("copy.md")
+    copy.write_bytes(ledger.read_bytes())
+    os.replace(copy, ledger)  # what git does: a new file under the old name
+    second = append(ledger, ev("e"), detail="after")
+    assert old.read().decode().count(" | e | ") == 1  # the replaced file got nothing
+    old.close()
+    assert [parse(line) for line in data_lines(ledger)] == [first, second]
+    assert second.prev == first.hash and verify(ledger).ok
+
+
+def test_the_chain_follows_a_line_another_process_appended(ledger: Path) -> None:
+    mine = append(ledger, ev("e"), writer="w")
+    theirs = subprocess.run(
+        [sys.executable, "-c", APPEND_ONE, str(ledger), "w"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    after = append(ledger, ev("e"), writer="w")
+    assert theirs != mine.hash and after.prev == theirs
+    assert verify(ledger).ok
+
+
+APPEND_ONE = """
+import sys
+from pathlib import Path
+from control_room.ledger import append, write
+from control_room.ledger.events import Event
+print(append(Path(sys.argv[1]), Event("e", (), ("detail",), "a test line"), writer=sys.argv[2]).hash)
+"""
+
+
+def test_an_edit_in_place_that_keeps_the_size_is_seen(ledger: Path) -> None:
+    """Only the file's size says nobody wrote since our last line; its bytes must say so too."""
+    append(ledger, ev("e"), detail="one")
+    data = ledger.read_bytes()
+    with ledger.open("r+b") as f:  # same file, same size: the last newline overwritten
+        f.write(data[:-1] + b" ")
+    entry = append(ledger, ev("e"), detail="two")
+    lines = data_lines(ledger)
+    assert len(lines) == 2 and parse(lines[1]) == entry  # the torn line was closed first
+    assert entry.prev == "-"  # the torn line is no line of ours to chain to
+
+
+def test_a_failed_write_is_cut_back_and_the_next_append_opens_the_file_again(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from control_room.errors import ControlRoomError
+
+    first = append(ledger, ev("e"))
+    before, kept = ledger.read_bytes(), write._kept
+    real = os.write
+    with monkeypatch.context() as m, pytest.raises(ControlRoomError, match="short write"):
+        m.setattr(write.os, "write", lambda fd, data: real(fd, data[:10]))  # a disk that filled up
+        append(ledger, ev("e"))
+    assert ledger.read_bytes() == before and write._kept is None
+    second = append(ledger, ev("e"))
+    assert write._kept is not kept and second.prev == first.hash and verify(ledger).ok
+
+
+def test_a_forked_child_locks_the_ledger_through_a_descriptor_of_its_own(ledger: Path) -> None:
+    """flock locks belong to an open file, which a fork shares: the child must open its own."""
+    append(ledger, ev("e"))
+    assert write._kept is not None
+    lock.hold(write._kept.fd, ledger)  # the parent holds the ledger's lock
+    pid = os.fork()
+    if pid == 0:  # the child: may it take the lock the parent holds? It must not
+        os._exit(0 if not lock.try_hold(write._keep(ledger).fd) else 1)
+    _, status = os.waitpid(pid, 0)
+    lock.release(write._kept.fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_threads_of_one_process_appending_at_once(ledger: Path) -> None:
+    def work(k: int) -> None:
+        for i in range(300):
+            append(ledger, ev("e"), task=f"th{k}", detail=str(i), writer="w")
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    report = verify(ledger)
+    assert (report.ok, report.lines) == (True, 1200)
+
+
+def test_a_line_made_before_the_lock_takes_the_time_the_lock_was_got(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines stay in time order: a line whose second passed while it waited is made again."""
+    clock = iter(["2026-01-31T12:00:00Z", "2026-01-31T12:00:01Z", "2026-01-31T12:00:01Z"])
+    monkeypatch.setattr(write, "now_iso", lambda: next(clock))
+    entry = append(ledger, ev("e"))
+    assert entry.time == "2026-01-31T12:00:01Z" and [parse(ln) for ln in data_lines(ledger)] == [entry]
+    assert verify(ledger).ok
+
+
 # many processes at once -----------------------------------------------------------------
 
 WORKER = """
 import os, sys, time
 from pathlib import Path
 from control_room.errors import RoomInvalidError
-from control_room.ledger import append
+from control_room.ledger import append, write
 from control_room.ledger.events import Event
 ev = Event("bench", (), ("task", "detail"), "a test line")
 path, writer, proc, go = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
@@ -184,7 +288,7 @@ def test_a_ledger_that_is_a_link_is_never_written_through(ledger: Path, tmp_path
     outside.write_text(PREAMBLE)  # it even looks like a ledger
     ledger.unlink()
     ledger.symlink_to(outside)  # as an agent's run left it
-    for write in (lambda: append(ledger, ev("e"), detail="x"), lambda: restore_header(ledger)):
+    for writes in (lambda: append(ledger, ev("e"), detail="x"), lambda: restore_header(ledger)):
         with pytest.raises(RoomInvalidError, match=rf"^{ledger} is a link \(to {outside}\), not a file of"):
-            write()
+            writes()
     assert outside.read_text() == PREAMBLE
