@@ -211,13 +211,18 @@ def held(room: Room, settings: Settings) -> dict[str, dict[str, Any]]:
     that keeps only the routes on a streak: its size is that of the room's trouble, not of its
     history (the whole history, ``state``, grows with every task the room ran: about 300 bytes
     each, loaded and saved again by each claim)."""
+    return death_loops(trouble(room), settings.death_loop_n)
+
+
+def trouble(room: Room) -> dict[str, Any]:
+    """The history's fold, up to date, with only the routes on a streak (``.cache/death-loops``):
+    what ``death_loops`` reads, the unsupported claims and the kills proposed, as in ``state``."""
     checkpoint = room.cache / "death-loops"
     seed = cache.load(checkpoint)
     if not (isinstance(seed, dict) and seed.get("kind") == HELD_KIND):
         st, _ = state(room)  # a first look: start from the history's own fold, not the ledger
         cache.save(checkpoint, {**_pruned(st), "kind": HELD_KIND})
-    st, _ = follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held)
-    return death_loops(st, settings.death_loop_n)
+    return follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held)[0]
 
 
 HELD_KIND = f"{KIND}-held"

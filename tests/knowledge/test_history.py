@@ -127,3 +127,15 @@ def test_the_holds_fold_keeps_only_routes_on_a_streak_and_says_what_the_history_
     kept = cache.load(room.cache / "death-loops")["routes"]
     assert len(kept) < 70 and {"r7", "r99"} <= set(kept)
     assert len(history.state(room)[0]["routes"]) == 100
+
+
+def test_what_is_in_trouble_counts_as_the_whole_history_does(room: Room) -> None:
+    bad = result.RunResult(decision="said done", failed="validator exited 1", unsupported=True)
+    for n in range(80):
+        _result(room, f"t{n}", "pass", result.RunResult(decision="ok"), route=f"r{n}")
+    for n in range(3):
+        _result(room, f"u{n}", "fail", bad, route="loop")
+    ledger.append(room.ledger, events.KILL_PROPOSED, task="u2", route="loop", detail="three the same")
+    st, small = history.state(room)[0], history.trouble(room)
+    assert (small["unsupported_n"], small["proposals"]) == (st["unsupported_n"], st["proposals"]) != (0, {})
+    assert history.death_loops(small, 3) == history.death_loops(st, 3) != {}
