@@ -63,8 +63,9 @@ def racing(tmp: Path, n: int, loops: int, profile: str | None) -> None:
     for p in procs:
         p.wait(timeout=300)
     claims, results, twice = doubles(room / "control-room" / "LEDGER.md")
-    print(f"{loops} racing loops, {n:,} tasks: {len(os.listdir(done)):,} done in {took:.1f} s")
-    print(f"  claims/s {n / took:.1f} (target >= 200); claims {claims:,}, results {results:,}, "
+    finished = len(os.listdir(done))  # fewer than n if the loops were stopped early
+    print(f"{loops} racing loops, {n:,} tasks: {finished:,} done in {took:.1f} s")
+    print(f"  claims/s {finished / took:.1f} (target >= 200); claims {claims:,}, results {results:,}, "
           f"doubles {twice}")  # fmt: skip
 
 
