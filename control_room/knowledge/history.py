@@ -9,7 +9,8 @@ unsupported claims are listed with the rest).
 
 The fold is kept in ``.cache/digest`` and brought up to date incrementally: each call reads
 only the ledger lines appended since the last one (``ledger.follow``). DIGEST.md, findings,
-``status`` and the cycle's death-loop holds all read it.
+``status`` read it; the cycle's death-loop holds read a fold of their own, ``.cache/death-loops``,
+that keeps only the routes on a streak (``held``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from control_room.ledger.follow import follow
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.store import cache
 from control_room.text import one_line
 
 KIND = "digest-5"  # 3: decisions and failures on one line; 4: reviews counted apart; 5: fingerprints
@@ -205,6 +207,41 @@ def death_loops(st: dict[str, Any], n: int) -> dict[str, dict[str, Any]]:
 
 
 def held(room: Room, settings: Settings) -> dict[str, dict[str, Any]]:
-    """Routes held because of a death loop (fail closed until a person or the orchestrator acts)."""
-    st, _ = state(room)
-    return death_loops(st, settings.death_loop_n)
+    """Routes held because of a death loop (fail closed until a person or the orchestrator acts).
+    Asked by every cycle under the claim lock, so from a fold of its own (``.cache/death-loops``)
+    that keeps only the routes on a streak: its size is that of the room's trouble, not of its
+    history (the whole history, ``state``, grows with every task the room ran: about 300 bytes
+    each, loaded and saved again by each claim)."""
+    return death_loops(trouble(room), settings.death_loop_n)
+
+
+def trouble(room: Room) -> dict[str, Any]:
+    """The history's fold, up to date, with only the routes on a streak (``.cache/death-loops``):
+    what ``death_loops`` reads, the unsupported claims and the kills proposed, as in ``state``."""
+    checkpoint = room.cache / "death-loops"
+    seed = cache.load(checkpoint)
+    if not (isinstance(seed, dict) and seed.get("kind") == HELD_KIND):
+        st, _ = state(room)  # a first look: start from the history's own fold, not the ledger
+        cache.save(checkpoint, {**_pruned(st), "kind": HELD_KIND})
+    return follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held)[0]
+
+
+HELD_KIND = f"{KIND}-held"
+_PRUNE_AT = 64  # routes kept before the ones on no streak are dropped
+
+
+def _streaking(r: dict[str, Any]) -> bool:
+    """Whether a route's entry says anything a death loop reads (a streak, or one announced)."""
+    return bool(r["announced"] or r["streak"]["n"] or r["decision_streak"]["n"] or r["fp_streak"]["n"])
+
+
+def _pruned(st: dict[str, Any]) -> dict[str, Any]:
+    return {**st, "routes": {k: r for k, r in st["routes"].items() if _streaking(r)}}
+
+
+def _fold_held(st: dict[str, Any], cells: list[str]) -> None:
+    """The history's fold, dropping now and then the routes on no streak: a route dropped and
+    seen again starts afresh, as it would have from no streak, so ``death_loops`` says the same."""
+    _fold(st, cells)
+    if len(st["routes"]) > _PRUNE_AT:
+        st["routes"] = _pruned(st)["routes"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -226,6 +227,19 @@ def _check(f: Field, v: Any) -> str | None:
                 return f"path {p!r} must be relative to the work dir, without '..'"
         return None
     raise AssertionError(f.kind)  # pragma: no cover
+
+
+def owned(path: str) -> str:
+    """An ``owns`` path as the dispatcher compares it: ``a/``, ``./a`` and ``a//b/..`` are ``a``;
+    ``.`` (or empty) is the whole tree."""
+    return posixpath.normpath(path.strip().replace("\\", "/") or ".")
+
+
+def owns_overlap(a: str, b: str) -> bool:
+    """Two ``owns`` paths overlap when one is the other or lies under it (``src`` and
+    ``src/parse.py``, not ``src2``); the whole tree (``.``) overlaps every path."""
+    a, b = owned(a), owned(b)
+    return "." in (a, b) or a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
 def validate(data: object, *, expected_id: str | None = None) -> tuple[Task, list[str]]:

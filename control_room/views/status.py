@@ -68,7 +68,7 @@ def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, An
     out["history"] = None if not s.get("from") else {"since": s["from_time"], "folded": progress(s)}
     out["findings"], out["held"], out["waiting"] = 0, [], None
     if out["ledger_error"] is None:
-        st, _ = history.state(room)
+        st = history.trouble(room)  # not the whole history: what is in trouble
         loops = history.death_loops(st, (settings or DEFAULTS).death_loop_n)
         out["findings"] = st["unsupported_n"] + len(loops) + len(st.get("proposals", {}))
         out["held"] = sorted(loops)

@@ -15,6 +15,7 @@ from control_room.knowledge import findings, history
 from control_room.ledger import events, result
 from control_room.room import settings as control
 from control_room.room.layout import Room
+from control_room.store import cache
 
 PY = sys.executable
 
@@ -106,3 +107,35 @@ def test_review_and_arbiter_runs_are_counted_apart_from_the_routes_own(room: Roo
     assert st["routes"]["task:t9"]["reviews"] == 1 and st["routes"]["task:t9"]["attempts"] == 0
     assert [u[2] for u in st["unsupported"]] == ["review-a-t1"]
     assert history.reviews(room) == {"r1": {"runs": 4, "spend_usd": 0.0}}
+
+
+def test_the_holds_fold_keeps_only_routes_on_a_streak_and_says_what_the_history_says(room: Room) -> None:
+    settings = control.load(room)
+    assert history.held(room, settings) == {}  # a first look: seeded from the history's fold
+    same = result.RunResult(decision="same", failed="same error")
+    for n in range(300):  # many routes that pass, a few that loop, one that loops and is resumed
+        route = f"r{n % 100}"
+        outcome = "fail" if route in ("r7", "r42", "r99") else "pass"
+        _result(room, f"t{n}", outcome, same, route=route)
+        if n in (50, 250):
+            assert history.held(room, settings) == history.death_loops(history.state(room)[0], 3)
+    ledger.append(room.ledger, events.ROUTE_RESUME, route="r42", detail="fixed")
+    held = history.held(room, settings)
+    assert held == history.death_loops(history.state(room)[0], 3)
+    assert sorted(held) == ["r7", "r99"] and held["r7"]["n"] == 3
+    # its checkpoint holds the routes on a streak, not the 100 the room ran
+    kept = cache.load(room.cache / "death-loops")["routes"]
+    assert len(kept) < 70 and {"r7", "r99"} <= set(kept)
+    assert len(history.state(room)[0]["routes"]) == 100
+
+
+def test_what_is_in_trouble_counts_as_the_whole_history_does(room: Room) -> None:
+    bad = result.RunResult(decision="said done", failed="validator exited 1", unsupported=True)
+    for n in range(80):
+        _result(room, f"t{n}", "pass", result.RunResult(decision="ok"), route=f"r{n}")
+    for n in range(3):
+        _result(room, f"u{n}", "fail", bad, route="loop")
+    ledger.append(room.ledger, events.KILL_PROPOSED, task="u2", route="loop", detail="three the same")
+    st, small = history.state(room)[0], history.trouble(room)
+    assert (small["unsupported_n"], small["proposals"]) == (st["unsupported_n"], st["proposals"]) != (0, {})
+    assert history.death_loops(small, 3) == history.death_loops(st, 3) != {}

@@ -176,3 +176,21 @@ def test_split_parts_what_the_author_wrote_from_what_control_room_did() -> None:
     )
     person, owned = tasks.split(both)
     assert person == task("t1", route="r1") and owned == {"plan": "P.md", "created": "2026-01-01T00:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "overlap"),
+    [
+        ("src", "src/parse.py", True),
+        ("src", "src2", False),
+        ("./src", "src/", True),
+        ("src//deep/", "src/deep/x.py", True),
+        ("a/b/../c", "a/c", True),
+        (".", "docs", True),
+        ("", "docs", True),
+        ("docs", "doc", False),
+    ],
+)
+def test_owns_paths_overlap_however_they_are_spelt(a: str, b: str, overlap: bool) -> None:
+    assert tasks.owns_overlap(a, b) is overlap
+    assert tasks.owns_overlap(b, a) is overlap

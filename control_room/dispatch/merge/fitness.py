@@ -13,7 +13,7 @@ from control_room.dispatch.worktrees import place, worktree
 from control_room.errors import RoomInvalidError
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
-from control_room.room.tasks import Task
+from control_room.room.tasks import Task, owned
 
 
 def main_tree_fit(room: Room, settings: Settings, repo: Path) -> str:
@@ -58,10 +58,10 @@ def changed(wt: Path, base: str) -> list[tuple[str, int, int]]:
 
 
 def outside_owns(task: Task, paths: list[str]) -> list[str]:
-    owns = [str(o).strip("/") for o in task.get("owns", [])]
+    owns = [owned(str(o)) for o in task.get("owns", [])]
     if not owns:
         return []  # no owns declared: any path
-    return [p for p in paths if not any(p == o or p.startswith(o + "/") or o in ("", ".") for o in owns)]
+    return [p for p in paths if not any(o in (".", p) or p.startswith(o + "/") for o in owns)]
 
 
 def megafiles(

@@ -32,6 +32,8 @@ from control_room.room.tasks import Task
 from control_room.store import cache
 from control_room.timeutil import today
 
+REJECTED = ("rejected",)  # the one folder whose count a pick compares (not done/'s 10,000 names)
+
 
 @dataclass
 class Pick:
@@ -46,7 +48,7 @@ def pick(
     ``taken`` says why a task is not ours to claim (another machine holds it), or None."""
     ready = readiness(room, settings)
     holds = Holds(room)
-    before = room.counts()["rejected"]  # the scan below may reject files on its own
+    before = room.counts(REJECTED)["rejected"]  # the scan below may reject files on its own
     waiting: list[str] = []
     rejected = seen = 0
     missing: list[str] = []
@@ -82,7 +84,7 @@ def pick(
             errors.ADAPTER_MISSING,
             f"adapter unavailable for {len(missing)} ready task{which_stay} queued: {'; '.join(missing)}",
         )
-    scanned = max(0, room.counts()["rejected"] - before - rejected)  # rejected by the scan itself
+    scanned = max(0, room.counts(REJECTED)["rejected"] - before - rejected)  # rejected by the scan itself
     if not seen and not scanned:
         return CycleResult(errors.OK, "nothing to do: the queue is empty")
     return CycleResult(errors.OK, "nothing to do: " + nothing_to_do(waiting, rejected + scanned))

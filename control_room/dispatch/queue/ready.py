@@ -35,6 +35,7 @@ from control_room.ledger.stats import spent_on, tokens_on
 from control_room.room import cooldowns, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import owns_overlap
 from control_room.timeutil import today
 
 # claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...);
@@ -106,7 +107,7 @@ class Readiness:
         if self.busy and s.get("owns"):
             for path in s["owns"]:
                 for running, theirs in self.busy:
-                    if _overlaps(path, theirs):
+                    if owns_overlap(path, theirs):
                         return Wait("paths", f"waits for running task {running}, which owns {theirs}")
         if route and self.settings.repo:  # one worktree per route, holding one task's work
             if route in self.routes:
@@ -253,9 +254,3 @@ def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]],
             routes.setdefault(str(task["route"]), task_id)
         reserved += float(task.get("max_cost_usd", 0))
     return owned, routes, reserved
-
-
-def _overlaps(a: str, b: str) -> bool:
-    """One path is the other or lies under it: ``src`` and ``src/parse.py``, not ``src2``."""
-    a, b = a.strip("/") + "/", b.strip("/") + "/"
-    return a.startswith(b) or b.startswith(a)

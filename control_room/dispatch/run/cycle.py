@@ -203,6 +203,10 @@ def recover(
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)
         if why is None:
             continue
+        # Its cycle may have finished between our listing and now: the task left running/
+        # (finish moves it, then removes the claim, then frees the slot). Not ours to recover.
+        if not swarm.task_file(room, "running", task_id).exists():
+            continue
         claims.kill_agent(room, info, task_id)
         if share is not None and task_id in lost:
             said.append(lost_claims.let_go(share, task_id, lost[task_id], why))

@@ -49,6 +49,8 @@ def test_changed_against_a_base_that_does_not_exist_is_nothing(tmp_path: Path) -
         (["src"], ["docs/x.md", "srcx/y.py"]),  # a folder owns what is under it, not a name it prefixes
         (["src/", "docs/x.md"], ["srcx/y.py"]),
         (["."], []),
+        (["./src", "docs//x.md"], ["srcx/y.py"]),  # spelt another way, the same paths
+        (["./"], []),
     ],
 )
 def test_outside_owns_names_the_paths_no_owned_path_covers(owns: list[str], outside: list[str]) -> None:

@@ -13,6 +13,7 @@ import pytest
 from support import events, git, order, queue
 
 from control_room import errors
+from control_room.dispatch.queue.pick import pick
 from control_room.dispatch.round import claims
 from control_room.dispatch.run import cycle
 from control_room.dispatch.worktrees import worktree
@@ -119,3 +120,21 @@ def test_a_task_whose_worktree_a_person_left_mid_rebase_waits_unclaimed(room: Ro
     assert "claim" not in events(room.ledger)
     rebase.rmdir()  # the person aborted it
     assert cycle.cycle(room).task_id == "t1"
+
+
+def test_a_pick_never_lists_the_finished_tasks(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    # done/ grows with every task the room ran; a pick (under the claim lock) must not list it
+    for k in range(30):
+        (room.state_dir("done") / f"d{k}.json").write_text("{}")
+    queue(room, "next")
+    listed: list[str] = []
+    real = os.listdir
+
+    def listdir(path: object = ".") -> list[str]:
+        listed.append(os.path.basename(str(path)))
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    picked = pick(room, settings_file.load(room))
+    assert not isinstance(picked, cycle.CycleResult) and picked.task["id"] == "next"
+    assert "done" not in listed, listed

@@ -79,6 +79,10 @@ def test_paths_name_the_running_task_that_owns_them(room: Room) -> None:
     assert why(r, owns=["src"]) == ("paths", "waits for running task busy, which owns src/parse")
     assert why(r, owns=["src/parser"]) is None
     assert why(r, owns=["docs"]) is None
+    # the same path spelt another way, and the whole tree, overlap too
+    assert why(r, owns=["./src/parse/x.py"]) == ("paths", "waits for running task busy, which owns src/parse")
+    assert why(r, owns=["src//parse/"]) == ("paths", "waits for running task busy, which owns src/parse")
+    assert why(r, owns=["."]) == ("paths", "waits for running task busy, which owns src/parse")
 
 
 def test_a_death_loop_holds_its_route_or_the_task_itself(room: Room) -> None:

@@ -1,0 +1,119 @@
+"""Bench: cycles racing for one queue (issue #23, reliability item 3 and its targets).
+
+1. Eight `control-room run --every 0` loops started together on one room over 10,000 probe
+   tasks (agent and validator `true`, max_parallel 8): wall time until every task is in
+   swarm/done/, claims/s = tasks / that time, and doubles (a task claimed or run more than
+   once, from the ledger). Target: >= 200 claims/s, 0 doubles.
+2. Three clones of one shared room (a bare git remote, tests/machines.py's recipe), each
+   running `run --every 0` over 60 tasks: claims/s the same way. Target: >= 3 claims/s.
+
+Figures are printed; nothing is asserted about time. Usage:
+python bench/races.py [--tasks 10000] [--loops 8] [--shared-tasks 60] [--clones 3] [--profile FILE]
+(--profile: one of the loops runs under cProfile, its stats written to FILE.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from common import bench_env, control_room_cmd
+from many_machines import done_on_remote, set_key, shared_room, task
+
+from control_room.ledger.read import entries
+
+CR = control_room_cmd()
+
+
+def doubles(ledger: Path) -> tuple[int, int, int]:
+    """(claims, results, tasks claimed or run more than once)."""
+    lines = list(entries(ledger))
+    claims = Counter(e.task for e in lines if e.event == "claim")
+    results = Counter(e.task for e in lines if e.event == "result")
+    twice = {t for t, n in claims.items() if n > 1} | {t for t, n in results.items() if n > 1}
+    return sum(claims.values()), sum(results.values()), len(twice)
+
+
+def racing(tmp: Path, n: int, loops: int, profile: str | None) -> None:
+    room = tmp / "room"
+    room.mkdir()
+    env = bench_env(CONTROL_ROOM_WRITER="bench")
+    env.pop("CONTROL_ROOM", None)
+    subprocess.run([*CR, "init", "."], cwd=room, env=env, check=True, capture_output=True)
+    set_key(room, "max_parallel", str(loops))
+    for k in range(n):
+        (room / "swarm" / "queue" / f"t{k:05d}.json").write_text(json.dumps(task(f"t{k:05d}")))
+    argv = [*CR, "run", "--every", "0", "--cycles", str(10 * n)]
+    profiled = [sys.executable, "-m", "cProfile", "-o", profile, *argv] if profile else argv
+    done = room / "swarm" / "done"
+    t0 = time.monotonic()
+    quiet = {"cwd": room, "env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    procs = [subprocess.Popen(profiled if k == 0 else argv, **quiet) for k in range(loops)]  # type: ignore[call-overload]
+    while len(os.listdir(done)) < n and any(p.poll() is None for p in procs):
+        time.sleep(0.2)
+    took = time.monotonic() - t0
+    subprocess.run([*CR, "stop", "--reason", "bench done"], cwd=room, env=env, capture_output=True)
+    for p in procs:
+        p.wait(timeout=300)
+    claims, results, twice = doubles(room / "control-room" / "LEDGER.md")
+    finished = len(os.listdir(done))  # fewer than n if the loops were stopped early
+    print(f"{loops} racing loops, {n:,} tasks: {finished:,} done in {took:.1f} s")
+    print(f"  claims/s {finished / took:.1f} (target >= 200); claims {claims:,}, results {results:,}, "
+          f"doubles {twice}")  # fmt: skip
+
+
+def shared(tmp: Path, n: int, clones: int) -> None:
+    hosts = [f"m{k}" for k in range(1, clones + 1)]
+    remote, paths = shared_room(tmp / "shared", hosts, n)
+    t0 = time.monotonic()
+    procs = []
+    for host, path in zip(hosts, paths, strict=True):
+        env = bench_env(CONTROL_ROOM_WRITER=host)
+        env.pop("CONTROL_ROOM", None)
+        cmd = [*CR, "run", "--every", "0", "--cycles", str(10 * n)]
+        procs.append(subprocess.Popen(cmd, cwd=path, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))  # fmt: skip
+    while done_on_remote(remote) < n and any(p.poll() is None for p in procs):
+        time.sleep(0.2)
+    took = time.monotonic() - t0
+    for host, path in zip(hosts, paths, strict=True):  # then stop each; what each ran reaches the others
+        env = bench_env(CONTROL_ROOM_WRITER=host)
+        env.pop("CONTROL_ROOM", None)
+        subprocess.run([*CR, "stop", "--reason", "bench done"], cwd=path, env=env, capture_output=True)
+    for p in procs:
+        p.wait(timeout=300)
+    for host, path in zip(hosts, paths, strict=True):
+        env = bench_env(CONTROL_ROOM_WRITER=host)
+        env.pop("CONTROL_ROOM", None)
+        subprocess.run([*CR, "resume"], cwd=path, env=env, capture_output=True)
+        subprocess.run([*CR, "sync"], cwd=path, env=env, capture_output=True)
+    claims, results, twice = doubles(paths[-1] / "control-room" / "LEDGER.md")
+    print(f"{clones} clones of a shared room, {n} tasks: all done on the remote in {took:.1f} s")
+    print(f"  claims/s {n / took:.2f} (target >= 3); claims {claims}, results {results}, doubles {twice}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", type=int, default=10_000)
+    ap.add_argument("--loops", type=int, default=8)
+    ap.add_argument("--shared-tasks", type=int, default=60)
+    ap.add_argument("--clones", type=int, default=3)
+    ap.add_argument("--profile", default=None)
+    ap.add_argument("--only", choices=("racing", "shared"), default=None)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.only != "shared":
+            racing(Path(tmp), a.tasks, a.loops, a.profile)
+        if a.only != "racing":
+            shared(Path(tmp), a.shared_tasks, a.clones)
+
+
+if __name__ == "__main__":
+    main()
