@@ -215,15 +215,16 @@ def held(room: Room, settings: Settings) -> dict[str, dict[str, Any]]:
     return death_loops(trouble(room), settings.death_loop_n)
 
 
-def trouble(room: Room) -> dict[str, Any]:
+def trouble(room: Room, *, whole: bool = False) -> dict[str, Any]:
     """The history's fold, up to date, with only the routes on a streak (``.cache/death-loops``):
-    what ``death_loops`` reads, the unsupported claims and the kills proposed, as in ``state``."""
+    what ``death_loops`` reads, the unsupported claims and the kills proposed, as in ``state``
+    (``whole``: as there)."""
     checkpoint = room.cache / "death-loops"
     seed = cache.load(checkpoint)
     if not (isinstance(seed, dict) and seed.get("kind") == HELD_KIND):
         st, _ = state(room)  # a first look: start from the history's own fold, not the ledger
         cache.save(checkpoint, {**_pruned(st), "kind": HELD_KIND})
-    return follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held)[0]
+    return follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held, whole=whole)[0]
 
 
 HELD_KIND = f"{KIND}-held"

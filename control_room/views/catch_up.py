@@ -34,6 +34,7 @@ LOCK = "fold.lock"
 STATES: tuple[tuple[str, Callable[[Room], Any]], ...] = (
     ("ledger-summary", lambda room: stats.summary(room.ledger, room.cache / "ledger-summary", whole=True)),
     ("digest", lambda room: history.state(room, whole=True)),
+    ("death-loops", lambda room: history.trouble(room, whole=True)),
     ("scorecard", lambda room: scorecard.state(room, whole=True)),
     ("dashboard", lambda room: dashboard_fold.state(room, whole=True)),
     ("ledger-tokens", lambda room: stats.tokens(room.ledger, room.cache / "ledger-tokens", whole=True)),
