@@ -31,16 +31,24 @@ _NEEDLE = f"{TASK_VARIABLE}=".encode()
 def inside_run(command: str = "") -> str | None:
     """The id of the task whose run this process is part of (``UNKNOWN`` when only a
     dispatcher above us says so); None for a person's own shell. ``command``: the command
-    asking; a ``cycle`` that ``run --parallel`` started is the person's, not an agent's."""
+    asking (by default this process's own, from its command line); a ``cycle`` that ``run
+    --parallel`` started is the person's, not an agent's: it writes and claims as its host."""
     own = os.environ.get(TASK_VARIABLE)
     if own is not None:
         return own.strip() or UNKNOWN
+    command = command or _own_command()
     for depth, (task, dispatcher) in enumerate(_ancestors()):
         if task is not None:
             return task
         if dispatcher and not (depth == 0 and dispatcher == "run" and command == "cycle"):
             return UNKNOWN
     return None
+
+
+@functools.cache
+def _own_command() -> str:
+    """The dispatcher command this process runs (``cycle``, ...), from ``/proc/self``; else ""."""
+    return _dispatcher(_read("/proc/self/cmdline"))
 
 
 @functools.cache

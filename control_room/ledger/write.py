@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from control_room import redact
+from control_room import crashpoint, redact
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
 from control_room.ledger.events import Event
 from control_room.ledger.line import (
@@ -129,6 +129,7 @@ def append(
                     f"cannot append to {path}: {exc.strerror or exc}; nothing was written",
                     exit_code=IO_ERROR,
                 ) from None
+            crashpoint.hit("ledger.written")  # the line is whole; the lock is not let go yet
             return entry._replace(hash=h)
         finally:
             os.close(fd)  # also releases the lock

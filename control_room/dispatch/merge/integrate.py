@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from control_room import errors, git, ledger
+from control_room import crashpoint, errors, git, ledger
 from control_room.dispatch.merge import fitness
 from control_room.dispatch.queue import index
 from control_room.dispatch.queue.environment import agent_env
@@ -176,6 +176,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
             f"nothing was merged: run `control-room integrate {tid}` again"
         )
     head = git.run(repo, "rev-parse", "HEAD")[1].strip()
+    crashpoint.hit("integrate.merged")  # the base fast-forwarded; no line, the task in passed/
     if settings.repo_remote:
         unpushed = repo_remote.push_base(repo, settings, base)
         if unpushed is not None:  # the remote's base moved: undo our fast-forward, merge nothing
@@ -190,6 +191,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
         f"{base} fast-forwarded to {head[:12]}"
     )
     _merged(room, task, detail, head)
+    crashpoint.hit("integrate.moved")  # in swarm/to-test/; its worktree not tidied yet
     note = ""
     served = task.get("for_task")
     if served and swarm.task_file(room, "queue", served).exists():  # it waited for this helper

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_room import errors, git, proc, redact
+from control_room import crashpoint, errors, git, proc, redact
 from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs, lost_claims
 from control_room.knowledge import routes
@@ -305,6 +305,7 @@ class Shared:
             with lock.held(self.room.cr / ".sync.lock"):
                 self.ignore_local()
                 self.commit(f"control-room: {why} on {self.host}")
+                crashpoint.hit("sync.committed")
                 self._publish(done, fetched or optimistic, not optimistic, views_alone, tries)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
@@ -326,6 +327,7 @@ class Shared:
             if not finishing and not self._news(views_alone):
                 return  # nothing of ours to publish
             if self.push(finishing):
+                crashpoint.hit("sync.pushed")  # on the remote; this clone's claims not let go yet
                 for tid in finishing:
                     claimrefs.forget(self.room, tid)
                 done.pushed = True
