@@ -80,6 +80,29 @@ def task_of(pid: int) -> str | None:
     return None
 
 
+def groups_of_run(room: str, task_id: str) -> list[int]:
+    """The process groups on this machine of task ``task_id``'s run in the room at ``room``: of
+    every process whose environment names both (``CONTROL_ROOM_TASK``, ``CONTROL_ROOM``, as the
+    dispatcher sets them for an agent and its validator), from ``/proc``. For a dead claim that
+    did not get to write down its agent's group (its cycle was killed just after the start)."""
+    task, where, home = _NEEDLE + task_id.encode(), b"CONTROL_ROOM=", os.path.realpath(room)
+    groups: set[int] = set()
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        items = _read(f"/proc/{pid}/environ").split(b"\0") if pid != os.getpid() else []
+        if task not in items:
+            continue
+        rooms = [i[len(where) :].decode("utf-8", "replace") for i in items if i.startswith(where)]
+        if rooms and os.path.realpath(rooms[0]) == home:
+            fields = reaper.stat_fields(pid)
+            if len(fields) > 2 and fields[2].isdigit() and int(fields[2]) > 1:
+                groups.add(int(fields[2]))
+    return sorted(groups)
+
+
 def _parent(pid: int) -> int:
     fields = reaper.stat_fields(pid)
     try:

@@ -20,8 +20,9 @@ from control_room.room.layout import STATES, Room
 
 SEED_VAR = "CONTROL_ROOM_CRASH_SEED"  # replay one run of the random kills: its seed, as printed
 
-# The agent: says when it starts and ends (one line each, appended to RUNS), sleeps, and may
-# write a file into its work dir (a change to merge, in a room with a repo).
+# The agent: says when it starts and ends (one line each, appended to RUNS), sleeps (its first
+# run; again, 50 ms at most), and may write a file into its work dir (a change to merge, in a room
+# with a repo); and says so when an earlier run of its task is alive as it starts.
 AGENT = """
 import os, sys, time
 runs, tid, nap, change = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -45,7 +46,7 @@ say("start")
 for pid, started in earlier.items():
     if started and alive(pid):
         say("overlap", pid)
-time.sleep(nap)
+time.sleep(nap if not earlier else min(nap, 0.05))  # a run again: short
 if change:
     with open(change, "w") as f:
         f.write(tid + "\\n")
@@ -156,10 +157,24 @@ def check(room: Room, ids: list[str], runs: Path, *, settled: bool = False, repo
         if settled:
             assert places[tid][0] not in ("queue", "running"), (tid, places[tid])
             assert passes[tid] == 1, (tid, passes[tid])
-        if repo is not None and places[tid][0] in ("to-test", "done"):
-            merged = str(t.get("merged_commit", ""))
-            assert merged, f"{tid} is in {places[tid][0]}/ without a merged commit"
-            assert git(repo, "merge-base", "--is-ancestor", merged, "main") == "", (tid, merged)
+        if repo is not None:
+            work(repo, tid, t, places[tid][0])
     if settled:
-        left = [n for n in os.listdir(room.state_dir("running")) if not n.startswith(".tmp-")]
+        running = room.state_dir("running")  # (a fresh clone has none: git keeps no empty folder)
+        left = [n for n in (os.listdir(running) if running.exists() else []) if not n.startswith(".tmp-")]
         assert left == [], "swarm/running/ is not empty"  # (a killed write's temp file is no state)
+
+
+def work(repo: Path, tid: str, t: dict[str, Any], state: str) -> None:
+    """A task's work in the repo: merged (its commit reachable from main, its file there) once in
+    to-test/ or done/; still on its branch, not lost, while it waits in passed/."""
+    from control_room.dispatch.worktrees import place  # the branch name, as the dispatcher makes it
+
+    if state in ("to-test", "done"):
+        merged = str(t.get("merged_commit", ""))
+        assert merged, f"{tid} is in {state}/ without a merged commit"
+        git(repo, "merge-base", "--is-ancestor", merged, "main")  # (raises if it is not)
+        assert git(repo, "show", f"main:{tid}.txt") == tid, f"{tid}'s work is not on main"
+    elif state == "passed":
+        branch = place.branch_of(t)
+        assert git(repo, "show", f"{branch}:{tid}.txt") == tid, f"{tid}'s branch {branch} lost its work"

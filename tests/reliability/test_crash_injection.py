@@ -73,6 +73,7 @@ POINTS = [
     ("claim.written", "the claim file written, no claim line"),
     ("ledger.written", "the first ledger line whole, the lock not let go"),
     ("ledger.written:2", "the result line written, the task not moved"),
+    ("agent.started", "the agent started, its process group not in the claim file yet"),
     ("result.logged", "the run written down, the task still in running/"),
     ("write.ROUTES.md", "ROUTES.md's new text in its temp file, not renamed"),
     ("write.meta.json", "the run's meta.json not renamed into place"),
@@ -86,8 +87,8 @@ def test_the_dispatcher_killed_at_a_named_point(
 ) -> None:
     runs, ids = tmp_path / "runs.log", ["t1", "t2"]
     assert cr("route", "add", "r1", "--title", "the route").returncode == 0
-    for tid in ids:
-        queue_slow(room, runs, tid, 0.05, route="r1")
+    for tid in ids:  # (t1's first run naps long enough to outlive its dispatcher by far)
+        queue_slow(room, runs, tid, 5.0 if tid == "t1" and point == "agent.started" else 0.05, route="r1")
     crashed = cr("cycle", extra_env={"CONTROL_ROOM_CRASH_AT": point})
     assert crashed.returncode == -9, f"{point} was never hit ({leaves}): {crashed.stdout}{crashed.stderr}"
     check(room, ids, runs)
