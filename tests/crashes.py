@@ -143,6 +143,8 @@ def check(room: Room, ids: list[str], runs: Path, *, settled: bool = False, repo
     claims = Counter(e.task for e in lines if e.event == "claim")
     passes = Counter(e.task for e in lines if e.event == "result" and e.outcome == "pass")
     results = Counter(e.task for e in lines if e.event == "result")
+    merges = Counter(e.task for e in lines if e.event == "integrate" and e.outcome == "merged")
+    assert {t: n for t, n in merges.items() if n > 1} == {}, "a task merged twice"
     # none run twice: one pass at most per task, and an agent started only under a claim line
     assert {t: n for t, n in passes.items() if n > 1} == {}, "a task passed twice"
     assert {t: n for t, n in results.items() if n > 1} == {}, "a task's run was written down twice"

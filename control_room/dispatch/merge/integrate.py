@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from control_room import crashpoint, errors, git, ledger
-from control_room.dispatch.merge import fitness
+from control_room.dispatch.merge import fitness, landed
 from control_room.dispatch.queue import index
 from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.review import queueing
@@ -125,6 +125,15 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     base = fitness.main_tree_fit(room, settings, repo)
     if settings.repo_remote:
         repo_remote.catch_up(repo, settings, base)
+    head = landed.landed(room, repo, task, base)
+    if head is not None:  # a crash cut its merge between the line and the move: the move is left
+        swarm.move(
+            room, tid, "passed", "to-test", task={**task, "merged_at": now_iso(), "merged_commit": head}
+        )
+        tidy(room, settings, task)
+        return CycleResult(
+            errors.PASSED, f"merged: {tid} (merged at {head[:12]} before a crash); in swarm/to-test/", tid
+        )
     wt = place.path_of(room, task)
     # before workdir: a rebase left half done detaches the branch, and workdir would make the
     # worktree again (a branch gone) instead of this round failing as unfit
