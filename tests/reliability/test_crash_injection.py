@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from crashes import SEED_VAR, check, kill_dispatcher, queue_slow, seed
 from support import set_gate
 
@@ -66,8 +65,9 @@ def test_the_dispatcher_killed_at_fifty_random_moments(cr: Any, room: Room, tmp_
     settle(cr, room, ids, runs)
 
 
-# The named points: (CONTROL_ROOM_CRASH_AT, what the crash leaves). Each is hit by the first
-# cycle of a fresh room with two route tasks queued, so ``:n`` counts from that cycle's start.
+# The named points: (CONTROL_ROOM_CRASH_AT, what the crash leaves), each hit by a cycle with two
+# route tasks queued and nothing left to recover, so ``:n`` counts from that cycle's start. They
+# run one after the other in one room (``{id}``: the first task of the point's two).
 POINTS = [
     ("claim.moved", "the task in running/ without its claim file"),
     ("claim.written", "the claim file written, no claim line"),
@@ -77,23 +77,33 @@ POINTS = [
     ("result.logged", "the run written down, the task still in running/"),
     ("write.ROUTES.md", "ROUTES.md's new text in its temp file, not renamed"),
     ("write.meta.json", "the run's meta.json not renamed into place"),
-    ("write.t1.json", "the task file rewritten for its move, not renamed"),
+    ("write.{id}.json", "the task file rewritten for its move, not renamed"),
 ]
 
 
-@pytest.mark.parametrize(("point", "leaves"), POINTS, ids=[p for p, _ in POINTS])
-def test_the_dispatcher_killed_at_a_named_point(
-    cr: Any, room: Room, tmp_path: Path, point: str, leaves: str
-) -> None:
-    runs, ids = tmp_path / "runs.log", ["t1", "t2"]
+def test_the_dispatcher_killed_at_each_named_point(cr: Any, room: Room, tmp_path: Path) -> None:
+    runs, ids = tmp_path / "runs.log", []
+    set_gate(room, "max_parallel", "2")
     assert cr("route", "add", "r1", "--title", "the route").returncode == 0
-    for tid in ids:  # (t1's first run naps long enough to outlive its dispatcher by far)
-        queue_slow(room, runs, tid, 5.0 if tid == "t1" and point == "agent.started" else 0.05, route="r1")
-    crashed = cr("cycle", extra_env={"CONTROL_ROOM_CRASH_AT": point})
-    assert crashed.returncode == -9, f"{point} was never hit ({leaves}): {crashed.stdout}{crashed.stderr}"
-    check(room, ids, runs)
-    settle(cr, room, ids, runs)  # the next cycles recover, and run what is left
-    if point == "write.ROUTES.md":  # the run's row was not counted: a person recounts
-        recount = cr("route", "recount")
-        assert recount.returncode == 0, recount.stdout + recount.stderr
-        assert cr("route", "recount").stdout == "ROUTES.md already agrees with the ledger\n"
+    for k, (point, leaves) in enumerate(POINTS):
+        pair = [f"p{k}a", f"p{k}b"]
+        ids += pair
+        point = point.format(id=pair[0])
+        for tid in pair:  # (the agent.started point's first run naps long: it outlives its dispatcher)
+            queue_slow(
+                room, runs, tid, 5.0 if tid == pair[0] and point == "agent.started" else 0.05, route="r1"
+            )
+        crashed = cr("cycle", extra_env={"CONTROL_ROOM_CRASH_AT": point})
+        assert crashed.returncode == -9, f"{point} was never hit ({leaves}): {crashed.stdout}{crashed.stderr}"
+        try:
+            check(room, ids, runs)
+            # the next cycles recover, and run the rest: `run --parallel`, as a person's loop would
+            again = cr("run", "--every", "0", "--cycles", "2", "--parallel", "2")
+            assert again.returncode == 0, again.stdout + again.stderr
+            check(room, ids, runs, settled=True)
+        except AssertionError as exc:
+            raise AssertionError(f"after a crash at {point} ({leaves}): {exc}") from exc
+    settle(cr, room, ids, runs)  # doctor, and ledger verify
+    recount = cr("route", "recount")  # a run's row a crash kept out of ROUTES.md: a person recounts
+    assert recount.returncode == 0, recount.stdout + recount.stderr
+    assert cr("route", "recount").stdout == "ROUTES.md already agrees with the ledger\n"

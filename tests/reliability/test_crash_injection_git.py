@@ -8,14 +8,16 @@ run twice: no branch with unmerged work deleted, every merged task naming a comm
 from __future__ import annotations
 
 import os
+import random
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from crashes import check, queue_slow, slow_task
+from crashes import SEED_VAR, check, kill_dispatcher, queue_slow, seed, slow_task
 from machines import Machine, shared_room
-from support import git
+from support import git, set_gate
 
 from control_room import crashpoint, errors
 from control_room.room.layout import Room
@@ -68,3 +70,40 @@ def test_a_shared_rooms_cycle_killed_around_its_push(exe: str, tmp_path: Path, p
     subprocess.run(["git", "clone", "-q", str(remote), str(seen)], check=True)
     check(Room(seen), ids, runs, settled=True)
     assert m1.cr("ledger", "verify").returncode == 0
+
+
+GIT_KILLS = 15
+
+
+def test_a_room_with_a_repo_killed_at_random_moments(cr: Any, room: Room, repo: Path, tmp_path: Path) -> None:
+    """As the fifty random kills of test_crash_injection.py, fewer, with a repo and
+    ``auto_integrate``: each cycle also makes a worktree, commits, and merges."""
+    chosen = seed()
+    print(f"\ncrash injection with a repo: {SEED_VAR}={chosen} replays this run")
+    rng = random.Random(chosen)
+    set_gate(room, "max_parallel", "2")
+    set_gate(room, "max_dispatcher_deaths", "1000")
+    set_gate(room, "auto_integrate", "true")
+    runs, ids = tmp_path / "runs.log", [f"t{k:02d}" for k in range(12)]
+    for tid in ids:
+        queue_slow(room, runs, tid, rng.uniform(0.05, 0.3), change=True)
+    argv = [cr.exe, "run", "--every", "0", "--cycles", "1000", "--parallel", "2"]
+    for kill in range(GIT_KILLS):
+        run = subprocess.Popen(argv, cwd=room.root, env=cr.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)  # fmt: skip
+        time.sleep(rng.uniform(0, 1.5))
+        out = kill_dispatcher(run)
+        assert "Traceback" not in out, f"kill {kill} (seed {chosen}):\n{out}"
+        check(room, ids, runs, repo=repo)
+    doctor = cr("doctor")
+    assert "Traceback" not in doctor.stdout + doctor.stderr
+    for _ in range(3):  # then cycles until nothing is left, and the merge queue for what waits
+        left = sum(1 for s in ("queue", "running") for _ in room.state_dir(s).glob("*.json"))
+        if left:
+            cr("run", "--every", "0", "--cycles", str(left // 2 + 1), "--parallel", "2")
+    merged = cr("integrate")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    check(room, ids, runs, repo=repo, settled=True)
+    assert sorted(p.stem for p in room.state_dir("to-test").glob("*.json")) == ids
+    assert git(repo, "rev-list", "--merges", "main") == ""
+    assert cr("ledger", "verify").returncode == 0
