@@ -51,7 +51,9 @@ def armed(m: Machine, point: str, *args: str) -> subprocess.CompletedProcess[str
                           capture_output=True, text=True, timeout=120)  # fmt: skip
 
 
-@pytest.mark.parametrize("point", ["sync.committed", "sync.committed:2", "sync.pushed"])
+# claim.pushed: a claim on the remote made, nothing after it (this clone's record of it was
+# written after the push: killed there, the clone took its own claim for another clone's)
+@pytest.mark.parametrize("point", ["sync.committed", "sync.committed:2", "sync.pushed", "claim.pushed"])
 def test_a_shared_rooms_cycle_killed_around_its_push(exe: str, tmp_path: Path, point: str) -> None:
     runs, ids = tmp_path / "runs.log", ["t1", "t2"]
     tasks = [slow_task(runs, tid, 0.05) for tid in ids]
@@ -96,7 +98,7 @@ def test_a_room_with_a_repo_killed_at_random_moments(cr: Any, room: Room, repo: 
         assert "Traceback" not in out, f"kill {kill} (seed {chosen}):\n{out}"
         check(room, ids, runs, repo=repo)
     doctor = cr("doctor")
-    assert "Traceback" not in doctor.stdout + doctor.stderr
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     for _ in range(3):  # then cycles until nothing is left, and the merge queue for what waits
         left = sum(1 for s in ("queue", "running") for _ in room.state_dir(s).glob("*.json"))
         if left:

@@ -22,8 +22,10 @@ milliseconds; the ones a cycle makes are counted in bench/many_machines.py.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -259,19 +261,30 @@ class Shared:
 
     def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
         """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
-        claim commit of ours; its id, or None when another machine moved the ref first."""
-        ref = claimrefs.PREFIX + task_id
-        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info))
-        if sha is not None:
-            claimrefs.remember(self.room, task_id, sha)
-            self._set_refs([ref], sha)
+        claim commit of ours; its id, or None when another machine moved the ref first. Kept in
+        this clone before the push: killed after it, the clone still knows the claim for its own."""
+        ref, before = claimrefs.PREFIX + task_id, claimrefs.recorded(self.room, task_id)
+        keep = functools.partial(claimrefs.remember, self.room, task_id)
+        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info), keep)
+        if sha is None:  # refused: the claim is not ours; what we kept before is
+            if before:
+                keep(before)
+            else:
+                claimrefs.forget(self.room, task_id)
+            return None
+        crashpoint.hit("claim.pushed")
+        self._set_refs([ref], sha)
         return sha
 
-    def cas(self, ref: str, expect: str, message: str) -> str | None:
+    def cas(
+        self, ref: str, expect: str, message: str, ahead: Callable[[str], None] | None = None
+    ) -> str | None:
         """git's compare-and-swap on the remote: point ``ref`` at a new commit (an empty tree,
-        ``message``) only if it still holds ``expect`` (empty: only if it does not exist), under
-        the remote's ref lock. The commit, or None when the remote refused."""
+        ``message``; ``ahead(commit)`` first) only if it still holds ``expect`` (empty: only if it
+        does not exist), under the remote's ref lock. The commit, or None when the remote refused."""
         sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", message).strip()
+        if ahead is not None:
+            ahead(sha)
         lease = f"--force-with-lease={ref}:{expect}"
         code, out, err = self.git("push", "--porcelain", lease, self.remote, f"{sha}:{ref}")
         if code == 0:
