@@ -31,11 +31,12 @@ _NEEDLE = f"{TASK_VARIABLE}=".encode()
 def inside_run(command: str = "") -> str | None:
     """The id of the task whose run this process is part of (``UNKNOWN`` when only a
     dispatcher above us says so); None for a person's own shell. ``command``: the command
-    asking; a ``cycle`` that ``run --parallel`` started is the person's, not an agent's."""
+    asking (by default this process's own, from its command line); a ``cycle`` that ``run
+    --parallel`` started is the person's, not an agent's: it writes and claims as its host."""
     own = os.environ.get(TASK_VARIABLE)
     if own is not None:
         return own.strip() or UNKNOWN
-    return _above(command)
+    return _above(command or _own_command())
 
 
 @functools.cache
@@ -48,6 +49,12 @@ def _above(command: str) -> str | None:
         if dispatcher and not (depth == 0 and dispatcher == "run" and command == "cycle"):
             return UNKNOWN
     return None
+
+
+@functools.cache
+def _own_command() -> str:
+    """The dispatcher command this process runs (``cycle``, ...), from ``/proc/self``; else ""."""
+    return _dispatcher(_read("/proc/self/cmdline"))
 
 
 @functools.cache
@@ -77,6 +84,29 @@ def task_of(pid: int) -> str | None:
         if item.startswith(_NEEDLE):
             return item[len(_NEEDLE) :].decode("utf-8", "replace").strip() or UNKNOWN
     return None
+
+
+def groups_of_run(room: str, task_id: str) -> list[int]:
+    """The process groups on this machine of task ``task_id``'s run in the room at ``room``: of
+    every process whose environment names both (``CONTROL_ROOM_TASK``, ``CONTROL_ROOM``, as the
+    dispatcher sets them for an agent and its validator), from ``/proc``. For a dead claim that
+    did not get to write down its agent's group (its cycle was killed just after the start)."""
+    task, where, home = _NEEDLE + task_id.encode(), b"CONTROL_ROOM=", os.path.realpath(room)
+    groups: set[int] = set()
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        items = _read(f"/proc/{pid}/environ").split(b"\0") if pid != os.getpid() else []
+        if task not in items:
+            continue
+        rooms = [i[len(where) :].decode("utf-8", "replace") for i in items if i.startswith(where)]
+        if rooms and os.path.realpath(rooms[0]) == home:
+            fields = reaper.stat_fields(pid)
+            if len(fields) > 2 and fields[2].isdigit() and int(fields[2]) > 1:
+                groups.add(int(fields[2]))
+    return sorted(groups)
 
 
 def _parent(pid: int) -> int:

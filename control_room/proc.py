@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from control_room import reaper, redact
+from control_room import crashpoint, reaper, redact
 from control_room.errors import ControlRoomError
 from control_room.interrupt import deferred
 
@@ -152,6 +152,7 @@ def run(
         with deferred():  # the pumps inherit the blocked mask: Ctrl-C always reaches this thread
             for t in threads:
                 t.start()
+        crashpoint.hit("agent.started")  # the child runs; who it is not written down yet
         if on_start is not None:
             on_start(child.pid)  # the child leads its own process group: pgid == pid
         while True:

@@ -45,6 +45,20 @@ def test_a_dispatcher_above_says_so_but_a_cycle_that_run_started_is_the_persons(
         assert out == said, command
 
 
+def test_a_cycle_that_run_started_writes_as_its_host_asked_or_not(tmp_path: Path) -> None:
+    """The ledger's writer asks without naming a command: a `cycle` of `run --parallel` is still
+    the person's (it was `<host>.task.unknown`, so its claims were not its host's: a crashed
+    cycle's task waited out its deadline before `run --parallel` recovered it)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    cycle = tmp_path / "b" / "control-room"  # `.../control-room cycle`, asking as the writer does
+    cycle.write_text("from control_room.lineage import inside_run; print(inside_run())\n")
+    run = tmp_path / "a" / "control-room"  # `.../control-room run`, which starts the cycle
+    run.write_text(f"import subprocess, sys; subprocess.run([sys.executable, {str(cycle)!r}, 'cycle'])\n")
+    assert ask(clean(), [sys.executable, str(run), "run"]) == "None"
+    assert ask(clean(), [sys.executable, str(run), "cycle"]) == "unknown"  # a cycle above: an agent's
+
+
 def test_the_command_line_of_a_dispatcher() -> None:
     d = lineage._dispatcher
     assert d(b"/v/bin/control-room\0--room\0/r\0cycle\0") == "cycle"

@@ -22,7 +22,7 @@ import os
 import re
 from pathlib import Path
 
-from control_room import redact
+from control_room import crashpoint, redact
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
 from control_room.ledger.events import Event
 from control_room.ledger.line import (
@@ -171,6 +171,7 @@ def _write(led: _Open, path: Path, end: int, who: str, head: Head) -> tuple[str,
         raise ControlRoomError(
             f"cannot append to {path}: {exc.strerror or exc}; nothing was written", exit_code=IO_ERROR
         ) from None
+    crashpoint.hit("ledger.written")  # the line is whole; the lock is not let go yet
     led.end, led.tail, led.writer, led.hash = end + written, data, who, h
     return prev, h
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from control_room import redact
+from control_room import crashpoint, redact
 from control_room.errors import IO_ERROR, ConflictError, ControlRoomError
 from control_room.store import lock
 
@@ -57,6 +57,8 @@ def atomic_write(
             if durable:
                 os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if crashpoint.armed():  # the temp file is whole, the rename not done
+            crashpoint.hit(f"write.{path.name}")
         if unless is not None and unless():
             os.unlink(tmp)
             return False

@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "control_room",
             "control_room.errors",
+            "control_room.crashpoint",
             "control_room.timeutil",
             "control_room.lineage",
             "control_room.reaper",

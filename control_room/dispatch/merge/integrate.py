@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from control_room import errors, git, ledger
-from control_room.dispatch.merge import fitness
+from control_room import crashpoint, errors, git, ledger
+from control_room.dispatch.merge import fitness, landed
 from control_room.dispatch.queue import index
 from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.review import queueing
@@ -125,6 +125,15 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
     base = fitness.main_tree_fit(room, settings, repo)
     if settings.repo_remote:
         repo_remote.catch_up(repo, settings, base)
+    head = landed.landed(room, repo, task, base)
+    if head is not None:  # a crash cut its merge between the line and the move: the move is left
+        swarm.move(
+            room, tid, "passed", "to-test", task={**task, "merged_at": now_iso(), "merged_commit": head}
+        )
+        tidy(room, settings, task)
+        return CycleResult(
+            errors.PASSED, f"merged: {tid} (merged at {head[:12]} before a crash); in swarm/to-test/", tid
+        )
     wt = place.path_of(room, task)
     # before workdir: a rebase left half done detaches the branch, and workdir would make the
     # worktree again (a branch gone) instead of this round failing as unfit
@@ -176,6 +185,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
             f"nothing was merged: run `control-room integrate {tid}` again"
         )
     head = git.run(repo, "rev-parse", "HEAD")[1].strip()
+    crashpoint.hit("integrate.merged")  # the base fast-forwarded; no line, the task in passed/
     if settings.repo_remote:
         unpushed = repo_remote.push_base(repo, settings, base)
         if unpushed is not None:  # the remote's base moved: undo our fast-forward, merge nothing
@@ -190,6 +200,7 @@ def _one(room: Room, settings: Settings, tid: str, *, explicit: bool) -> CycleRe
         f"{base} fast-forwarded to {head[:12]}"
     )
     _merged(room, task, detail, head)
+    crashpoint.hit("integrate.moved")  # in swarm/to-test/; its worktree not tidied yet
     note = ""
     served = task.get("for_task")
     if served and swarm.task_file(room, "queue", served).exists():  # it waited for this helper

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from control_room import redact
+from control_room import crashpoint, redact
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
@@ -25,6 +25,7 @@ def agent_env(
     redact.watch(*keep)  # a role's setup may name one CONTROL.md does not: its value never lands
     patterns = (*(names or MINIMAL_ENV), *settings.env_allow, *keep)
     env = {k: v for k, v in os.environ.items() if allowed(k, patterns)}
+    env.pop(crashpoint.VAR, None)  # a test's crash point arms the dispatcher, never what it runs
     env["CONTROL_ROOM"] = str(room.root)
     env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))
     return env

@@ -5,6 +5,7 @@
 - ``runner``: one run of a claimed task: its work dir, the prompt, the agent, the validator
 - ``finish``: the run written down: what failed, the commit of its work, meta.json, the ledger
   lines, the move
+- ``unfinished``: a run written down whose cycle died before the move: finished, not run again
 - ``destination``: where a task that passed goes (one table)
 - ``provider``: a run the provider refused: back in the queue without a round, the adapter cooling
 - ``spend``: the live spend cap: a run ended once its streamed usage passes its ``max_cost_usd``

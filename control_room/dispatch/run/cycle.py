@@ -16,12 +16,12 @@ import os
 import time
 from collections.abc import Callable
 
-from control_room import errors, interrupt, ledger
+from control_room import crashpoint, errors, interrupt, ledger
 from control_room.dispatch.queue import orchestrator
 from control_room.dispatch.queue.pick import Pick, pick
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.outcome import CycleResult, dispatcher_died, requeue
-from control_room.dispatch.run import preflight, runner
+from control_room.dispatch.run import preflight, runner, unfinished
 from control_room.dispatch.shared import claiming, lost_claims, sync
 from control_room.ledger import events
 from control_room.room import settings as settings_file
@@ -217,6 +217,10 @@ def recover(
             claims.release(room, task_id)
             said.append(f"recovered {task_id}: {why}; not a valid task, moved to swarm/rejected/")
             continue
+        line = unfinished.written_down(room, task, info)
+        if line is not None:  # its run was judged: finished as written, never run twice
+            said.append(unfinished.finish_written(room, settings, task, line, why))
+            continue
         said.append(dispatcher_died(room, settings, task, why))
     claims.sweep(room)
     return said
@@ -227,6 +231,7 @@ def claim(room: Room, picked: Pick, slot: int, deadline: float) -> None:
     task = picked.task
     task_id = task["id"]
     swarm.move(room, task_id, "queue", "running")
+    crashpoint.hit("claim.moved")
     claims.write_claim(
         room,
         task_id,
@@ -239,6 +244,7 @@ def claim(room: Room, picked: Pick, slot: int, deadline: float) -> None:
             "agent_pgid": None,
         },
     )
+    crashpoint.hit("claim.written")
     ledger.append(
         room.ledger,
         events.CLAIM,

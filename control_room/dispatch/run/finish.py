@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room import errors, git, ledger, proc
+from control_room import crashpoint, errors, git, ledger, proc
 from control_room.dispatch.merge import integrate
 from control_room.dispatch.queue import orchestrator
 from control_room.dispatch.queue.pick import Pick
@@ -98,9 +98,13 @@ def finish(room: Room, settings: Settings, ran: Ran) -> CycleResult:
     if failures and not queueing.serves(task):  # a review's verdict is no attempt at the work
         run.fingerprint = fingerprint(run.failed, _change(ran.workdir) if settings.repo else "")
     _log_result(room, ran.picked, "fail" if failures else "pass", cost, run)
+    crashpoint.hit("result.logged")
     if failures:
-        return _failed(room, settings, ran.picked, run.failed, cost)
-    return _passed(room, settings, ran, cost)
+        return failed(room, settings, task, run.failed, cost)
+    plan = ran.picked.plan
+    done = Written(task, plan.adapter.name, plan.role_meta.get("writes_tasks") is True, ran.workdir,
+                   ran.answer, ran.rep, _summary(ran))  # fmt: skip
+    return passed(room, settings, done, cost)
 
 
 def _failures(settings: Settings, ran: Ran) -> list[str]:
@@ -206,9 +210,29 @@ def _summary(ran: Ran) -> str:
     )
 
 
-def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResult:
+class Written:
+    """A passing run as its ``result`` line wrote it down: what ``passed`` needs to move its
+    task (from the run, or read back from its results when a crash cut the cycle after the line)."""
+
+    __slots__ = ("adapter", "answer", "rep", "summary", "task", "workdir", "writes_tasks")
+
+    def __init__(
+        self,
+        task: Task,
+        adapter: str,
+        writes_tasks: bool,
+        workdir: Path,
+        answer: str,
+        rep: Report,
+        summary: str,
+    ) -> None:
+        self.task, self.adapter, self.writes_tasks, self.workdir = task, adapter, writes_tasks, workdir
+        self.answer, self.rep, self.summary = answer, rep, summary
+
+
+def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleResult:
     """Move a passing task where ``destination.decide`` says, and do what follows there."""
-    task, plan = ran.task, ran.picked.plan
+    task = ran.task
     tid = task["id"]
     chosen = queueing.check_lenses(room, settings, task)
     served = bool(queueing.serves(task))
@@ -218,10 +242,10 @@ def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResul
         lenses=bool(chosen),
         repo=bool(settings.repo),
         ahead=ahead,
-        writes_tasks=plan.role_meta.get("writes_tasks") is True,
+        writes_tasks=ran.writes_tasks,
     )
-    passed: Task = {**task, "passed_at": now_iso()}
-    swarm.move(room, tid, "running", goes.state, task=passed)
+    moved: Task = {**task, "passed_at": now_iso()}
+    swarm.move(room, tid, "running", goes.state, task=moved)
     claims.release(room, tid)
     if goes.proposals:
         orchestrator.accept(room, settings, tid, ran.answer)
@@ -230,7 +254,7 @@ def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResul
     waits = ""
     if goes.then == destination.REVIEWS:
         warned: list[str] = []
-        ids = queueing.queue_reviews(room, settings, passed, chosen, "passed", warned)
+        ids = queueing.queue_reviews(room, settings, moved, chosen, "passed", warned)
         waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
         waits += "".join(f"; warning: {w}" for w in warned)
     elif goes.then == destination.MERGE:
@@ -239,15 +263,14 @@ def _passed(room: Room, settings: Settings, ran: Ran, cost: float) -> CycleResul
         waits = "; nothing to merge: its branch holds no change against the base"
         integrate.tidy(room, settings, task)
     elif goes.then == destination.VERDICT:  # what the reviewed task's reviews now add up to
-        said, ready = verdicts.after_pass(room, settings, passed, ran.rep, plan.adapter.name)
+        said, ready = verdicts.after_pass(room, settings, moved, ran.rep, ran.adapter)
         waits = f"; {said}"
-    return CycleResult(errors.PASSED, f"passed: {tid} ({_summary(ran)}){waits}", tid, merge=ready)
+    return CycleResult(errors.PASSED, f"passed: {tid} ({ran.summary}){waits}", tid, merge=ready)
 
 
-def _failed(room: Room, settings: Settings, picked: Pick, why: str, cost: float) -> CycleResult:
+def failed(room: Room, settings: Settings, task: Task, why: str, cost: float) -> CycleResult:
     """A failed round: back to the queue with what failed (its reviews first, with
     ``review_when: always``), or parked after the last."""
-    task = picked.task
     tid = task["id"]
     key = task.get("route") or f"task:{tid}"
     st, _ = history.state(room)

@@ -86,6 +86,11 @@ def remember(room: Room, task: str, sha: str) -> None:
     atomic_write(_pending_dir(room) / task, sha + "\n")
 
 
+def recorded(room: Room, task: str) -> str | None:
+    """The claim commit this clone keeps for ``task`` (``remember``), or None."""
+    return (read_optional(_pending_dir(room) / task) or "").strip() or None
+
+
 def forget(room: Room, task: str) -> None:
     (_pending_dir(room) / task).unlink(missing_ok=True)
 

@@ -22,12 +22,14 @@ milliseconds; the ones a cycle makes are counted in bench/many_machines.py.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_room import errors, git, proc, redact
+from control_room import crashpoint, errors, git, proc, redact
 from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs, lost_claims
 from control_room.knowledge import routes
@@ -259,19 +261,30 @@ class Shared:
 
     def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
         """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
-        claim commit of ours; its id, or None when another machine moved the ref first."""
-        ref = claimrefs.PREFIX + task_id
-        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info))
-        if sha is not None:
-            claimrefs.remember(self.room, task_id, sha)
-            self._set_refs([ref], sha)
+        claim commit of ours; its id, or None when another machine moved the ref first. Kept in
+        this clone before the push: killed after it, the clone still knows the claim for its own."""
+        ref, before = claimrefs.PREFIX + task_id, claimrefs.recorded(self.room, task_id)
+        keep = functools.partial(claimrefs.remember, self.room, task_id)
+        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info), keep)
+        if sha is None:  # refused: the claim is not ours; what we kept before is
+            if before:
+                keep(before)
+            else:
+                claimrefs.forget(self.room, task_id)
+            return None
+        crashpoint.hit("claim.pushed")
+        self._set_refs([ref], sha)
         return sha
 
-    def cas(self, ref: str, expect: str, message: str) -> str | None:
+    def cas(
+        self, ref: str, expect: str, message: str, ahead: Callable[[str], None] | None = None
+    ) -> str | None:
         """git's compare-and-swap on the remote: point ``ref`` at a new commit (an empty tree,
-        ``message``) only if it still holds ``expect`` (empty: only if it does not exist), under
-        the remote's ref lock. The commit, or None when the remote refused."""
+        ``message``; ``ahead(commit)`` first) only if it still holds ``expect`` (empty: only if it
+        does not exist), under the remote's ref lock. The commit, or None when the remote refused."""
         sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", message).strip()
+        if ahead is not None:
+            ahead(sha)
         lease = f"--force-with-lease={ref}:{expect}"
         code, out, err = self.git("push", "--porcelain", lease, self.remote, f"{sha}:{ref}")
         if code == 0:
@@ -305,6 +318,7 @@ class Shared:
             with lock.held(self.room.cr / ".sync.lock"):
                 self.ignore_local()
                 self.commit(f"control-room: {why} on {self.host}")
+                crashpoint.hit("sync.committed")
                 self._publish(done, fetched or optimistic, not optimistic, views_alone, tries)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
@@ -326,6 +340,7 @@ class Shared:
             if not finishing and not self._news(views_alone):
                 return  # nothing of ours to publish
             if self.push(finishing):
+                crashpoint.hit("sync.pushed")  # on the remote; this clone's claims not let go yet
                 for tid in finishing:
                     claimrefs.forget(self.room, tid)
                 done.pushed = True

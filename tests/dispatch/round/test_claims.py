@@ -40,6 +40,28 @@ def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent(roo
         agent.wait()
 
 
+def test_a_claim_without_its_agents_group_kills_that_tasks_run_in_this_room_only(room: Room) -> None:
+    """Its cycle was killed between the agent's start and writing its group down: the run is
+    found by its environment (tests/reliability/test_crash_injection.py, ``agent.started``: it
+    ran on beside the task's next run, on the tree before)."""
+    sleeper = [PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
+    mine = {**os.environ, "CONTROL_ROOM_TASK": "t1", "CONTROL_ROOM": f"{room.root}/."}
+    runs = [
+        subprocess.Popen(sleeper, start_new_session=True, env=env, stdout=subprocess.PIPE, text=True)
+        for env in (mine, {**mine, "CONTROL_ROOM_TASK": "t2"}, {**mine, "CONTROL_ROOM": "/elsewhere"})
+    ]
+    try:
+        assert [p.stdout.readline() for p in runs if p.stdout] == ["ready\n"] * 3
+        assert claims.kill_agent(room, {"host": claims.host(room), "agent_pgid": None}, "t1") is True
+        assert runs[0].wait(timeout=10) == -9
+        assert [p.poll() for p in runs[1:]] == [None, None]  # another task's, another room's
+        assert claims.kill_agent(room, {"host": claims.host(room), "agent_pgid": None}, "t1") is False
+    finally:
+        for p in runs:
+            p.kill()
+            p.wait()
+
+
 def test_slots_are_taken_one_each_until_none_is_free(room: Room) -> None:
     first = claims.take_slot(room, 2)
     second = claims.take_slot(room, 2)

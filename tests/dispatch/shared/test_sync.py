@@ -37,6 +37,33 @@ def test_a_claim_is_won_by_one_machine_and_refused_to_the_other(
     assert s2.claim("t001", won, 2e9, {"host": "m2"}) is not None
 
 
+def test_a_claim_is_kept_in_the_clone_before_its_push_and_a_refused_one_is_let_go(
+    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed just after its push, a clone must know the claim for its own (it took it for another
+    clone's with the same host id, and claimed nothing until the lease ran out, on the tree before:
+    tests/reliability/test_crash_injection_git.py, ``claim.pushed``)."""
+    _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(2))
+    s1, s2 = share(m1, monkeypatch), share(m2, monkeypatch)
+    kept: list[dict[str, str]] = []
+    real = s1.git
+
+    def git_run(*args: str, **kw: object) -> tuple[int, str, str]:  # what the clone keeps as a push goes out
+        if args[0] == "push":
+            kept.append(claimrefs.pending(m1.room))
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(s1, "git", git_run)
+    won = s1.claim("t001", "", 2e9, {})
+    assert won is not None and kept == [{"t001": won}]
+    other = s2.claim("t002", "", 2e9, {})
+    assert other is not None
+    assert s1.claim("t002", "", 2e9, {}) is None and claimrefs.pending(m1.room) == {"t001": won}
+    stale = git(m1.path, "rev-parse", "HEAD")  # (an expectation git knows here, not the ref's)
+    assert s1.claim("t001", stale, 2e9, {"try": 2}) is None  # refused: the claim kept before stays kept
+    assert claimrefs.pending(m1.room) == {"t001": won}
+
+
 def test_a_push_finishing_a_claim_another_machine_took_is_refused_whole(
     exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

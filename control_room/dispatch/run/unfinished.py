@@ -1,0 +1,93 @@
+"""A run written down whose cycle died before it moved the task: finished from what was written,
+never run again.
+
+``finish`` writes a run down in order: its results (meta.json, report.md, answer.md), its
+``result`` line, then the task's move out of ``swarm/running/``. A cycle killed between the line
+and the move left a task whose round the ledger has already judged. Sending it back to the
+queue would run it twice (two ``result`` lines, a second commit of the same work, a pass paid
+twice), so recovery looks for that line first: the result line of the task's current round
+written since its claim, and does what the cycle would have done next (``finish.passed``, or
+``finish.failed`` counting the round), from the results it kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from control_room import errors, ledger
+from control_room.dispatch.round.outcome import CycleResult
+from control_room.dispatch.round.report import validate as validate_report
+from control_room.dispatch.run import finish
+from control_room.ledger import events, result
+from control_room.ledger.line import HEADER, Entry, parse
+from control_room.ledger.read import backward
+from control_room.room import results as results_folder
+from control_room.room import roles
+from control_room.room.layout import Room
+from control_room.room.settings import Settings
+from control_room.room.tasks import Task
+from control_room.store import records
+from control_room.store.files import read_optional
+
+
+def written_down(room: Room, task: Task, claim: dict[str, Any] | None) -> Entry | None:
+    """The ``result`` line of ``task``'s current round, if one was written since its claim; read
+    backwards from the end, back to the task's claim line (or, without one, to the time its
+    claim file says it started). None without a claim file: its cycle died before the run."""
+    if claim is None:
+        return None
+    tid, started = task["id"], str(claim.get("started", ""))
+    this_round = int(task.get("rounds", 0)) + 1
+    for line in backward(room.ledger):
+        if line == HEADER:
+            return None
+        entry = parse(line)
+        if entry is None:
+            continue
+        if started and entry.time < started:
+            return None  # older than the claim: no line of this run
+        if entry.task != tid:
+            continue
+        if entry.event == events.CLAIM.name:
+            return None
+        if entry.event == events.RESULT.name and result.read(entry.detail).round == this_round:
+            return entry
+    return None
+
+
+def finish_written(room: Room, settings: Settings, task: Task, line: Entry, why: str) -> str:
+    """Do what the cycle that wrote ``line`` would have done next; what happened, in one line."""
+    tid = task["id"]
+    ledger.append(
+        room.ledger,
+        events.RECOVER,
+        task=tid,
+        route=task.get("route", ""),
+        detail=f"claim is dead: {why}; its run was written down ({line.outcome}) before the cycle "
+        "died: finished from its results, not run again",
+    )
+    folder = results_folder.folder(room, tid)
+    meta = records.read_object(folder / "meta.json") or {}
+    cost = float(line.cost_usd or 0)
+    run = result.read(line.detail)
+    if line.outcome == "fail":
+        failures = meta.get("failures")
+        why_failed = "; ".join(map(str, failures)) if isinstance(failures, list) and failures else run.failed
+        done: CycleResult = finish.failed(room, settings, task, why_failed, cost)
+    else:
+        try:
+            role_meta, _ = roles.read(room, run.role or roles.name_of(task))
+        except errors.ControlRoomError:
+            role_meta = {}  # the role went since: it wrote no tasks then
+        written = finish.Written(
+            task,
+            line.adapter,
+            role_meta.get("writes_tasks") is True,
+            Path(str(meta.get("workdir") or room.root)),
+            read_optional(folder / "answer.md") or "",
+            validate_report(read_optional(folder / "report.md") or ""),
+            f"round {run.round or 1}, written down before its cycle died",
+        )
+        done = finish.passed(room, settings, written, cost)
+    return f"recovered {tid}: {why}; its run was written down already: {done.message}"

@@ -1,0 +1,97 @@
+"""dispatch.run.unfinished: a run written down whose cycle died before the move is finished
+from its results at recovery, never run again (tests/reliability/test_crash_injection.py kills
+the installed command there; here the crash is an exception the cycle does not catch)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import entries, queue, task_json, where
+
+from control_room import crashpoint
+from control_room.dispatch.round import claims
+from control_room.dispatch.run import cycle, unfinished
+from control_room.room import settings as settings_file
+from control_room.room.layout import Room
+
+
+class Crash(BaseException):
+    """The process dying at a crash point (nothing in a cycle catches it)."""
+
+
+def hit_at(point: str) -> Callable[[str], None]:
+    def hit(name: str) -> None:
+        if name == point:
+            raise Crash(name)
+
+    return hit
+
+
+def ran(tmp_path: Path) -> list[str]:
+    runs = tmp_path / "runs"
+    return runs.read_text().split() if runs.exists() else []
+
+
+def command(tmp_path: Path) -> list[str]:
+    return [sys.executable, "-c", f"open({str(tmp_path / 'runs')!r}, 'a').write('ran ')"]
+
+
+def crashed_after_its_result_line(room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as m, pytest.raises(Crash):
+        m.setattr(crashpoint, "hit", hit_at("result.logged"))
+        cycle.cycle(room)
+    assert where(room, "t1") == ["running"] and len(entries(room, "result")) == 1
+
+
+def test_a_pass_written_down_is_finished_not_run_again(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue(room, "t1", command=command(tmp_path))
+    crashed_after_its_result_line(room, tmp_path, monkeypatch)
+    said = cycle.recover(room, settings_file.load(room), mine=None)
+    assert said == [
+        "recovered t1: its slot 0 is free, so the cycle that held it is gone; its run was written down "
+        "already: passed: t1 (round 1, written down before its cycle died)"
+    ]
+    assert where(room, "t1") == ["done"] and not claims.claim_path(room, "t1").exists()
+    assert ran(tmp_path) == ["ran"]
+    assert [e.outcome for e in entries(room, "result")] == ["pass"]
+    (line,) = entries(room, "recover")
+    assert line.detail.endswith(
+        "written down (pass) before the cycle died: finished from its results, not run again"
+    )
+    assert cycle.cycle(room).message == "nothing to do: the queue is empty"
+
+
+def test_a_failure_written_down_counts_its_round_once(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue(room, "t1", command=command(tmp_path), validator=[sys.executable, "-c", "raise SystemExit(1)"])
+    crashed_after_its_result_line(room, tmp_path, monkeypatch)
+    cycle.recover(room, settings_file.load(room), mine=None)
+    assert where(room, "t1") == ["queue"]
+    back = task_json(room, "queue", "t1")
+    assert back["rounds"] == 1 and back["last_failure"].startswith("validator exited 1")
+    assert "dispatcher_deaths" not in back  # the cycle died after the round was judged: not its fault
+
+
+def test_only_a_result_line_of_this_claim_and_round_counts(room: Room, tmp_path: Path) -> None:
+    from control_room import ledger
+    from control_room.ledger import events
+    from control_room.ledger.result import RunResult
+
+    task = {"id": "t1", "rounds": 1}
+    claim = {"started": "2000-01-01T00:00:00Z"}
+    assert unfinished.written_down(room, task, None) is None  # no claim file: no run
+    ledger.append(room.ledger, events.RESULT, task="t1", outcome="fail", detail=RunResult(round=1).detail())
+    assert unfinished.written_down(room, task, claim) is None  # the round before
+    ledger.append(room.ledger, events.CLAIM, task="t1", detail="round 2")
+    ledger.append(room.ledger, events.RESULT, task="t1", outcome="pass", detail=RunResult(round=2).detail())
+    found = unfinished.written_down(room, task, claim)
+    assert found is not None and found.outcome == "pass"
+    assert unfinished.written_down(room, task, {"started": "2999-01-01T00:00:00Z"}) is None  # older
+    ledger.append(room.ledger, events.CLAIM, task="t1", detail="round 2 again")
+    assert unfinished.written_down(room, task, claim) is None  # claimed since: that run is not written
