@@ -151,6 +151,7 @@ def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
         return []
     skip = (swarm.REASON, CLAIM) if state == "running" else (swarm.REASON,)
     queued = _Queued(room, reject) if state == "queue" else None
+    seen: list[tuple[str, str, os.stat_result, tuple[int, int, int]]] = []
     for entry in entries:
         name = entry.name
         if name.startswith(".") or name.endswith(skip) or entry.is_dir():  # a FIFO is read: refused
@@ -159,13 +160,16 @@ def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
             st = entry.stat()
         except FileNotFoundError:
             continue  # moved by another process meanwhile
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
+        seen.append((name, entry.path, st, (st.st_mtime_ns, st.st_size, st.st_ino)))
+    fresh_paths = [path for name, path, _, key in seen if (known.get(name) or (None,))[0] != key]
+    read = _examine_all(room, fresh_paths, queued)
+    for name, path, st, key in seen:
         hit = known.get(name)
         if hit is not None and hit[0] == key:
             files[name] = hit
         else:
             fresh += 1
-            summary = _read_summary(room, state, entry.path, st, queued)
+            summary = _read_summary(room, state, path, st, queued, read.pop(path, None))
             if summary is None:
                 continue
             if queued is not None and "problem" in summary:
@@ -185,19 +189,17 @@ def scan(room: Room, state: str, *, reject: bool = True) -> list[Listed]:
 
 
 def _read_summary(
-    room: Room, state: str, path: Path | str, st: os.stat_result, queued: _Queued | None
+    room: Room,
+    state: str,
+    path: Path | str,
+    st: os.stat_result,
+    queued: _Queued | None,
+    read: tuple[Task, list[str]] | None = None,
 ) -> dict[str, Any] | None:
-    """Read one file for the index. A file in the queue that admission refuses is rejected
-    (None), or with ``reject=False`` summarised as its problem."""
-    task, problems = swarm.read_task(path)
+    """Read one file for the index (``read``: ``_examine`` did already). A file in the queue
+    that admission refuses is rejected (None), or with ``reject=False`` summarised as its problem."""
+    task, problems = read or _examine(room, path, queued)
     if queued is not None and not problems:
-        # Only for a file read afresh: `status` on a known queue does not load admission (~1.5 ms).
-        from control_room.dispatch.queue.admission import Refused, Stage, admit
-
-        try:
-            admit(room, task, Stage.QUEUED, where=queued.where, holder=queued.holder)
-        except Refused as exc:
-            problems = [str(exc)]
         queued.deps = queued.deps or bool(task.get("deps"))
     if problems and queued is not None and queued.reject:
         name = os.path.basename(path)
@@ -209,6 +211,61 @@ def _read_summary(
     if queued is not None and task.get("id"):  # a valid task admission refused: named by its id
         return {"id": task["id"], "problem": "; ".join(problems)}
     return {"problem": "; ".join(problems)}
+
+
+def _examine(room: Room, path: Path | str, queued: _Queued | None) -> tuple[Task, list[str]]:
+    """A file read, checked and (in the queue) asked of admission: the task and its problems.
+    Changes nothing (``_read_summary`` rejects)."""
+    task, problems = swarm.read_task(path)
+    if queued is not None and not problems:
+        # Only for a file read afresh: `status` on a known queue does not load admission (~1.5 ms).
+        from control_room.dispatch.queue.admission import Refused, Stage, admit
+
+        try:
+            admit(room, task, Stage.QUEUED, where=queued.where, holder=queued.holder)
+        except Refused as exc:
+            problems = [str(exc)]
+    return task, problems
+
+
+PRELOAD_AT = 2000  # files read afresh from which a scan reads them in a process per core
+
+
+def _examine_all(room: Room, paths: list[str], queued: _Queued | None) -> dict[str, tuple[Task, list[str]]]:
+    """``_examine`` of each of ``paths``, by path: in this process, or, for a first scan of
+    thousands of files on a machine of several cores, split over one forked process per core
+    (what git's ``core.preloadIndex`` does for its index), which changes nothing either."""
+    cores = min(os.cpu_count() or 1, PRELOAD_CORES)
+    if len(paths) < PRELOAD_AT or cores < 2 or not hasattr(os, "fork"):
+        return {}
+    import multiprocessing  # only for a first scan of thousands of files
+
+    global _PRELOAD
+    _PRELOAD = (room, queued is not None)
+    chunks = [paths[k::cores] for k in range(cores)]
+    try:
+        with multiprocessing.get_context("fork").Pool(cores) as pool:
+            parts = pool.map(_examine_chunk, chunks)
+    except OSError:
+        return {}  # no process to be had: read them here, one by one
+    finally:
+        _PRELOAD = None
+    return {
+        path: found
+        for chunk, part in zip(chunks, parts, strict=True)
+        for path, found in zip(chunk, part, strict=True)
+    }
+
+
+PRELOAD_CORES = 4
+_PRELOAD: tuple[Room, bool] | None = None  # what a forked reader works on (set by _examine_all)
+
+
+def _examine_chunk(paths: list[str]) -> list[tuple[Task, list[str]]]:
+    assert _PRELOAD is not None
+    room, in_queue = _PRELOAD
+    queued = _Queued(room, reject=False) if in_queue else None
+    return [_examine(room, path, queued) for path in paths]
 
 
 def _drop_cycles(room: Room, files: dict[str, Any], reject: bool) -> list[Listed]:

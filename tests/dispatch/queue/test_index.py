@@ -160,3 +160,33 @@ def test_run_order_trusts_its_index_briefly_then_checks_every_file(
     assert order(room) == ["c", "a", "b"]  # b's new priority not seen yet: index trusted
     monkeypatch.setattr(time, "time", lambda real=time.time: real() + index.RECHECK_S + 1)
     assert order(room) == ["b", "c", "a"]  # past RECHECK_S: every file checked again
+
+
+def test_a_first_scan_of_many_files_read_in_processes_says_what_one_process_says(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past PRELOAD_AT fresh files, a scan reads them in a forked process per core: the same
+    listing, the same order, the same files rejected with the same reasons."""
+    import shutil
+
+    for k in range(40):
+        queue(room, f"t{k:02d}", priority=k % 3, deps=[f"t{k - 1:02d}"] if k % 5 else [])
+    for name, (content, _) in BAD_FILES.items():
+        drop(room, name, content)  # type: ignore[arg-type]
+    twin = Room(tmp_path / "twin")
+    shutil.copytree(room.root, twin.root, symlinks=True)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(index, "PRELOAD_AT", 1000)
+    alone = [(t.name, t.summary) for t in index.scan(twin, "queue")]
+    forked: list[int] = []
+    real_fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forked.append(1) or real_fork())
+    monkeypatch.setattr(index, "PRELOAD_AT", 10)
+    together = [(t.name, t.summary) for t in index.scan(room, "queue")]
+    assert len(forked) == 2  # one reader per core
+    assert together == alone and len(together) == 40
+
+    def reasons(r: Room) -> dict[str, str]:
+        return {p.name: p.read_text() for p in r.state_dir("rejected").glob("*.reason")}
+
+    assert reasons(room) == reasons(twin) and len(reasons(room)) == len(BAD_FILES)
