@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import common  # noqa: F401  (puts the repository on sys.path)
+from common import Row, print_rows
 
 TARGET = 100_000  # appends/s, 8 processes
 
@@ -87,25 +87,25 @@ def one_run(procs: int, each: int) -> tuple[float, float, int, int, int]:
     return total / t_ours, total / t_raw, total - report.lines, bad, raw_lost
 
 
+def measure(procs: int = 8, each: int = 2000, repeat: int = 5) -> list[Row]:
+    os.environ["CONTROL_ROOM_WRITER"] = "bench"  # every process one writer: the chains interleave
+    runs = [one_run(procs, each) for _ in range(repeat)]
+    rate = statistics.median(r[0] for r in runs)
+    floor = statistics.median(r[1] for r in runs)
+    lost, bad, _ = (sum(r[i] for r in runs) for i in (2, 3, 4))
+    what = (f"ledger appends, {procs} processes x {each:,}, median of {repeat} ({lost} lost, {bad} bad "
+            f"lines; raw flock + write {floor:,.0f}/s, {rate / floor:.2f} of it)")  # fmt: skip
+    return [Row(what, rate, None, f">= {TARGET:,}/s, 0 lost", rate >= TARGET and lost == 0 and bad == 0,
+                unit="appends/s")]  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--procs", type=int, default=8)
     ap.add_argument("--each", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3, help="runs; the medians are printed")
     a = ap.parse_args()
-    os.environ["CONTROL_ROOM_WRITER"] = "bench"  # every process one writer: the chains interleave
-    runs = [one_run(a.procs, a.each) for _ in range(a.repeat)]
-    rate = statistics.median(r[0] for r in runs)
-    floor = statistics.median(r[1] for r in runs)
-    lost, bad, raw_lost = (sum(r[i] for r in runs) for i in (2, 3, 4))
-    met = rate >= TARGET and lost == 0 and bad == 0
-    print(f"{a.procs} processes x {a.each:,} appends = {a.procs * a.each:,} lines, median of {a.repeat} runs")
-    print(
-        f"control-room append   {rate:9,.0f} appends/s   lost {lost}, bad lines {bad}, verify "
-        f"{'ok' if bad == 0 else 'FAILED'} (target >= {TARGET:,}/s, 0 lost: {'ok' if met else 'MISSED'})"
-    )
-    print(f"raw flock + os.write  {floor:9,.0f} appends/s   lost {raw_lost} (the floor, this machine)")
-    print(f"ratio ours/floor      {rate / floor:9.2f}   (target {TARGET / 158_000:.2f} of a 158k floor)")
+    print_rows(measure(a.procs, a.each, a.repeat))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import bench_env, control_room_cmd
+from common import Row, bench_env, control_room_cmd
 from many_machines import done_on_remote, set_key, shared_room, task
 
 from control_room.ledger.read import entries
@@ -41,7 +41,9 @@ def doubles(ledger: Path) -> tuple[int, int, int]:
     return sum(claims.values()), sum(results.values()), len(twice)
 
 
-def racing(tmp: Path, n: int, loops: int, profile: str | None) -> None:
+def racing(tmp: Path, n: int, loops: int, profile: str | None, budget: float = 0) -> tuple[int, float, int]:
+    """8 (``loops``) racing loops over ``n`` tasks, stopped after ``budget`` s if given:
+    (tasks done, seconds, tasks claimed or run twice)."""
     room = tmp / "room"
     room.mkdir()
     env = bench_env(CONTROL_ROOM_WRITER="bench")
@@ -57,19 +59,23 @@ def racing(tmp: Path, n: int, loops: int, profile: str | None) -> None:
     quiet = {"cwd": room, "env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     procs = [subprocess.Popen(profiled if k == 0 else argv, **quiet) for k in range(loops)]  # type: ignore[call-overload]
     while len(os.listdir(done)) < n and any(p.poll() is None for p in procs):
+        if budget and time.monotonic() - t0 > budget:
+            break
         time.sleep(0.2)
     took = time.monotonic() - t0
+    finished = len(os.listdir(done))
     subprocess.run([*CR, "stop", "--reason", "bench done"], cwd=room, env=env, capture_output=True)
     for p in procs:
         p.wait(timeout=300)
     claims, results, twice = doubles(room / "control-room" / "LEDGER.md")
-    finished = len(os.listdir(done))  # fewer than n if the loops were stopped early
     print(f"{loops} racing loops, {n:,} tasks: {finished:,} done in {took:.1f} s")
     print(f"  claims/s {finished / took:.1f} (target >= 200); claims {claims:,}, results {results:,}, "
           f"doubles {twice}")  # fmt: skip
+    return finished, took, twice
 
 
-def shared(tmp: Path, n: int, clones: int) -> None:
+def shared(tmp: Path, n: int, clones: int) -> tuple[float, int]:
+    """``clones`` clones of a shared room over ``n`` tasks: (claims/s, tasks claimed or run twice)."""
     hosts = [f"m{k}" for k in range(1, clones + 1)]
     remote, paths = shared_room(tmp / "shared", hosts, n)
     t0 = time.monotonic()
@@ -97,6 +103,23 @@ def shared(tmp: Path, n: int, clones: int) -> None:
     claims, results, twice = doubles(paths[-1] / "control-room" / "LEDGER.md")
     print(f"{clones} clones of a shared room, {n} tasks: all done on the remote in {took:.1f} s")
     print(f"  claims/s {n / took:.2f} (target >= 3); claims {claims}, results {results}, doubles {twice}")
+    return n / took, twice
+
+
+def measure(tasks: int = 10_000, loops: int = 8, budget: float = 90, shared_tasks: int = 60) -> list[Row]:
+    """The racing loops for at most ``budget`` s (claims/s over what they finished), then the
+    shared room to the end."""
+    with tempfile.TemporaryDirectory() as tmp:
+        done, took, twice = racing(Path(tmp), tasks, loops, None, budget)
+        rate = done / took
+        what = f"{loops} racing `run --every 0` loops, {tasks:,} tasks ({done:,} claimed in {took:.0f} s, {twice} doubles)"
+        rows = [
+            Row(what, rate, None, ">= 200 claims/s, 0 doubles", rate >= 200 and twice == 0, unit="claims/s")
+        ]
+        srate, stwice = shared(Path(tmp), shared_tasks, 3)
+        rows.append(Row(f"3 clones of a shared room over {shared_tasks} tasks, {stwice} doubles", srate, None,
+                        ">= 3 claims/s, 0 doubles", srate >= 3 and stwice == 0, unit="claims/s"))  # fmt: skip
+    return rows
 
 
 def main() -> None:
@@ -107,10 +130,11 @@ def main() -> None:
     ap.add_argument("--clones", type=int, default=3)
     ap.add_argument("--profile", default=None)
     ap.add_argument("--only", choices=("racing", "shared"), default=None)
+    ap.add_argument("--budget", type=float, default=0, help="stop the racing loops after this many s")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if a.only != "shared":
-            racing(Path(tmp), a.tasks, a.loops, a.profile)
+            racing(Path(tmp), a.tasks, a.loops, a.profile, a.budget)
         if a.only != "racing":
             shared(Path(tmp), a.shared_tasks, a.clones)
 
