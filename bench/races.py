@@ -112,7 +112,8 @@ def measure(tasks: int = 10_000, loops: int = 8, budget: float = 90, shared_task
     with tempfile.TemporaryDirectory() as tmp:
         done, took, twice = racing(Path(tmp), tasks, loops, None, budget)
         rate = done / took
-        what = f"{loops} racing `run --every 0` loops, {tasks:,} tasks ({done:,} claimed in {took:.0f} s, {twice} doubles)"
+        what = f"{loops} racing `run --every 0` loops, {tasks:,} tasks ({done:,} claimed in {took:.0f} s, "
+        what += f"{twice} doubles)"
         rows = [
             Row(what, rate, None, ">= 200 claims/s, 0 doubles", rate >= 200 and twice == 0, unit="claims/s")
         ]
