@@ -90,6 +90,12 @@ def build_room(path: Path, ledger_lines: int, queued: int, *, days: int = 30) ->
     return path
 
 
+def no_budget(room: Path) -> None:
+    """Lift the room's daily budget: the bench's ledger spends more than the default $10 a day."""
+    control = room / "control-room" / "CONTROL.md"
+    control.write_text(control.read_text().replace("daily_budget_usd: 10.0", "daily_budget_usd: 1000000"))
+
+
 def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int]:
     """(wall seconds, peak RSS in KiB, exit code) of one run of ``cmd``."""
     start = time.perf_counter()

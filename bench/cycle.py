@@ -19,6 +19,7 @@ from common import (
     build_room,
     control_room_cmd,
     median_time,
+    no_budget,
     print_rows,
     run_once,
     settle,
@@ -31,8 +32,7 @@ def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 15) -> list
     with tempfile.TemporaryDirectory() as tmp:
         room = Path(tmp) / "room"
         build_room(room, lines, tasks)
-        control = room / "control-room" / "CONTROL.md"  # the bench's ledger spends more than $10 a day
-        control.write_text(control.read_text().replace("daily_budget_usd: 10.0", "daily_budget_usd: 1000000"))
+        no_budget(room)
         env = bench_env(CONTROL_ROOM=str(room))
         cmd = [*control_room_cmd(), "cycle"]
         _, _, code = run_once(cmd, env)
