@@ -229,43 +229,59 @@ def _examine(room: Room, path: Path | str, queued: _Queued | None) -> tuple[Task
 
 
 PRELOAD_AT = 2000  # files read afresh from which a scan reads them in a process per core
+PRELOAD_CORES = 4
 
 
 def _examine_all(room: Room, paths: list[str], queued: _Queued | None) -> dict[str, tuple[Task, list[str]]]:
-    """``_examine`` of each of ``paths``, by path: in this process, or, for a first scan of
-    thousands of files on a machine of several cores, split over one forked process per core
-    (what git's ``core.preloadIndex`` does for its index), which changes nothing either."""
+    """``_examine`` of each of ``paths``, by path, for a first scan of thousands of files on a
+    machine of several cores: all but one share read by forked children (what git's
+    ``core.preloadIndex`` does for its index), which change nothing and send their answers back
+    through a pipe (``marshal``: a task is JSON's types); a share a child could not do is read
+    here, as every file is when the scan is small ({} then)."""
     cores = min(os.cpu_count() or 1, PRELOAD_CORES)
     if len(paths) < PRELOAD_AT or cores < 2 or not hasattr(os, "fork"):
         return {}
-    import multiprocessing  # only for a first scan of thousands of files
+    import marshal  # only for a first scan of thousands of files
 
-    global _PRELOAD
-    _PRELOAD = (room, queued is not None)
     chunks = [paths[k::cores] for k in range(cores)]
-    try:
-        with multiprocessing.get_context("fork").Pool(cores) as pool:
-            parts = pool.map(_examine_chunk, chunks)
-    except OSError:
-        return {}  # no process to be had: read them here, one by one
-    finally:
-        _PRELOAD = None
-    return {
-        path: found
-        for chunk, part in zip(chunks, parts, strict=True)
-        for path, found in zip(chunk, part, strict=True)
-    }
+    children: list[tuple[int | None, int, list[str]]] = []
+    for chunk in chunks[1:]:
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(r)
+            os.close(w)
+            children.append((None, -1, chunk))
+            continue
+        if pid == 0:  # the child: its share, sent back, and out at once (no exit handlers, no flush)
+            try:
+                os.close(r)
+                data = marshal.dumps(_examine_chunk(room, queued, chunk))
+                with os.fdopen(w, "wb") as out:
+                    out.write(data)
+            finally:
+                os._exit(0)
+        os.close(w)
+        children.append((pid, r, chunk))
+    found = dict(zip(chunks[0], _examine_chunk(room, queued, chunks[0]), strict=True))
+    for child, r, chunk in children:
+        data = b""
+        if child is not None:
+            with os.fdopen(r, "rb") as got:
+                data = got.read()
+            os.waitpid(child, 0)
+        try:
+            found.update(zip(chunk, marshal.loads(data), strict=True))
+        except (EOFError, ValueError, TypeError):
+            found.update(zip(chunk, _examine_chunk(room, queued, chunk), strict=True))  # read here instead
+    return found
 
 
-PRELOAD_CORES = 4
-_PRELOAD: tuple[Room, bool] | None = None  # what a forked reader works on (set by _examine_all)
-
-
-def _examine_chunk(paths: list[str]) -> list[tuple[Task, list[str]]]:
-    assert _PRELOAD is not None
-    room, in_queue = _PRELOAD
-    queued = _Queued(room, reject=False) if in_queue else None
-    return [_examine(room, path, queued) for path in paths]
+def _examine_chunk(room: Room, queued: _Queued | None, paths: list[str]) -> list[tuple[Task, list[str]]]:
+    """``_examine`` of each path, with listings of its own (a child's are its own)."""
+    own = _Queued(room, reject=False) if queued is not None else None
+    return [_examine(room, path, own) for path in paths]
 
 
 def _drop_cycles(room: Room, files: dict[str, Any], reject: bool) -> list[Listed]:
