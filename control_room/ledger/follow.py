@@ -129,14 +129,22 @@ def day_window_start(fd: int, size: int) -> int:
 def big(fd: int, size: int) -> bool:
     """Whether a ledger of ``size`` bytes is big: more than ``SMALL``, its table header near the top
     (a start past it could not be told from the preamble otherwise)."""
-    return size > SMALL and HEADER.encode() in os.pread(fd, HEAD, 0)
+    return size > SMALL and _top(fd) is not None
+
+
+def _top(fd: int) -> int | None:
+    """The offset just past the table header's line, if it is within the first ``HEAD`` bytes."""
+    head = os.pread(fd, HEAD, 0)
+    at = head.find(HEADER.encode() + b"\n")
+    return None if at < 0 else at + len(HEADER) + 1
 
 
 def _window(fd: int, size: int, day: str | None) -> int:
-    if not big(fd, size):
+    top = _top(fd) if size > SMALL else None
+    if top is None:
         return 0
     back = WINDOW
-    while back < size - HEAD:
+    while size - back > top:
         at = size - back
         block = os.pread(fd, CHUNK, at)
         cut = block.find(b"\n")

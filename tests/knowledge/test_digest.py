@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import pytest
@@ -87,3 +88,25 @@ def test_a_digest_rebuilt_from_scratch_equals_the_incremental_one(room: Room) ->
 def test_the_ledger_header_is_untouched_by_the_digest(room: Room) -> None:
     digest.refresh(room, control.load(room))
     assert HEADER in room.ledger.read_text()
+
+
+def test_a_digest_of_recent_lines_says_since_when(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a big ledger's first days the digest holds its recent lines only, and says so."""
+    from support import many_lines
+
+    from control_room.ledger import follow
+
+    monkeypatch.setattr(follow, "SMALL", 20_000)
+    monkeypatch.setattr(follow, "WINDOW", 4_000)
+    monkeypatch.setattr(follow, "STEP", 8_000)
+    many_lines(room.ledger, 300)
+    shutil.rmtree(room.cache, ignore_errors=True)  # a fresh clone: no checkpoint yet
+    settings = control.load(room)
+    digest.refresh(room, settings)
+    text = room.digest.read_text()
+    st, _ = history.state(room)
+    assert st["from"] and f"lines, since {st['from_time']}, up to" in text
+    assert "older history is being folded in" in text
+    history.state(room, whole=True)
+    digest.refresh(room, settings)
+    assert "since" not in room.digest.read_text().split("\n\n")[1]
