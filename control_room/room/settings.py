@@ -12,18 +12,16 @@ an approval is recorded here, under ``approvals``.
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from control_room import redact
 from control_room.errors import InvalidError
 from control_room.room.keys import KEYS, KINDS, NAMES, adapters_problem
 from control_room.room.layout import Room
-from control_room.store import cache
+from control_room.store import cache, files
 from control_room.store.docs import flow, has_front_matter, split
 from control_room.store.files import read_text
 
@@ -169,28 +167,16 @@ def load(room: Room) -> Settings:
             ) from None
         return _checked(text, str(room.control))
 
-    for tries_left in range(SETTLE_TRIES - 1, -1, -1):
+    for tries_left in range(files.SETTLE_TRIES - 1, -1, -1):
         try:
             settings = Settings(**cache.derived(room.cache / "control", room.control, compute))
             break
         except InvalidError:
-            if not tries_left or not _just_saved(room.control):
+            if not tries_left or not files.just_saved(room.control):
                 raise
-            time.sleep(SETTLE_S)  # an editor's save in place (truncate, then write) may be half done
+            time.sleep(files.SETTLE_S)  # an editor's save in place (truncate, then write) may be half done
     redact.watch(*_key_names(settings))  # whoever reads CONTROL.md never writes those keys
     return settings
-
-
-SETTLE_TRIES = 6  # reads of a CONTROL.md that fails to parse while it was saved a moment ago (0.1 s)
-SETTLE_S = 0.02
-
-
-def _just_saved(path: Path) -> bool:
-    """Whether ``path`` changed within the last second (a save may be in progress)."""
-    try:
-        return time.time() - os.stat(path).st_mtime < 1.0
-    except OSError:
-        return False
 
 
 def _key_names(settings: Settings) -> list[str]:

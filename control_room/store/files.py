@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -218,7 +219,7 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
     """
     with lock.sibling(path):
         for _ in range(tries):
-            before = read_bytes(path) if path.exists() else b""
+            before = _settled(path)
             new = change(before.decode("utf-8", errors="replace"))
             if new.encode("utf-8") == before:
                 return new
@@ -231,6 +232,31 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
     raise ConflictError(
         f"{path}: it kept changing while control-room was writing it; nothing was written, try again"
     )
+
+
+SETTLE_TRIES = 6  # reads of a file found empty a moment after a save, before it is taken as empty
+SETTLE_S = 0.02
+
+
+def just_saved(path: Path) -> bool:
+    """Whether ``path`` changed within the last second: a person's save may be half done (an
+    editor saving in place truncates the file, then writes it)."""
+    try:
+        return time.time() - os.stat(path).st_mtime < 1.0
+    except OSError:
+        return False
+
+
+def _settled(path: Path) -> bytes:
+    """The bytes of ``path`` (none if it is missing), waiting up to 0.1 s for a save in place to
+    finish when it reads empty right after a save: merged as empty, a person's text would be lost
+    (and their save would land in the file our rename replaced)."""
+    for _ in range(SETTLE_TRIES):
+        data = read_bytes(path) if path.exists() else b""
+        if data or not just_saved(path):
+            return data
+        time.sleep(SETTLE_S)
+    return data
 
 
 def append_lines(path: Path, lines: list[str]) -> None:

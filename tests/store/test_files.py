@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -150,3 +151,24 @@ def test_a_refused_update_names_the_file_not_its_lock(
         update(path, lambda text: text + "row\n")
     assert (err.value.filename, err.value.strerror) == (str(path), "Read-only file system")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_update_waits_for_a_save_in_place_to_finish(tmp_path: Path) -> None:
+    """An editor saving in place truncates, then writes: an update that read the empty file in
+    between would merge nothing, and the person's save would land in the file its rename replaced."""
+    import threading
+
+    path = tmp_path / "CURRENT_CONTEXT.md"
+    path.write_text("")  # mid-save: empty, saved a moment ago
+    writer = threading.Timer(0.03, lambda: path.write_text("the person's notes\n"))
+    writer.start()
+    try:
+        seen: list[str] = []
+        update(path, lambda text: seen.append(text) or text + "auto\n")
+    finally:
+        writer.join()
+    assert seen[-1] == "the person's notes\n" and path.read_text() == "the person's notes\nauto\n"
+    path.write_text("")
+    old = time.time() - 60
+    os.utime(path, (old, old))  # empty for a minute: taken as empty at once
+    assert update(path, lambda text: text + "auto\n") == "auto\n"
