@@ -155,5 +155,5 @@ def tombstones(room: Room) -> list[dict[str, Any]]:
         except (InvalidError, NotFoundError) as exc:
             out.append({"candidate": p.stem, "state": "unreadable", "problem": str(exc)})
             continue
-        out.append({"candidate": p.stem, **meta})
+        out.append({**meta, "candidate": p.stem})  # the file names the route, whatever its text says
     return out
