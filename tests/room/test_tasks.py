@@ -129,9 +129,7 @@ def test_an_unknown_field_is_named_on_one_line_whatever_its_name() -> None:
     """Found by the fuzz tests: a key holding a line break (or a terminal's escape) was named
     as it was, and `task add`'s one-line refusal spanned lines."""
     data = {**VALID_TASK, "a\nb": 1, "\x1b[2J": 2, "x" * 70: 3, "plain_name": 4}
-    assert tasks.validate(data)[1] == [
-        "unknown fields: '\\x1b[2J', 'a\\nb', '" + "x" * 64 + "…', plain_name"
-    ]
+    assert tasks.validate(data)[1] == ["unknown fields: '\\x1b[2J', 'a\\nb', '" + "x" * 64 + "…', plain_name"]
 
 
 def test_new_id_is_readable_and_valid() -> None:
