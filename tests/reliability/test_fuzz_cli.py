@@ -21,7 +21,7 @@ from test_fuzz_room_files import TOMB_KEYS, front_matter
 from test_fuzz_tasks import file_bytes, task_data
 
 from control_room.errors import BUG, INVALID
-from control_room.ledger.line import parse
+from control_room.ledger.line import Entry, parse, render
 from control_room.room.layout import Room
 from control_room.views.mcp_tools import TOOLS
 
@@ -175,4 +175,22 @@ def test_what_fuzzing_found_is_answered_in_one_line(cr: Any, room: Room, tmp_pat
     plan.write_text("### t9\nobjective: x\n")
     named = cr("plan", "import", str(plan))  # over two lines, before
     assert named.returncode == INVALID and named.stderr.count("\n") == 1, named.stderr
-    verify_ok(cr)
+    assert cr("stop", "--reason", "bad \udcff byte").returncode == 0  # a UnicodeEncodeError, before
+    status = cr("status")  # the ledger's `\udcff` printed: a UnicodeEncodeError, before
+    assert status.returncode == 0 and "bad \ufffd byte" in status.stdout, status.stdout
+    result = Entry(
+        "2026-01-01T00:00:00Z",
+        "0" * 16,
+        "x",
+        "result",
+        "t1",
+        "",
+        "",
+        "fail",
+        "0",
+        '{"seconds": 1' + "0" * 400 + "}",
+    )
+    with room.ledger.open("a", encoding="utf-8") as f:
+        f.write(render(result)[0] + "\n")
+    assert cr("scorecard").returncode == 0  # an OverflowError, before
+    assert cr("ledger", "verify").returncode == 0
