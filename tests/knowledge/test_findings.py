@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-
 from support import drop_task as drop
 from support import events, set_gate
 from support import probe_task as task
