@@ -9,18 +9,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from fuzzing import NASTY, bounded, outside, rows
 from hypothesis import given
 from hypothesis import strategies as st
-from support import VALID_TASK, verify_ok
+from support import VALID_TASK, entries, set_gate, verify_ok
 from test_fuzz_plans_mcp import _args, plan_text
 from test_fuzz_room_files import TOMB_KEYS, front_matter
 from test_fuzz_tasks import file_bytes, task_data
 
-from control_room.errors import BUG, INVALID
+from control_room.errors import BUG, FAILED, INVALID, PASSED
 from control_room.ledger.line import Entry, parse, render
 from control_room.room.layout import Room
 from control_room.views.mcp_tools import TOOLS
@@ -194,3 +195,43 @@ def test_what_fuzzing_found_is_answered_in_one_line(cr: Any, room: Room, tmp_pat
         f.write(render(result)[0] + "\n")
     assert cr("scorecard").returncode == 0  # an OverflowError, before
     assert cr("ledger", "verify").returncode == 0
+
+
+def _orchestrating(room: Room, tmp_path: Path, proposal: dict[str, Any]) -> None:
+    """The room's empty queue runs an orchestrator (the probe) answering ``proposal``."""
+    answer = "```json\n" + json.dumps(proposal) + "\n```\n"
+    script = tmp_path / "plan.py"
+    script.write_text(f"print({answer!r})\n")
+    set_gate(room, "on_empty_queue", "orchestrate")
+    set_gate(room, "orchestrator_command", json.dumps([sys.executable, str(script)]))
+
+
+def test_an_orchestrators_slice_of_the_wrong_kind_fails_its_round(
+    cr: Any, room: Room, tmp_path: Path
+) -> None:
+    """Pinned from the fuzzing: `"owns": 1` in a slice raised a TypeError in `accept` (the MCP
+    `propose` tool said `bad arguments: 'int' object is not iterable`); the orchestrator's
+    validator (`validate --proposals`) now names it."""
+    slices = [{"title": "a", "objective": "do a", "owns": 1}, {"title": "b", "objective": "do b"}]
+    _orchestrating(room, tmp_path, {**VALID_TASK, "slices": slices})
+    done = cr("cycle")
+    assert done.returncode == FAILED, (done.stdout, done.stderr)
+    (result,) = entries(room, "result")
+    assert "answer.md:1: a slice's owns must be a list of paths" in result.detail
+    verify_ok(cr)
+
+
+def test_an_orchestrators_fan_out_is_queued_by_the_cycle(cr: Any, room: Room, tmp_path: Path) -> None:
+    """Found with the fuzzing: the orchestrator's validator (`validate --proposals`) refused
+    every fan-out (`unknown field: slices`), which its `accept` queues; so no orchestrator's
+    fan-out was ever queued, before."""
+    slices = [
+        {"title": "docs", "objective": "write the README"},
+        {"title": "code", "objective": "write parse()"},
+    ]
+    _orchestrating(room, tmp_path, {**VALID_TASK, "id": "ship", "slices": slices})
+    done = cr("cycle")
+    assert done.returncode == PASSED, (done.stdout, done.stderr)
+    listed = json.loads(cr("task", "list", "--json").stdout)
+    assert sorted(t["id"] for t in listed if t["state"] == "queue") == ["ship", "ship-code", "ship-docs"]
+    verify_ok(cr)

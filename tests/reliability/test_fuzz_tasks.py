@@ -15,7 +15,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 from support import VALID_TASK
 
-from control_room.dispatch.queue import admission, index
+from control_room.dispatch.queue import admission, index, orchestrator
 from control_room.dispatch.round.report import validate
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
@@ -157,3 +157,34 @@ def test_a_report_is_checked_never_raised_on(output: str | bytes) -> None:
     json.dumps(report.as_dict())  # what `validate --json` and the MCP tool print
     assert report.ok == (report.violations == [])
     assert all("\n" not in v.message for v in report.violations)
+
+
+SLICE = st.fixed_dictionaries(
+    {}, optional={"title": TEXT, "objective": TEXT, "owns": VALUE, "validator": VALUE, "extra": JSON}
+)
+PROPOSAL = task_data() | task_data().map(
+    lambda d: {**d, "slices": [{"title": "a", "objective": "do a"}, {"title": "b", "objective": "do b"}]}
+)
+PROPOSAL |= st.builds(lambda d, s: {**d, "slices": s}, task_data(), st.lists(SLICE, max_size=3) | JSON)
+
+
+@bounded(200)
+@given(blocks=st.lists(st.lists(PROPOSAL | JSON, max_size=3).map(lambda ps: ps[0] if len(ps) == 1 else ps)
+                       .map(lambda v: json.dumps(v, allow_nan=True)) | TEXT, max_size=3))  # fmt: skip
+@example(
+    blocks=[json.dumps({**VALID_TASK, "slices": [{"title": "", "objective": "", "owns": 1}]})]
+)  # crashed
+def test_an_agents_proposals_are_queued_or_refused_each_with_its_line(
+    room: Room, tmp_path: Path, blocks: list[str]
+) -> None:
+    _clear(room)
+    before = outside(tmp_path, room)
+    text = "".join(f"some words\n```json\n{b}\n```\n" for b in blocks)
+    settings = settings_file.load(room)
+    with ledger_grows(room, lambda: None):
+        queued, refused = orchestrator.accept(room, settings, "orch-1", text)
+    assert all("\n" not in r for r in refused), refused
+    event("queued" if queued else "refused")
+    held = {p.stem for p in room.state_dir("queue").iterdir() if p.suffix == ".json"}
+    assert set(queued) <= held | {p.stem for p in room.state_dir("cancelled").iterdir()}
+    assert outside(tmp_path, room) == before
