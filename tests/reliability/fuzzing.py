@@ -25,11 +25,15 @@ from control_room.room.layout import Room
 WRITER = "tester"  # tests/conftest.py's writer: every line appended in-process is its
 
 
+SCALE = float(os.environ.get("FUZZ_SCALE", "1"))  # FUZZ_SCALE=10: ten times the examples, a deeper run
+
+
 def bounded(n: int) -> Any:
-    """``n`` examples, the same ones every run (derandomized), no deadline (2 shared cores);
-    a room fixture reused across the examples, each example putting back what it must."""
+    """``n`` examples (times ``FUZZ_SCALE``), the same ones every run (derandomized: CI sees what
+    a person sees), no deadline (2 shared cores); a room fixture reused across the examples,
+    each example putting back what it must."""
     return settings(
-        max_examples=n,
+        max_examples=max(1, int(n * SCALE)),
         derandomize=True,
         deadline=None,
         database=None,

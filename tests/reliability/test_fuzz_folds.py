@@ -63,7 +63,7 @@ def row(draw: st.DrawFn, k: int) -> str:
     return render(entry)[0]
 
 
-@bounded(200)
+@bounded(100)
 @given(data=st.data(), n=st.integers(1, 6))
 def test_any_row_the_ledger_holds_is_folded_by_every_view(
     room: Room, tmp_path: Path, run: Run, data: Any, n: int
@@ -123,7 +123,7 @@ def test_current_context_with_its_markers_mangled(
 STATES = ("running", "passed", "to-test", "done", "parked", "cancelled")
 
 
-@bounded(150)
+@bounded(80)
 @given(
     state=st.sampled_from(STATES), raw=file_bytes(), claim=st.booleans(), name=st.sampled_from(["t1", "x"])
 )

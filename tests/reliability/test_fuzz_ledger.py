@@ -31,7 +31,7 @@ CELL = (
 )
 
 
-@bounded(300)
+@bounded(200)
 @given(
     task=CELL, route=CELL, adapter=CELL, detail=CELL | st.text(min_size=990, max_size=1100), cost=st.floats()
 )
@@ -97,7 +97,7 @@ def _seeded(room: Room) -> list[str]:
     return room.ledger.read_text(encoding="utf-8").splitlines()
 
 
-@bounded(200)
+@bounded(100)
 @given(data=st.data())
 def test_a_broken_ledger_is_read_named_and_appended_to(
     room: Room, tmp_path: Path, run: Run, data: Any

@@ -104,7 +104,7 @@ def _args(tool: str) -> st.SearchStrategy[dict[str, Any]]:
     return st.dictionaries(names, value, max_size=3) | st.dictionaries(TEXT | NASTY, JSON, max_size=2)
 
 
-@bounded(400)
+@bounded(250)
 @given(
     data=st.data(),
     tool=st.sampled_from([t.name for t in TOOLS] + ["resume", "approve", "", "x" * 100]),

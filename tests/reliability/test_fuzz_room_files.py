@@ -86,7 +86,7 @@ def control_text(draw: st.DrawFn, template: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@bounded(150)
+@bounded(80)
 @given(data=st.data())
 def test_control_md_is_read_or_refused_in_one_line(room: Room, tmp_path: Path, run: Run, data: Any) -> None:
     template = (Path(settings_file.__file__).parent.parent / "templates" / "CONTROL.md").read_text()
