@@ -26,6 +26,7 @@ WRITER = "tester"  # tests/conftest.py's writer: every line appended in-process 
 
 
 SCALE = float(os.environ.get("FUZZ_SCALE", "1"))  # FUZZ_SCALE=10: ten times the examples, a deeper run
+FRESH = os.environ.get("FUZZ_FRESH") == "1"  # new examples each run: `pytest --hypothesis-seed=N` repeats one
 
 
 def bounded(n: int) -> Any:
@@ -34,7 +35,7 @@ def bounded(n: int) -> Any:
     each example putting back what it must."""
     return settings(
         max_examples=max(1, int(n * SCALE)),
-        derandomize=True,
+        derandomize=not FRESH,
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
