@@ -197,6 +197,20 @@ def test_what_fuzzing_found_is_answered_in_one_line(cr: Any, room: Room, tmp_pat
     assert cr("ledger", "verify").returncode == 0
 
 
+def test_a_killed_routes_verdict_on_many_lines_is_refused_in_one(cr: Any, room: Room, tmp_path: Path) -> None:
+    """Pinned from the fuzzing: a verdict with a line break split every refusal of the route's
+    tasks over lines, before; so did an unknown CONTROL.md key holding one."""
+    assert cr("route", "add", "r2", "--title", "t").returncode == 0
+    assert cr("route", "kill", "r2", "--verdict", "it failed\nbadly", "--reopen-if", "never").returncode == 0
+    (tmp_path / "t.json").write_text(json.dumps({**VALID_TASK, "route": "r2"}))
+    refused = cr("task", "add", "--file", str(tmp_path / "t.json"))
+    assert refused.returncode == INVALID and refused.stderr.count("\n") == 1, refused.stderr
+    assert "(verdict: it failed badly; reopen if: never)" in refused.stderr
+    room.control.write_text(room.control.read_text().replace("---\n", '---\n"a\\nb": 1\n', 1))
+    status = cr("status")
+    assert status.returncode != BUG and status.stderr.count("\n") <= 1, status.stderr
+
+
 def _orchestrating(room: Room, tmp_path: Path, proposal: dict[str, Any]) -> None:
     """The room's empty queue runs an orchestrator (the probe) answering ``proposal``."""
     answer = "```json\n" + json.dumps(proposal) + "\n```\n"

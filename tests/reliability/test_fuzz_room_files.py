@@ -154,6 +154,7 @@ TOMB_KEYS = ["candidate", "state", "killed_at", "verdict", "reopen_if", "evidenc
 @example(text="---\n{candidate: null}\n---\n", name="r1")  # `graveyard` died on a format, before
 @example(text="---\nevidence: [2026-01-01]\n---\n", name="r1")  # `--json` died on a date, before
 @example(text='---\n{"\\uD800": 1}\n---\n', name="r1")  # libyaml's ScannerError escaped, before
+@example(text='---\nverdict: "a\\nb"\n---\n', name="r1")  # its refusal on two lines, before
 def test_a_tombstone_is_read_or_named_unreadable(
     room: Room, tmp_path: Path, run: Run, text: str, name: str
 ) -> None:

@@ -157,3 +157,12 @@ def test_a_wrong_adapter_setup_is_named_to_the_setting(room: Room, line: str, me
     with pytest.raises(InvalidError) as err:
         control.load(room)
     assert str(err.value) == f"{room.control}: adapters: {message}"
+
+
+def test_an_unknown_key_is_named_on_one_line_whatever_it_holds() -> None:
+    """Found by the fuzz tests: a key holding a line break (`? "a\\nb"` in YAML) split the
+    refusal of CONTROL.md over two lines."""
+    with pytest.raises(InvalidError) as err:
+        control.parse('---\n"a\\nb": 1\n---\n', "CONTROL.md")
+    assert str(err.value).startswith("CONTROL.md: unknown key a\\nb (known: max_parallel, ")
+    assert "\n" not in str(err.value)
