@@ -81,6 +81,7 @@ def _usage(result: Result) -> bool:
 @example(args=["stop", "--reason", "bad \udcff byte"])  # a UnicodeEncodeError, before
 @example(args=["route", "add", "r9", "--title", "bad \udcff byte"])  # likewise
 @example(args=["route", "resume", "a\nb", "--because", "x"])  # its refusal on two lines, before
+@example(args=["approve", "t1", "--gate", "\u2028", "--by", ""])  # likewise
 def test_a_command_line_of_hostile_values(room: Room, tmp_path: Path, run: Run, args: list[str]) -> None:
     if not (room.state_dir("queue") / "t1.json").exists():
         (room.state_dir("queue") / "t1.json").write_text(

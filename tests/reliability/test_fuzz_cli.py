@@ -176,6 +176,10 @@ def test_what_fuzzing_found_is_answered_in_one_line(cr: Any, room: Room, tmp_pat
     plan.write_text("### t9\nobjective: x\n")
     named = cr("plan", "import", str(plan))  # over two lines, before
     assert named.returncode == INVALID and named.stderr.count("\n") == 1, named.stderr
+    gate = cr("approve", "nid", "--gate", "a\u2028b")  # a line separator split it, before
+    assert gate.returncode == INVALID and gate.stderr.splitlines() == [
+        "Error: task nid has no gate a\\u2028b (its gates: none)"
+    ]
     assert cr("stop", "--reason", "bad \udcff byte").returncode == 0  # a UnicodeEncodeError, before
     status = cr("status")  # the ledger's `\udcff` printed: a UnicodeEncodeError, before
     assert status.returncode == 0 and "bad \ufffd byte" in status.stdout, status.stdout
