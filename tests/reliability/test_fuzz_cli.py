@@ -21,7 +21,7 @@ from test_fuzz_plans_mcp import _args, plan_text
 from test_fuzz_room_files import TOMB_KEYS, front_matter
 from test_fuzz_tasks import file_bytes, task_data
 
-from control_room.errors import BUG, FAILED, INVALID, PASSED
+from control_room.errors import BUG, CONFLICT, FAILED, INVALID, PASSED
 from control_room.ledger.line import Entry, parse, render
 from control_room.room.layout import Room
 from control_room.views.mcp_tools import TOOLS
@@ -176,6 +176,8 @@ def test_what_fuzzing_found_is_answered_in_one_line(cr: Any, room: Room, tmp_pat
     plan.write_text("### t9\nobjective: x\n")
     named = cr("plan", "import", str(plan))  # over two lines, before
     assert named.returncode == INVALID and named.stderr.count("\n") == 1, named.stderr
+    held = cr("route", "resume", "a\nb", "--because", "x")  # over two lines, before
+    assert held.returncode == CONFLICT and held.stderr == "Error: a\\nb is not held: no death loop on it\n"
     gate = cr("approve", "nid", "--gate", "a\u2028b")  # a line separator split it, before
     assert gate.returncode == INVALID and gate.stderr.splitlines() == [
         "Error: task nid has no gate a\\u2028b (its gates: none)"
