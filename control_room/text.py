@@ -31,6 +31,7 @@ _SEQUENCE = re.compile(
 )
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _SPACE = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # no UTF-8 has them (a ledger cell's "\\ud800"): shown as U+FFFD
 
 
 def printable(text: str) -> str:
@@ -39,7 +40,7 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text  # the common case, at the cost of one scan
     text = _SEQUENCE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return _CONTROL.sub("", text)
+    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
 
 
 def one_line(text: str) -> str:

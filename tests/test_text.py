@@ -49,3 +49,11 @@ def test_escaped_writes_every_control_out_on_one_line_and_keeps_the_rest() -> No
 def test_escaped_is_always_one_printable_line(text: str) -> None:
     out = escaped(text)
     assert "\n" not in out and "\r" not in out and not has_control(out)
+
+
+def test_a_lone_surrogate_is_shown_as_the_replacement_character() -> None:
+    """Found by the fuzz tests: a ledger cell holding `\\udcff` (a byte that was not UTF-8 on a
+    command line) unescaped to a lone surrogate, and printing it killed `status` with a
+    UnicodeEncodeError."""
+    assert printable("a\udcffb\ud800") == "a\ufffdb\ufffd"
+    printable("a\udcffb").encode("utf-8")

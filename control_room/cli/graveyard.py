@@ -32,7 +32,7 @@ def list_graves(as_json: bool) -> None:
         echo("the graveyard is empty")
     for t in stones:
         echo(
-            f"{t['candidate']:<24} {t.get('state', '?'):<9} {str(t.get('killed_at', ''))[:10]}  "
+            f"{t['candidate']:<24} {t.get('state', '?')!s:<9} {str(t.get('killed_at', ''))[:10]}  "
             f"{t.get('verdict', t.get('problem', ''))}"
         )
 

@@ -61,7 +61,7 @@ def validate(ctx: click.Context, file: str, proposals: bool, as_json: bool) -> N
 def _proposals(ctx: click.Context, name: str, text: str) -> None:
     # Admission loads the adapters and the knowledge layer: only for --proposals (~10 ms).
     from control_room.dispatch.queue.admission import check_new
-    from control_room.dispatch.queue.orchestrator import extract  # likewise
+    from control_room.dispatch.queue.orchestrator import extract, slices_of  # likewise
     from control_room.room import settings as settings_file  # likewise: plain `validate` needs no room
     from control_room.room import swarm  # likewise
 
@@ -78,6 +78,9 @@ def _proposals(ctx: click.Context, name: str, text: str) -> None:
         return "queue" if task_id in earlier else swarm.state_of(room, task_id, order=swarm.LIVE_FIRST)
 
     for line, data, problem in found:
+        if problem is None and "slices" in data:  # a fan-out, as the cycle's `accept` reads one
+            data = dict(data)
+            _, problem = slices_of(data.pop("slices"))
         if problem is None:
             try:
                 earlier.add(check_new(room, settings, dict(data), where=where)["id"])

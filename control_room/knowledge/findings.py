@@ -14,6 +14,7 @@ from control_room.ledger import events
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store.files import read_optional
+from control_room.text import escaped
 
 
 def gather(room: Room, settings: Settings) -> dict[str, Any]:
@@ -62,6 +63,6 @@ def resume(room: Room, settings: Settings, key: str, because: str) -> None:
     if not because.strip():
         raise InvalidError("releasing a held route needs --because: what changed")
     if key not in history.held(room, settings):
-        raise ConflictError(f"{key} is not held: no death loop on it")
+        raise ConflictError(f"{escaped(key)} is not held: no death loop on it")  # a person's words: one line
     route, task = (key, "") if not key.startswith("task:") else ("", key[5:])
     ledger.append(room.ledger, events.ROUTE_RESUME, route=route, task=task, detail=because)

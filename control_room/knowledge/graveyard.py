@@ -20,6 +20,7 @@ from control_room.room.layout import Room
 from control_room.room.values import check_id
 from control_room.store import docs
 from control_room.store.files import update
+from control_room.text import one_line
 from control_room.timeutil import now_iso
 
 README = "README.md"
@@ -56,10 +57,10 @@ def refusal(room: Room, route: str) -> str | None:
         return f"graveyard/{route}.md cannot be read ({exc}); fix or remove it"
     if meta is None:
         return None
-    return (
-        f"route {route} is killed: see graveyard/{route}.md (verdict: {meta.get('verdict', '?')}; "
-        f"reopen if: {meta.get('reopen_if', '?')})"
-    )
+    verdict, reopen_if = (
+        one_line(str(meta.get(k, "?"))) for k in ("verdict", "reopen_if")
+    )  # a refusal's line
+    return f"route {route} is killed: see graveyard/{route}.md (verdict: {verdict}; reopen if: {reopen_if})"
 
 
 def _evidence_lines(evidence: list[str]) -> str:
@@ -155,5 +156,5 @@ def tombstones(room: Room) -> list[dict[str, Any]]:
         except (InvalidError, NotFoundError) as exc:
             out.append({"candidate": p.stem, "state": "unreadable", "problem": str(exc)})
             continue
-        out.append({"candidate": p.stem, **meta})
+        out.append({**meta, "candidate": p.stem})  # the file names the route, whatever its text says
     return out

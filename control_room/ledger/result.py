@@ -23,6 +23,7 @@ with the pattern they were written in.
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 DECISION_MAX = 160
@@ -169,9 +170,7 @@ def read(detail: str) -> RunResult:
             unsupported=data.get("unsupported") is True,
             round=rounds if isinstance(rounds, int) and not isinstance(rounds, bool) else 0,
             exit=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
-            seconds=float(seconds)
-            if isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
-            else 0.0,
+            seconds=_number(seconds) or 0.0,
             report=str(data.get("report") or ""),
             validator=str(data.get("validator") or ""),
             model=str(data.get("model") or ""),
@@ -194,9 +193,19 @@ def read(detail: str) -> RunResult:
 def _metrics(value: object) -> dict[str, float]:
     if not isinstance(value, dict):
         return {}
-    return {
-        str(k): float(v) for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-    }
+    return {str(k): n for k, v in value.items() if (n := _number(v)) is not None}
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a finite float, or None: a line edited by hand may hold ``true``, ``NaN``
+    or a 400-digit integer, which no float holds (``float()`` raises on it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        n = float(value)
+    except OverflowError:
+        return None
+    return n if math.isfinite(n) else None
 
 
 def _count(value: object) -> int | None:

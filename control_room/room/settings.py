@@ -24,6 +24,7 @@ from control_room.room.layout import Room
 from control_room.store import cache, files
 from control_room.store.docs import flow, has_front_matter, split
 from control_room.store.files import read_text
+from control_room.text import escaped
 
 
 class Settings:
@@ -116,7 +117,7 @@ def _plain(v: Any) -> Any:
 
 def values(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The checked values of a front matter, defaults filled in, as plain data."""
-    unknown = sorted(str(k) for k in meta if k not in NAMES)
+    unknown = sorted(escaped(str(k)) for k in meta if k not in NAMES)  # a key's line break: one line
     if unknown:
         raise InvalidError(
             f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "

@@ -242,6 +242,15 @@ def owns_overlap(a: str, b: str) -> bool:
     return "." in (a, b) or a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
+def _shown(name: object) -> str:
+    """A field name as a problem names it: as written if it is a plain name, else quoted with
+    its escapes (a line break or a terminal's escape in a key must not reach the screen)."""
+    text = str(name)
+    if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", text):
+        return text
+    return repr(text if len(text) <= 64 else text[:64] + "…")
+
+
 def validate(data: object, *, expected_id: str | None = None) -> tuple[Task, list[str]]:
     """Check a task; return (task, problems). Never raises. With problems, the task holds only
     the fields that were valid (it is not a ``Task`` to run)."""
@@ -253,7 +262,7 @@ def validate(data: object, *, expected_id: str | None = None) -> tuple[Task, lis
         problems.append(
             "missing required field" + ("s" if len(missing) > 1 else "") + ": " + ", ".join(missing)
         )
-    unknown = sorted(str(k) for k in data if k not in BY_NAME)
+    unknown = sorted(_shown(k) for k in data if k not in BY_NAME)
     if unknown:
         problems.append(f"unknown field{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
     task: dict[str, Any] = {}
@@ -266,7 +275,7 @@ def validate(data: object, *, expected_id: str | None = None) -> tuple[Task, lis
         else:
             task[f.name] = data[f.name]
     if expected_id is not None:
-        if "id" not in data:
+        if data.get("id") in (None, ""):  # absent or empty, as every field: the file's name
             task["id"] = expected_id
         elif task.get("id") not in (None, expected_id):
             problems.append(f"id {task['id']!r} does not match the file name {expected_id}.json")

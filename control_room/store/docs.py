@@ -37,14 +37,22 @@ def split(text: str, where: Path | str) -> tuple[Meta, str]:
         try:
             raw = yaml.safe_load("\n".join(lines[1:close]))
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            at = f": line {mark.line + 2}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise InvalidError(f"{where}{at}: front matter is not valid YAML: {problem}") from None
+            raise _not_yaml(exc, where) from None
         if raw is not None and not isinstance(raw, dict):
             raise InvalidError(f"{where}: front matter must be a mapping of keys to values")
-    meta, body = frontmatter.parse(text)  # not loads: a key named `content` or `handler` is data
+    try:  # its loader may be libyaml's, stricter than the check above (a "\uD800" escape)
+        meta, body = frontmatter.parse(text)  # not loads: a key named `content` or `handler` is data
+    except yaml.YAMLError as exc:
+        raise _not_yaml(exc, where) from None
     return dict(meta), body
+
+
+def _not_yaml(exc: Exception, where: Path | str) -> InvalidError:
+    """The one-line error of a front matter that YAML refuses, naming the line where it can."""
+    mark = getattr(exc, "problem_mark", None)
+    at = f": line {mark.line + 2}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return InvalidError(f"{where}{at}: front matter is not valid YAML: {problem}")
 
 
 def _marker(line: str) -> bool:
@@ -99,9 +107,17 @@ def _dumper() -> type:
 
 
 def plain(meta: Meta) -> Meta:
-    """YAML dates and the like as strings, so the values can be cached and compare simply."""
-    ok = (str, int, float, bool, list, dict, type(None))
-    return {str(k): (v if isinstance(v, ok) else str(v)) for k, v in meta.items()}
+    """YAML dates and the like as strings, so the values can be cached, printed as JSON and
+    compare simply: at every depth (a date in a list, a mapping keyed by a number)."""
+    return {str(k): _plain(v) for k, v in meta.items()}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dict):
+        return plain(v)
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
 
 
 def read(path: Path, cache_file: Path | None = None, *, missing: str = "") -> tuple[Meta, str]:

@@ -44,7 +44,7 @@ def atomic_write(
     tear (a reader sees the old file or the new one), and which are rebuilt when lost. In
     text, the secrets of our environment are replaced by ``[redacted:NAME]`` (``redact``);
     bytes are written as given (a cache's marshal data, whose lengths a change would break)."""
-    data = redact.scrub(text).encode("utf-8") if isinstance(text, str) else text
+    data = encoded(redact.scrub(text)) if isinstance(text, str) else text
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
@@ -73,6 +73,16 @@ def atomic_write(
     return True
 
 
+def encoded(text: str) -> bytes:
+    """``text`` as the UTF-8 a room file holds. A lone surrogate (a byte that was not UTF-8 on
+    a command line, a ``\\ud800`` escape in JSON) has no UTF-8: it is written as U+FFFD, the
+    replacement character, rather than failing the write (`stop --reason` must never fail)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text).encode("utf-8")
+
+
 def create_exclusive(path: Path, text: str) -> bool:
     """Create ``path`` with ``text`` only if it does not exist; return whether it was created.
 
@@ -82,7 +92,7 @@ def create_exclusive(path: Path, text: str) -> bool:
     fd, tmp = _temp(path)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(redact.scrub(text).encode("utf-8"))
+            f.write(encoded(redact.scrub(text)))
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
@@ -221,7 +231,7 @@ def update(path: Path, change: Callable[[str], str], *, tries: int = 3) -> str:
         for _ in range(tries):
             before = _settled(path)
             new = change(before.decode("utf-8", errors="replace"))
-            if new.encode("utf-8") == before:
+            if encoded(new) == before:
                 return new
 
             def changed(seen: bytes = before) -> bool:  # a person saved it under us: re-read, re-apply

@@ -100,3 +100,13 @@ def test_outside_a_room(run: Run, tmp_path: Path) -> None:
     for args in (("graveyard",), ("graveyard", "show", "x")):
         result = run(*args)
         assert (result.exit_code, result.stdout, result.stderr) == (3, "", no_room_error(tmp_path))
+
+
+def test_a_tombstone_of_any_shape_is_listed_under_its_files_name(run: Run, inside: Room) -> None:
+    """Found by the fuzz tests: `candidate: null` (or a state that is a list) made `graveyard`
+    die on a format string, and a date in a list made `--json` die; the file names the route."""
+    tomb(inside, "r1").write_text("---\ncandidate: null\nstate: [1]\nevidence: [2024-01-02]\n---\n")
+    ok(run("graveyard"), f"{'r1':<24} {'[1]':<9}   \n")
+    listed = run("graveyard", "list", "--json")
+    assert listed.exit_code == 0
+    assert json.loads(listed.stdout) == [{"state": [1], "evidence": ["2024-01-02"], "candidate": "r1"}]

@@ -116,3 +116,18 @@ def test_proposals_may_depend_on_a_task_or_an_earlier_proposal(
         "never be ready\n"
     )
     assert os.listdir(inside.state_dir("queue")) == []  # validating writes nothing
+
+
+def test_proposals_may_fan_out_as_the_cycle_queues_them(run: Callable[..., Result], inside: Room) -> None:
+    """`validate --proposals` (an orchestrator's validator) reads a fan-out's `slices` as the
+    cycle does: it refused every one as `unknown field: slices` before, and a slice of the wrong
+    kind (`"owns": 1`) crashed the cycle's reading of it."""
+    good = [{"title": "docs", "objective": "write the README"}, {"title": "code", "objective": "write it"}]
+    bad = [{"title": "a", "objective": "do a", "owns": 1}, {"title": "b", "objective": "do b"}]
+    answer = inside.root / "answer.md"
+    answer.write_text("".join(f"```json\n{json.dumps({**probe_task(t), 'slices': s})}\n```\n"
+                              for t, s in (("p-1", good), ("p-2", bad))))  # fmt: skip
+    result = run("validate", "--proposals", str(answer))
+    assert (result.exit_code, result.stdout) == (0, "ok: 1 valid proposal\n")
+    assert result.stderr == f"{answer}:4: a slice's owns must be a list of paths\n"
+    assert os.listdir(inside.state_dir("queue")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from support import drop_task as drop
 from support import events, set_gate
 from support import probe_task as task
@@ -36,3 +37,10 @@ def test_three_identical_failures_hold_the_route_until_a_person_acts(room: Room)
     findings.resume(room, gate, "loopy", "fixed the off-by-one in the validator")
     assert cycle.cycle(room).task_id == "f-3"
     assert findings.gather(room, gate)["death_loops"] == []
+
+
+def test_resuming_a_route_that_is_not_held_is_refused_in_one_line(room: Room) -> None:
+    """Found by the fuzz tests: the id as given, a line break in it, split the refusal."""
+    with pytest.raises(errors.ConflictError) as err:
+        findings.resume(room, control.load(room), "a\nb", "x")
+    assert str(err.value) == "a\\nb is not held: no death loop on it"

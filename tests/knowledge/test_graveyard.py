@@ -80,3 +80,12 @@ def test_killing_a_reopened_route_again_keeps_the_whole_story(room: Room) -> Non
     assert (
         "first verdict" in body and "## Killed again " in body and "Reopen only if: second condition" in body
     )
+
+
+def test_a_killed_routes_refusal_is_one_line_whatever_its_verdict_says(room: Room) -> None:
+    """Found by the fuzz tests: `route kill --verdict` with a line break (or a tombstone edited
+    so) made every refusal of the route's tasks span lines."""
+    graveyard.kill(room, "r1", "it failed\nbadly", "the\ninputs grow", [])
+    assert graveyard.refusal(room, "r1") == (
+        "route r1 is killed: see graveyard/r1.md (verdict: it failed badly; reopen if: the inputs grow)"
+    )

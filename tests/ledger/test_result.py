@@ -172,3 +172,11 @@ def test_a_fingerprint_is_the_change_and_the_failures_shape() -> None:
     assert a != fingerprint("FAIL: got 41 in /tmp/run-1/t.py line 3", "diff B")  # another change
     assert a != fingerprint("TypeError in /tmp/run-1/t.py", "diff A")  # another failure
     assert len(a) == 16 and int(a, 16) >= 0
+
+
+def test_read_never_raises_on_a_number_no_float_holds() -> None:
+    """Found by the fuzz tests: a hand-edited line's 400-digit `seconds` or metric raised
+    OverflowError out of `read` (and every view folding results with it)."""
+    huge = "1" + "0" * 400
+    got = result.read(f'{{"seconds": {huge}, "metrics": {{"a": {huge}, "b": 2.5, "c": NaN, "d": true}}}}')
+    assert (got.seconds, got.metrics) == (0.0, {"b": 2.5})

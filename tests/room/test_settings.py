@@ -179,3 +179,12 @@ def test_a_control_md_saved_in_place_this_instant_is_read_once_the_save_is_done(
     os.utime(room.control, (old, old))  # broken for a minute: no save in progress
     with pytest.raises(InvalidError):
         control.load(room)
+
+
+def test_an_unknown_key_is_named_on_one_line_whatever_it_holds() -> None:
+    """Found by the fuzz tests: a key holding a line break (`? "a\\nb"` in YAML) split the
+    refusal of CONTROL.md over two lines."""
+    with pytest.raises(InvalidError) as err:
+        control.parse('---\n"a\\nb": 1\n---\n', "CONTROL.md")
+    assert str(err.value).startswith("CONTROL.md: unknown key a\\nb (known: max_parallel, ")
+    assert "\n" not in str(err.value)

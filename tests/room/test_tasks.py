@@ -117,6 +117,21 @@ def test_id_must_match_the_file_name() -> None:
     assert (problems, result["id"]) == ([], "mine")
 
 
+@pytest.mark.parametrize("empty", [None, ""])
+def test_an_empty_id_in_a_file_is_the_files_name(empty: object) -> None:
+    """Found by tests/reliability/test_fuzz_tasks.py: `"id": null` was valid and left the task
+    without an id, and every queue scan (status, task list, cycle) died on it with a KeyError."""
+    result, problems = tasks.validate({**VALID_TASK, "id": empty}, expected_id="mine")
+    assert (problems, result["id"]) == ([], "mine")
+
+
+def test_an_unknown_field_is_named_on_one_line_whatever_its_name() -> None:
+    """Found by the fuzz tests: a key holding a line break (or a terminal's escape) was named
+    as it was, and `task add`'s one-line refusal spanned lines."""
+    data = {**VALID_TASK, "a\nb": 1, "\x1b[2J": 2, "x" * 70: 3, "plain_name": 4}
+    assert tasks.validate(data)[1] == ["unknown fields: '\\x1b[2J', 'a\\nb', '" + "x" * 64 + "…', plain_name"]
+
+
 def test_new_id_is_readable_and_valid() -> None:
     made = tasks.new_id("Make parse() 2x FASTER, please, now!")
     assert made.startswith("make-parse-2x-faster-please-") and values.is_id(made)

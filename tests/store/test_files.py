@@ -172,3 +172,14 @@ def test_update_waits_for_a_save_in_place_to_finish(tmp_path: Path) -> None:
     old = time.time() - 60
     os.utime(path, (old, old))  # empty for a minute: taken as empty at once
     assert update(path, lambda text: text + "auto\n") == "auto\n"
+
+
+def test_text_with_a_lone_surrogate_is_written_with_the_replacement_character(tmp_path: Path) -> None:
+    """Found by the fuzz tests: `stop --reason` with a byte that was not UTF-8 died on a
+    UnicodeEncodeError (and so did `route add --title`): the store writes it as U+FFFD."""
+    atomic_write(tmp_path / "a.md", "bad \udcff byte")
+    assert create_exclusive(tmp_path / "b.md", "bad \ud800 one")
+    assert update(tmp_path / "c.md", lambda _: "x\udcff") == "x\udcff"
+    assert [(tmp_path / n).read_text(encoding="utf-8") for n in ("a.md", "b.md", "c.md")] == [
+        "bad \ufffd byte", "bad \ufffd one", "x\ufffd",
+    ]  # fmt: skip

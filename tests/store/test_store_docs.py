@@ -114,6 +114,23 @@ def test_plain_of_a_parsed_yaml_date() -> None:
     assert docs.plain(meta) == {"killed": "2024-01-02"}
 
 
+def test_plain_turns_dates_into_strings_at_every_depth() -> None:
+    """Found by the fuzz tests: `evidence: [2024-01-02]` in a tombstone kept its date, and
+    `graveyard list --json` died on it (a date is no JSON)."""
+    meta, _ = docs.split("---\nl: [2024-01-02]\nd: {1: 2024-01-02}\n---\n", "t.md")
+    assert docs.plain(meta) == {"l": ["2024-01-02"], "d": {"1": "2024-01-02"}}
+
+
+def test_split_yaml_that_libyaml_refuses_is_one_line_naming_the_file() -> None:
+    """Found by the fuzz tests: an escape of a lone surrogate passes PyYAML's check, and the
+    front matter parser's libyaml then raised its ScannerError past every caller."""
+    with pytest.raises(InvalidError) as err:
+        docs.split('---\n{"\\uD800": 1}\n---\nbody\n', "graveyard/x.md")
+    message = str(err.value)
+    assert message.startswith("graveyard/x.md: line ") and "front matter is not valid YAML: " in message
+    assert "\n" not in message
+
+
 # read ------------------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from control_room.room import swarm, tasks
 from control_room.room.layout import Room
 from control_room.room.tasks import Task
 from control_room.store.files import atomic_write, update
+from control_room.text import escaped
 from control_room.timeutil import now_iso
 
 
@@ -43,10 +44,9 @@ def approve(room: Room, task_id: str, gates: list[str], who: str) -> list[str]:
     if not wanted:
         raise InvalidError(f"task {task_id} has no gate to approve")
     unknown = [g for g in wanted if g not in own]
-    if unknown:
-        raise InvalidError(
-            f"task {task_id} has no gate {', '.join(unknown)} (its gates: {', '.join(own) or 'none'})"
-        )
+    if unknown:  # a gate as a person typed it, on one line
+        named = ", ".join(map(escaped, unknown))
+        raise InvalidError(f"task {task_id} has no gate {named} (its gates: {', '.join(own) or 'none'})")
     added: list[str] = []
 
     def change(text: str) -> str:

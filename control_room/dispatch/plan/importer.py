@@ -84,6 +84,11 @@ def content_hash(task: Mapping[str, Any]) -> str:
 def prepare(room: Room, settings: Settings, name: str, text: str) -> Outcome:
     """What importing ``text`` (the plan file ``name``) would do; ``InvalidError`` listing every
     problem, or ``QueueFullError``, if it may not be imported. Writes nothing."""
+    if not name.isprintable():  # it names the plan in every message and on each of its tasks
+        raise InvalidError(
+            f"plan refused: the file name {name!r} holds a line break or a control character: "
+            f"rename the file{NOTHING}"
+        )
     parsed = parse(text, name)
     problems = list(parsed.problems)
     board = _board(room)

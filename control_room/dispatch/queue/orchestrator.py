@@ -92,13 +92,22 @@ def _hold(room: Room, event: events.Event, detail: str) -> None:
     holds.save()
 
 
-def _slices(raw: Any) -> tuple[list[Any], str | None]:
+def slices_of(raw: Any) -> tuple[list[Any], str | None]:
     """A proposal's ``slices``: ``[{"title", "objective", "owns"?, "validator"?}, ...]``, checked
     as ``task fanout`` checks them; (slices, problem)."""
     from control_room.dispatch.queue import fanout  # only for a proposal that fans out
 
     if not isinstance(raw, list) or not all(isinstance(x, dict) for x in raw):
         return [], "slices must be a list of objects {title, objective, owns, validator}"
+    for x in raw:  # an agent wrote them: a value of the wrong kind is its refusal, never a crash
+        owns, validator = x.get("owns", []), x.get("validator")
+        if not isinstance(owns, list) or not all(isinstance(p, str) for p in owns):
+            return [], "a slice's owns must be a list of paths"
+        if validator is not None and not (
+            isinstance(validator, str)
+            or (isinstance(validator, list) and all(isinstance(a, str) for a in validator))
+        ):
+            return [], "a slice's validator must be a command: a string or a list of strings"
     try:
         slices = [
             fanout.Slice(
@@ -156,7 +165,7 @@ def accept(room: Room, settings: Settings, source: str, text: str) -> tuple[list
         slices: list[Any] = []
         if problem is None and "slices" in data:  # a fan-out: the task, then its slices
             data = dict(data)
-            slices, problem = _slices(data.pop("slices"))
+            slices, problem = slices_of(data.pop("slices"))
             if problem is None and len(queued) + 1 + len(slices) > cap:
                 problem = f"a fan-out of {len(slices)} slices is over max_new_tasks ({cap}) for one run"
         if problem is None:

@@ -69,6 +69,9 @@ def test_approve_refuses_a_gate_the_task_lacks_and_a_task_without_gates(room: Ro
     with pytest.raises(errors.InvalidError) as named:
         decisions.approve(room, "plain", ["gpu"], "alice")
     assert str(named.value) == "task plain has no gate gpu (its gates: none)"
+    with pytest.raises(errors.InvalidError) as broken:  # found by the fuzz tests: on two lines, before
+        decisions.approve(room, "g", ["a\u2028b"], "alice")
+    assert str(broken.value) == "task g has no gate a\\u2028b (its gates: gpu)"
     with pytest.raises(errors.NotFoundError) as missing:
         decisions.approve(room, "nope", [], "alice")
     assert str(missing.value) == f"no task nope in {room.swarm}"

@@ -105,6 +105,19 @@ def test_prepare_decides_each_task_and_writes_nothing(room: Room) -> None:
     assert room_files(room.root) == before
 
 
+def test_a_plan_file_name_with_a_line_break_is_refused_in_one_line(room: Room) -> None:
+    """Found by the fuzz tests: the name is in every problem, so `plan import` of a file named
+    with a line break printed its refusal over two lines."""
+    before = room_files(room.root)
+    with pytest.raises(InvalidError) as err:
+        imported(room, tasks("t1"), name="PL\nAN.md")
+    assert str(err.value) == (
+        "plan refused: the file name 'PL\\nAN.md' holds a line break or a control character: rename the file"
+        + NOTHING
+    )
+    assert room_files(room.root) == before
+
+
 def test_apply_rewrites_an_update_and_names_what_it_kept(room: Room) -> None:
     imported(room, tasks("up", "ran"))
     swarm.move(room, "ran", "queue", "parked")

@@ -126,3 +126,19 @@ def test_a_proposed_fan_out_with_the_same_brief_twice_is_refused_and_nothing_is_
     queued, refused = orchestrator.accept(room, settings.load(room), "orchestrate-1", text)
     assert queued == [] and len(refused) == 1 and "the same" in refused[0]
     assert not (room.state_dir("queue") / "ship.json").exists()
+
+
+def test_a_proposed_slice_of_the_wrong_kind_is_refused_not_a_crash(room: Room) -> None:
+    """Found by the fuzz tests: `"owns": 1` in an orchestrator's slice raised a TypeError out of
+    the cycle that read its answer (an agent could crash the dispatcher)."""
+    other = {"title": "b", "objective": "do b"}
+    for bad, why in (
+        ({"owns": 1}, "a slice's owns must be a list of paths"),
+        ({"owns": [1]}, "a slice's owns must be a list of paths"),
+        ({"validator": {"x": 1}}, "a slice's validator must be a command: a string or a list of strings"),
+    ):
+        slices = [{"title": "a", "objective": "do a", **bad}, other]
+        text = f"```json\n{json.dumps({**task('ship'), 'slices': slices})}\n```\n"
+        queued, refused = orchestrator.accept(room, settings.load(room), "orchestrate-1", text)
+        assert (queued, refused) == ([], [f"proposal at line 1 of orchestrate-1's answer: {why}"])
+    assert not (room.state_dir("queue") / "ship.json").exists()
