@@ -20,18 +20,19 @@ from __future__ import annotations
 
 import re
 
+# Patterns as text, compiled on first use (``re`` keeps them): every command imports this module.
 # ESC [ ... final (CSI), ESC ] ... BEL or ESC \ (OSC), ESC P/X/^/_ ... ESC \ (DCS and the
 # like), then any other ESC with the character after it.
-_SEQUENCE = re.compile(
+_SEQUENCE = (
     r"\x1b\[[0-?]*[ -/]*[@-~]"
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
     r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
     r"|\x1b.?"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_SPACE = re.compile(r"\s+")
-_SURROGATE = re.compile("[\ud800-\udfff]")  # no UTF-8 has them (a ledger cell's "\\ud800"): shown as U+FFFD
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_SPACE = r"\s+"
+_SURROGATE = "[\ud800-\udfff]"  # no UTF-8 has them (a ledger cell's "\\ud800"): shown as U+FFFD
 
 
 def printable(text: str) -> str:
@@ -39,19 +40,19 @@ def printable(text: str) -> str:
     (``\\n``; ``\\r\\n`` and a lone ``\\r`` become ``\\n``) and tabs kept."""
     if text.isprintable():
         return text  # the common case, at the cost of one scan
-    text = _SEQUENCE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
+    text = re.sub(_SEQUENCE, "", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return re.sub(_SURROGATE, "\ufffd", re.sub(_CONTROL, "", text))
 
 
 def one_line(text: str) -> str:
     """``text`` printable, on one line: every run of whitespace one space, no edge spaces."""
-    return _SPACE.sub(" ", printable(text)).strip()
+    return re.sub(_SPACE, " ", printable(text)).strip()
 
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
 _CONTROLS = "\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_ANY_CONTROL = re.compile(f"[{_CONTROLS}]")
-_TO_ESCAPE = re.compile(f"[\\\\{_CONTROLS}]")
+_ANY_CONTROL = f"[{_CONTROLS}]"
+_TO_ESCAPE = f"[\\\\{_CONTROLS}]"
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -61,7 +62,7 @@ def _escape(m: re.Match[str]) -> str:
 
 def has_control(text: str) -> bool:
     """Whether ``text`` holds a control character (a line break or a tab included)."""
-    return _ANY_CONTROL.search(text) is not None
+    return re.search(_ANY_CONTROL, text) is not None
 
 
 def escaped(text: str) -> str:
@@ -69,4 +70,4 @@ def escaped(text: str) -> str:
     each backslash doubled, so what was given can be read back from it; the rest kept."""
     if text.isprintable() and "\\" not in text:
         return text
-    return _TO_ESCAPE.sub(_escape, text)
+    return re.sub(_TO_ESCAPE, _escape, text)

@@ -47,77 +47,67 @@ def _code(n: int) -> str:
 
 # Most specific first: a 429 body that says "quota" is a quota; a 529 that says "try again in a
 # moment" is an overload.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_PATTERNS: tuple[tuple[str, str], ...] = (  # searched with re.I, compiled on first use
     (
         CONTEXT,
-        re.compile(
+        (
             r"context[_ ]length[_ ]exceeded|maximum context length|context window|prompt is too long|"
             r"input is too long|too many tokens|exceeds? the (?:model's )?(?:context|token limit)|"
-            r"input token count .* exceeds",
-            re.I,
+            r"input token count .* exceeds"
         ),
     ),
     (
         QUOTA,
-        re.compile(
+        (
             r"insufficient[_ ]quota|quota (?:exceeded|exhausted)|exceeded your (?:current )?quota|"
             r"credit balance is too low|billing|payment required|" + _code(402) + r"|out of credits|"
-            r"resource[_ ]exhausted",
-            re.I,
+            r"resource[_ ]exhausted"
         ),
     ),
     (
         OVERLOADED,
-        re.compile(
+        (
             r"overloaded|"
             + _code(529)
             + "|"
             + _code(503)
-            + r"|service unavailable|server is busy|(?:at|over) capacity",
-            re.I,
+            + r"|service unavailable|server is busy|(?:at|over) capacity"
         ),
     ),
     (
         RATE_LIMIT,
-        re.compile(
+        (
             r"rate[_ -]?limit|usage limit|too many requests|" + _code(429) + r"|try again (?:in|after) \d|"
-            r"retry[_ -]after",
-            re.I,
+            r"retry[_ -]after"
         ),
     ),
     (
         AUTH,
-        re.compile(
+        (
             r"invalid[_ ]api[_ ]key|invalid x-api-key|authentication[_ ]error|unauthori[sz]ed|"
             + _code(401)
             + r"|"
-            r"not logged in|please (?:run /)?login|api key not valid|permission[_ ]denied.*api",
-            re.I,
+            r"not logged in|please (?:run /)?login|api key not valid|permission[_ ]denied.*api"
         ),
     ),
 )
 
 _UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
-_IN = re.compile(
-    r"(?:try again|retry|resets?|available again)\s*(?:in|after)\s*:?\s*((?:\d+(?:\.\d+)?\s*[a-z]*\s*)+)",
-    re.I,
-)
-_RETRY_AFTER = re.compile(r"retry[_-]after\"?\s*[:=]\s*\"?(\d+(?:\.\d+)?)", re.I)
-_PART = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(h|hours?|m|mins?|minutes?|s|secs?|seconds?)?(?![a-z])", re.I
-)  # 10h17m5.7s
-_EPOCH = re.compile(r"(?:limit reached|reset[s_]?(?: at)?)\s*[|:=]?\s*(1[6-9]\d{8})\b", re.I)
-_ISO = re.compile(
-    r"reset[s]?(?: at)?\s*:?\s*(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)", re.I
-)
-_CLOCK = re.compile(r"resets?(?: at)?\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?\b", re.I)
+# Patterns as text, searched with re.I and compiled on first use (``re`` keeps them): a cycle
+# imports this module, and only a failed run reads its words.
+_IN = r"(?:try again|retry|resets?|available again)\s*(?:in|after)\s*:?\s*((?:\d+(?:\.\d+)?\s*[a-z]*\s*)+)"
+_RETRY_AFTER = r"retry[_-]after\"?\s*[:=]\s*\"?(\d+(?:\.\d+)?)"
+_PART = r"(\d+(?:\.\d+)?)\s*(h|hours?|m|mins?|minutes?|s|secs?|seconds?)?(?![a-z])"  # 10h17m5.7s
+_EPOCH = r"(?:limit reached|reset[s_]?(?: at)?)\s*[|:=]?\s*(1[6-9]\d{8})\b"
+_ISO = r"reset[s]?(?: at)?\s*:?\s*(\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)"
+_CLOCK = r"resets?(?: at)?\s+(\d{1,2})(?::(\d\d))?\s*(am|pm)?\b"
 
 
 def recognise(text: str, now: float | None = None) -> Fault | None:
     """The fault ``text`` (a failed CLI's own error words) describes, with the reset time where
     it gives one; None when it names none."""
     for kind, pattern in _PATTERNS:
-        found = pattern.search(text)
+        found = re.search(pattern, text, re.I)
         if found is not None:
             return Fault(kind, _line_of(text, found.start()), reset_time(text, now))
     return None
@@ -149,17 +139,17 @@ def reset_time(text: str, now: float | None = None) -> float | None:
     "resets at 2026-12-04T17:00Z", "usage limit reached|1764867600", "resets 5pm" (this
     machine's local time, the next such hour); None when it says no time."""
     now = time.time() if now is None else now
-    if m := _EPOCH.search(text):
+    if m := re.search(_EPOCH, text, re.I):
         return float(m.group(1))
-    if m := _ISO.search(text):
+    if m := re.search(_ISO, text, re.I):
         return _iso(m.group(1))
-    if m := _RETRY_AFTER.search(text):
+    if m := re.search(_RETRY_AFTER, text, re.I):
         return now + float(m.group(1))
-    if m := _IN.search(text):
+    if m := re.search(_IN, text, re.I):
         seconds = _duration(m.group(1))
         if seconds is not None:
             return now + seconds
-    if m := _CLOCK.search(text):
+    if m := re.search(_CLOCK, text, re.I):
         return _next_clock(int(m.group(1)), int(m.group(2) or 0), (m.group(3) or "").lower(), now)
     return None
 
@@ -173,7 +163,7 @@ def _line_of(text: str, at: int) -> str:
 
 def _duration(words: str) -> float | None:
     total, seen = 0.0, False
-    for number, unit in _PART.findall(words):
+    for number, unit in re.findall(_PART, words, re.I):
         seen = True
         key = (unit or "s").lower().rstrip("s") or "s"
         total += float(number) * _UNITS.get(key, _UNITS.get(key[:1], 1))

@@ -22,7 +22,7 @@ from typing import Any
 
 from control_room.errors import InvalidError
 from control_room.room.layout import Room
-from control_room.store import lock, records
+from control_room.store import lock
 from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso as iso
 
@@ -75,6 +75,8 @@ def load(room: Room) -> dict[str, Cooldown]:
         return {}
     if not text:
         return {}
+    from control_room.store import records  # JSON: only for a room with cooldowns (status reads this)
+
     try:
         data = records.parse(text)
     except InvalidError:  # a person's broken edit: no cooldown, never a crash
@@ -138,5 +140,7 @@ def _prune(table: dict[str, Cooldown], now: float) -> dict[str, Cooldown]:
 
 
 def _save(room: Room, table: dict[str, Cooldown]) -> None:
+    from control_room.store import records  # JSON: see load
+
     room.cache.mkdir(exist_ok=True)
     atomic_write(path(room), records.dumps({k: c.as_json() for k, c in sorted(table.items())}))

@@ -31,8 +31,10 @@ _EMPH = "*_"
 _FENCES = ("```", "~~~")
 _LABEL_SPAN = 60  # a label sits within the first characters of an item
 # the character classes side by side are disjoint, so matching is linear
-_HEADER = re.compile(r"#*[ \t]*([*_]*)(" + "|".join(HEADERS) + r")([*_]*)[ \t]*:", re.IGNORECASE)
-_WORDS = re.compile(r"[\s/|,&+]+")
+# Patterns as text, compiled on first use (``re`` keeps them): a cycle imports this module, and
+# only a report read needs them.
+_HEADER = r"#*[ \t]*([*_]*)(" + "|".join(HEADERS) + r")([*_]*)[ \t]*:"  # re.IGNORECASE
+_WORDS = r"[\s/|,&+]+"
 _EXPECTED = "(expected CONFIRMED:, INFERRED: or UNKNOWN:)"
 _EMPTY = {
     "WHY": "WHY is empty (expected the reasons for the decision)",
@@ -100,7 +102,7 @@ def _unquote(line: str) -> str:
 
 def _header(s: str) -> tuple[str, str, str] | None:
     """(name, name as written, text after the colon) if unquoted line ``s`` is a header."""
-    m = _HEADER.match(s)
+    m = re.match(_HEADER, s, re.IGNORECASE)
     if not m or m[2].upper() not in HEADERS:
         return None
     need = len(m[1]) - len(m[3])  # emphasis still to close after the colon
@@ -130,7 +132,7 @@ def _label(t: str) -> tuple[str, str]:
         return "", f"evidence item has no label {_EXPECTED}"
     raw = t[i:colon].rstrip(" \t")
     head = raw.rstrip(_EMPH)
-    words = [w for w in (x.strip(_EMPH) for x in _WORDS.split(head)) if w]
+    words = [w for w in (x.strip(_EMPH) for x in re.split(_WORDS, head)) if w]
     known = [w.upper() for w in words if w.upper() in LABELS]
     shouted = all(w.isalpha() and w.isupper() for w in words)
     if not words or not (shouted or len(known) == len(words)):
@@ -296,16 +298,15 @@ def validate(output: str | bytes) -> Report:
     )
 
 
-_SUCCESS = re.compile(
+_SUCCESS = (  # re.IGNORECASE, as _NEGATION and _EXIT_0
     r"\b(pass(es|ed)?|succeed(s|ed)?|success(ful(ly)?)?|works?|fixed|green|"
-    r"all tests|faster|improved|meets?)\b",
-    re.IGNORECASE,
+    r"all tests|faster|improved|meets?)\b"
 )
-_NEGATION = re.compile(r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower|unable)\b", re.IGNORECASE)
-_QUOTED = re.compile(r'`[^`]*`|"(?:[^"\\]|\\.)*"')
+_NEGATION = r"\b(not?|never|fail\w*|error\w*|broken|regress\w*|slower|unable)\b"
+_QUOTED = r'`[^`]*`|"(?:[^"\\]|\\.)*"'
 
 
-_EXIT_0 = re.compile(r"\bexit(?:s|ed)?\s+(?:with\s+)?(?:(?:exit\s+)?(?:code|status)\s+)?0\b", re.IGNORECASE)
+_EXIT_0 = r"\bexit(?:s|ed)?\s+(?:with\s+)?(?:(?:exit\s+)?(?:code|status)\s+)?0\b"
 _CHECK_WORDS = frozenset(("validator", "check"))  # "the validator exits 0" names the check too
 
 
@@ -318,12 +319,12 @@ def claims_success(report: Report, check: Sequence[str] = ()) -> bool:
     interpreter or a flag)."""
     named = _named(check)
     for e in report.confirmed:
-        own = _QUOTED.sub(" ", e.text)
-        if _NEGATION.search(own):
+        own = re.sub(_QUOTED, " ", e.text)
+        if re.search(_NEGATION, own, re.IGNORECASE):
             continue
-        if _SUCCESS.search(own):
+        if re.search(_SUCCESS, own, re.IGNORECASE):
             return True
-        said = _EXIT_0.search(e.text)
+        said = re.search(_EXIT_0, e.text, re.IGNORECASE)
         if said and _names_check(e.text[: said.start()].rstrip(), named):
             return True
     return False
@@ -345,7 +346,7 @@ def _words(text: str) -> list[str]:
     return [w for w in found if w]
 
 
-_INTERPRETER = re.compile(r"(python|pypy|sh|bash|zsh|dash|env|node|ruby|perl|uv|npx|npm|bun|deno)[\d.]*")
+_INTERPRETER = r"(python|pypy|sh|bash|zsh|dash|env|node|ruby|perl|uv|npx|npm|bun|deno)[\d.]*"
 
 
 def _named(check: Sequence[str]) -> list[str]:
@@ -355,6 +356,6 @@ def _named(check: Sequence[str]) -> list[str]:
     kept = [
         w for k, w in enumerate(argv)
         if (k == 0 or argv[k - 1] not in ("-c", "-e")) and " " not in w
-        and not _INTERPRETER.fullmatch(w.rsplit("/", 1)[-1])
+        and not re.fullmatch(_INTERPRETER, w.rsplit("/", 1)[-1])
     ]  # fmt: skip
     return _words(" ".join(kept))
