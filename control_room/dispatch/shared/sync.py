@@ -72,9 +72,7 @@ class Shared:
 
     def __init__(self, room: Room, remote: str, branch: str, host: str) -> None:
         self.room, self.remote, self.branch, self.host = room, remote, branch, host
-        # (our branch's commit, the remote's as last fetched, every claim ref): one for-each-ref,
-        # kept until a fetch, a commit or a merge of ours (our own ref moves are written into it)
-        self._seen: tuple[str | None, str | None, dict[str, claimrefs.Ref]] | None = None
+        self._seen: claimrefs.Seen | None = None  # the refs, as last scanned (see _scan)
 
     # -- git ------------------------------------------------------------------------------
     def git(
@@ -100,38 +98,30 @@ class Shared:
 
     def head(self) -> str | None:
         """Our branch's commit (None: none yet), from the scan."""
-        return self._scan()[0]
+        return self._scan().head
 
     def contains(self, sha: str) -> bool:
         """Whether our branch holds commit ``sha``."""
         return self.git("merge-base", "--is-ancestor", sha, "HEAD")[0] == 0
 
-    def _scan(self) -> tuple[str | None, str | None, dict[str, claimrefs.Ref]]:
-        """(our branch's commit, the remote branch's as last fetched, every task's claim ref;
-        None: no such branch): one ``for-each-ref``, kept until a fetch, commit or merge."""
+    def _scan(self) -> claimrefs.Seen:
+        """Our branch, the remote's as last fetched and every claim ref: one ``for-each-ref``,
+        kept until a fetch, commit or merge of ours (our own ref moves are written into it)."""
         if self._seen is None:
             ours = f"refs/heads/{self.branch}"
-            out = self.must("for-each-ref", "--format=%(refname)%00%(objectname)%00%(subject)", MINE, ours)
-            head, tracking, found = None, None, {}
+            out = self.must("for-each-ref", f"--format={claimrefs.FORMAT}", MINE, ours)
+            self._seen = claimrefs.Seen(ours, TRACKING + self.branch)
             for line in out.splitlines():
-                name, sha, subject = [*line.split("\0"), "", ""][:3]
-                if name == ours:
-                    head = sha
-                elif name == TRACKING + self.branch:
-                    tracking = sha
-                elif name.startswith(claimrefs.PREFIX):
-                    tid = name[len(claimrefs.PREFIX) :]
-                    found[tid] = claimrefs.parse(tid, sha, subject)
-            self._seen = (head, tracking, found)
+                self._seen.saw(*[*line.split("\0"), "", ""][:3])
         return self._seen
 
     def tracking(self) -> str | None:
         """The remote branch's commit as last fetched, or None (the remote has no such branch)."""
-        return self._scan()[1]
+        return self._scan().tracking
 
     def refs(self) -> dict[str, claimrefs.Ref]:
         """Every task's claim ref, as last fetched."""
-        return self._scan()[2]
+        return self._scan().claims
 
     def _set_refs(self, names: list[str], sha: str, subject: str = "") -> None:
         """Our copies of refs we just pushed: they hold ``sha`` (whose subject is ``subject``)
@@ -143,14 +133,8 @@ class Shared:
             self._seen = None
             raise errors.ControlRoomError(f"git update-ref in {self.room.root} failed: {_tail(err or out)}")
         if self._seen is not None:
-            head, tracking, found = self._seen
             for name in names:
-                if name == TRACKING + self.branch:
-                    tracking = sha
-                elif name.startswith(claimrefs.PREFIX):
-                    tid = name[len(claimrefs.PREFIX) :]
-                    found[tid] = claimrefs.parse(tid, sha, subject)
-            self._seen = (head, tracking, found)
+                self._seen.saw(name, sha, subject)
 
     # -- commit, fetch, merge, push ---------------------------------------------------------
     def commit(self, message: str, likely: bool = False) -> bool:
