@@ -223,7 +223,7 @@ def subcommand(argv: list[str]) -> str:
         i += 2
     sub = argv[i] if i < len(argv) else "?"
     if sub == "push":
-        return "push (branch)" if any(a.startswith("HEAD:refs/heads/") for a in argv) else "push (claim)"
+        return "push (branch)" if any(":refs/heads/" in a for a in argv) else "push (claim)"
     return sub
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from control_room.room.layout import Room
@@ -62,6 +62,31 @@ def parse(task: str, sha: str, subject: str) -> Ref:
                 pass
         return Ref(task, sha, "?", 0.0)  # a claim we cannot read: held, lease already over
     return Ref(task, sha, None, 0.0)
+
+
+FORMAT = "%(refname)%00%(objectname)%00%(subject)"  # a scan's for-each-ref: one ref a line
+
+
+@dataclass
+class Seen:
+    """What a scan of a clone's refs showed: our branch's commit (``head``, ref ``ours``), the
+    remote branch's as last fetched (``tracking``, ref ``theirs``), every task's claim ref;
+    None: no such branch."""
+
+    ours: str
+    theirs: str
+    head: str | None = None
+    tracking: str | None = None
+    claims: dict[str, Ref] = field(default_factory=dict)
+
+    def saw(self, name: str, sha: str, subject: str) -> None:
+        """Ref ``name`` holds ``sha``, a commit whose subject is ``subject``."""
+        if name == self.ours:
+            self.head = sha
+        elif name == self.theirs:
+            self.tracking = sha
+        elif name.startswith(PREFIX):
+            self.claims[name[len(PREFIX) :]] = parse(name[len(PREFIX) :], sha, subject)
 
 
 def subject(task: str, host: str, until: float) -> str:

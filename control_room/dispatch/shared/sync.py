@@ -48,11 +48,15 @@ LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-r
 NETWORK_TIMEOUT_S = 60.0
 VIEWS = {"control-room/CURRENT_CONTEXT.md", "control-room/DIGEST.md"}  # each clone refreshes its own
 _IGNORING: set[Path] = set()  # the rooms whose info/exclude this process checked
+_BRANCHES: dict[Path, tuple[tuple[int, int, int], str]] = {}  # room -> (.git/HEAD's stat, its branch)
 # A merge of task moves sees no renames: two task files differ by a few bytes, so git would take
 # one machine's move of a.json for a rename of b.json, and the move of the last file out of
 # passed/ for a rename of the folder (then b.json, new in passed/ on the other side, "follows"
 # it). Each move is a deletion and an addition, which merge cleanly.
 NO_RENAMES = ("-c", "merge.renames=false", "-c", "merge.directoryRenames=false")
+# A fetch starts no `git maintenance run --auto` (or, before git 2.29, `gc --auto`) of its own:
+# every commit of ours still does, so the clone is still packed in time (one process a cycle).
+FETCH = ("-c", "maintenance.auto=false", "-c", "gc.auto=0", "fetch", "-q", "--no-tags")
 
 
 @dataclass
@@ -70,7 +74,7 @@ class Shared:
 
     def __init__(self, room: Room, remote: str, branch: str, host: str) -> None:
         self.room, self.remote, self.branch, self.host = room, remote, branch, host
-        self._seen: tuple[str | None, dict[str, claimrefs.Ref]] | None = None  # the refs, until a fetch
+        self._seen: claimrefs.Seen | None = None  # the refs, as last scanned (see _scan)
 
     # -- git ------------------------------------------------------------------------------
     def git(
@@ -95,60 +99,68 @@ class Shared:
         return out
 
     def head(self) -> str | None:
-        code, out, _ = self.git("rev-parse", "-q", "--verify", "HEAD")
-        return out.strip() if code == 0 else None
+        """Our branch's commit (None: none yet), from the scan."""
+        return self._scan().head
 
     def contains(self, sha: str) -> bool:
         """Whether our branch holds commit ``sha``."""
         return self.git("merge-base", "--is-ancestor", sha, "HEAD")[0] == 0
 
-    def _scan(self) -> tuple[str | None, dict[str, claimrefs.Ref]]:
-        """(the remote branch's commit or None, every task's claim ref), as last fetched: one
-        ``for-each-ref``, kept until the next fetch or push of ours."""
+    def _scan(self) -> claimrefs.Seen:
+        """Our branch, the remote's as last fetched and every claim ref: one ``for-each-ref``,
+        kept until a fetch, commit or merge of ours (our own ref moves are written into it)."""
         if self._seen is None:
-            out = self.must("for-each-ref", "--format=%(refname)%00%(objectname)%00%(subject)", MINE)
-            tracking, found = None, {}
+            ours = f"refs/heads/{self.branch}"
+            out = self.must("for-each-ref", f"--format={claimrefs.FORMAT}", MINE, ours)
+            self._seen = claimrefs.Seen(ours, TRACKING + self.branch)
             for line in out.splitlines():
-                name, sha, subject = [*line.split("\0"), "", ""][:3]
-                if name == TRACKING + self.branch:
-                    tracking = sha
-                elif name.startswith(claimrefs.PREFIX):
-                    tid = name[len(claimrefs.PREFIX) :]
-                    found[tid] = claimrefs.parse(tid, sha, subject)
-            self._seen = (tracking, found)
+                self._seen.saw(*[*line.split("\0"), "", ""][:3])
         return self._seen
 
     def tracking(self) -> str | None:
         """The remote branch's commit as last fetched, or None (the remote has no such branch)."""
-        return self._scan()[0]
+        return self._scan().tracking
 
     def refs(self) -> dict[str, claimrefs.Ref]:
         """Every task's claim ref, as last fetched."""
-        return self._scan()[1]
+        return self._scan().claims
 
-    def _set_refs(self, names: list[str], sha: str) -> None:
-        """Our copies of refs we just pushed: they hold ``sha`` now (no fetch needed)."""
+    def _set_refs(self, names: list[str], sha: str, subject: str = "") -> None:
+        """Our copies of refs we just pushed: they hold ``sha`` (whose subject is ``subject``)
+        now, here and in the scan (no fetch, no second scan needed)."""
         code, out, err = self.git(
             "update-ref", "--stdin", input_text="".join(f"update {n} {sha}\n" for n in names)
         )
         if code != 0:
+            self._seen = None
             raise errors.ControlRoomError(f"git update-ref in {self.room.root} failed: {_tail(err or out)}")
-        self._seen = None
+        if self._seen is not None:
+            for name in names:
+                self._seen.saw(name, sha, subject)
 
     # -- commit, fetch, merge, push ---------------------------------------------------------
-    def commit(self, message: str) -> bool:
+    def commit(self, message: str, likely: bool = False) -> bool:
         """Commit what changed in the room (``git add -A``), but STOP, swarm/running/, and the
         queue file, outbox note and results of a task running here (a run lands whole, at its
-        end); whether there was anything."""
-        keep_out = [":(exclude)STOP", ":(exclude)swarm/running"]
+        end); whether there was anything. Unless ``likely`` (the end of a cycle: its task moved),
+        one ``git status`` looks first, and a room with nothing new costs that one process;
+        then ``add`` and ``commit``, and only a commit that found nothing asks ``diff``."""
+        keep_out = [".", ":(exclude)STOP", ":(exclude)swarm/running"]
         for tid in claims.running_ids(self.room):
             keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
             keep_out.append(f":(exclude)swarm/results/{tid}")
-        self.must("add", "-A", "--", ".", *keep_out)
+        if not likely:
+            argv = ("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *keep_out)
+            if not self.must(*argv):
+                return False
+        self.must("add", "-A", "--", *keep_out)
         self._redact_staged()
-        if self.git("diff", "--cached", "--quiet")[0] == 0:
-            return False
-        self.must("commit", "-q", "--no-verify", "-m", message)
+        code, out, err = self.git("commit", "-q", "--no-verify", "-m", message)
+        if code != 0 and self.git("diff", "--cached", "--quiet")[0] == 0:
+            return False  # nothing staged: git's commit refuses with exit 1
+        if code != 0:
+            raise errors.ControlRoomError(f"git commit in {self.room.root} failed: {_tail(err or out)}")
+        self._seen = None  # our branch moved
         return True
 
     def _redact_staged(self) -> None:
@@ -182,11 +194,11 @@ class Shared:
         self._seen = None
         claims_spec = f"+{claimrefs.PREFIX}*:{claimrefs.PREFIX}*"
         branch_spec = f"+refs/heads/{self.branch}:{TRACKING}{self.branch}"
-        code, _, err = self.git("fetch", "-q", "--no-tags", self.remote, branch_spec, claims_spec)
+        code, _, err = self.git(*FETCH, self.remote, branch_spec, claims_spec)
         if code == 0:
             return
         if "couldn't find remote ref" in err:
-            code, _, err = self.git("fetch", "-q", "--no-tags", self.remote, claims_spec)
+            code, _, err = self.git(*FETCH, self.remote, claims_spec)
             if code == 0:
                 self.git("update-ref", "-d", TRACKING + self.branch)
                 return
@@ -196,10 +208,11 @@ class Shared:
         """Merge the fetched branch into ours: (whether it brought anything, the paths both
         sides changed that no driver could merge, each resolved to the remote's version)."""
         theirs = self.tracking()
-        if theirs is None:
-            return False, []
+        if theirs is None or theirs == self.head():
+            return False, []  # nothing to merge: git is not asked
         message = f"control-room sync on {self.host}"
         code, out, err = self.git("merge", "--no-edit", "--no-verify", "--no-stat", "-m", message, theirs)
+        self._seen = None  # our branch may have moved
         if code == 0:
             return "Already up to date" not in out, []
         conflicted = [p for p in self.must("diff", "--name-only", "--diff-filter=U").splitlines() if p]
@@ -224,23 +237,16 @@ class Shared:
     def push(self, finishing: dict[str, str]) -> bool:
         """Push our branch, and move each finishing claim ref (task -> our claim commit) to it,
         all or nothing. False when the remote refused (it moved on: fetch and try again)."""
+        head = self.head()
+        if head is None:
+            raise errors.ControlRoomError(f"{self.room.root}: no commit on {self.branch} to push")
         leases = [
             f"--force-with-lease={claimrefs.PREFIX}{tid}:{sha}" for tid, sha in sorted(finishing.items())
         ]
-        moves = [f"HEAD:{claimrefs.PREFIX}{tid}" for tid in sorted(finishing)]
-        argv = [
-            "push",
-            "--porcelain",
-            "--atomic",
-            *leases,
-            self.remote,
-            f"HEAD:refs/heads/{self.branch}",
-            *moves,
-        ]
-        code, out, err = self.git(*argv)
+        moves = [f"{head}:{claimrefs.PREFIX}{tid}" for tid in sorted(finishing)]
+        argv = ["push", "--porcelain", "--atomic", *leases, self.remote, f"{head}:refs/heads/{self.branch}"]
+        code, out, err = self.git(*argv, *moves)
         if code == 0:
-            head = self.head()
-            assert head is not None
             self._set_refs([TRACKING + self.branch, *(claimrefs.PREFIX + tid for tid in finishing)], head)
             return True
         if any(line.startswith("!") for line in out.splitlines()):
@@ -258,6 +264,7 @@ class Shared:
             what = "STOP: every machine halts" if stopped else "STOP removed: every machine resumes"
             message = f"control-room: {what} (from {self.host})"
             self.must("commit", "-q", "--no-verify", "-m", message, "--", "STOP")
+            self._seen = None
 
     def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
         """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
@@ -273,7 +280,7 @@ class Shared:
                 claimrefs.forget(self.room, task_id)
             return None
         crashpoint.hit("claim.pushed")
-        self._set_refs([ref], sha)
+        self._set_refs([ref], sha, claimrefs.subject(task_id, self.host, until))
         return sha
 
     def cas(
@@ -317,7 +324,7 @@ class Shared:
         try:
             with lock.held(self.room.cr / ".sync.lock"):
                 self.ignore_local()
-                self.commit(f"control-room: {why} on {self.host}")
+                self.commit(f"control-room: {why} on {self.host}", likely=optimistic)
                 crashpoint.hit("sync.committed")
                 self._publish(done, fetched or optimistic, not optimistic, views_alone, tries)
         finally:
@@ -395,7 +402,7 @@ def shared(room: Room, settings: Settings) -> Shared | None:
     if not settings.remote:
         return None
     probe = Shared(room, settings.remote, "", claims.shared_host(room))
-    code, out, err = probe.git("symbolic-ref", "-q", "--short", "HEAD")
+    code, out, err = _branch(probe)
     if code != 0 and "not a git repository" in err:
         raise errors.RoomInvalidError(
             f"CONTROL.md remote: {settings.remote} but {room.root} is not a git work tree "
@@ -406,6 +413,23 @@ def shared(room: Room, settings: Settings) -> Shared | None:
             f"CONTROL.md remote: {settings.remote} but {room.root} is on no branch (detached HEAD)"
         )
     return Shared(room, settings.remote, out.strip(), probe.host)
+
+
+def _branch(probe: Shared) -> tuple[int, str, str]:
+    """``git symbolic-ref --short HEAD``, asked once a process while the clone's ``.git/HEAD``
+    stays the same file (a checkout replaces it): a cycle asks at its start and at its end."""
+    try:
+        st = (probe.room.root / ".git" / "HEAD").stat()
+        sig: tuple[int, int, int] | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+    except OSError:  # a worktree's or a submodule's .git is a file; a room inside a clone has none
+        sig = None
+    known = _BRANCHES.get(probe.room.root)
+    if sig is not None and known is not None and known[0] == sig:
+        return 0, known[1], ""
+    code, out, err = probe.git("symbolic-ref", "-q", "--short", "HEAD")
+    if code == 0 and out.strip() and sig is not None:
+        _BRANCHES[probe.room.root] = (sig, out.strip())
+    return code, out, err
 
 
 def _tail(text: str) -> str:
