@@ -35,7 +35,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import bench_env, control_room_cmd, verdict
+from common import Row, bench_env, control_room_cmd, verdict
 
 from control_room.ledger.read import entries
 
@@ -510,6 +510,23 @@ def model_table(c: dict[str, float], machines: list[int], durations: list[float]
                 f"{r.rejections / r.cycles:>21.2f} {r.refusals / claims:>20.3f} {r.given_up:>8} "
                 f"{rate(fixed, fsecs):>46.3f}"
             )
+
+
+BEFORE_GIT_MS, BEFORE_GIT_CALLS = 166.0, 19  # 0.3.0's shared cycle, docs/performance.md (#23: halve it)
+
+
+def measure(tasks: int = 30) -> list[Row]:
+    """One clone's shared cycles in-process: the git processes each runs and the time they take."""
+    with tempfile.TemporaryDirectory() as tmp:
+        times, total, _, cycles = profile(Path(tmp), 1, tasks)
+    gits = {name: ts for name, ts in times.items() if name not in ("agent + validator",)}
+    calls = sum(len(ts) for ts in gits.values()) / cycles
+    git_s = sum(sum(ts) for ts in gits.values()) / cycles
+    what = (f"shared cycle's git: {calls:.1f} git processes a cycle (0.3.0: {BEFORE_GIT_CALLS}), "
+            f"of {total / cycles * 1000:.0f} ms a cycle; 0.3.0 {BEFORE_GIT_MS:.0f} ms")  # fmt: skip
+    # No verdict: the 0.3.0 figure was measured on another day; docs/performance.md has the
+    # before/after of one run (the two trees side by side).
+    return [Row(what, git_s, None, f"half of 0.3.0's {BEFORE_GIT_MS:.0f} ms (not same-run)", None)]
 
 
 def main() -> None:

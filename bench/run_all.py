@@ -17,7 +17,7 @@ from pathlib import Path
 
 from common import ROOT, Row, print_rows
 
-BENCHES = ("first_run", "status", "cycle", "ledger", "races", "prompt")
+BENCHES = ("first_run", "status", "cycle", "ledger", "races", "many_machines", "prompt")
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- run_all: begin -->", "<!-- run_all: end -->"
 
