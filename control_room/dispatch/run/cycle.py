@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 
 from control_room import crashpoint, errors, interrupt, ledger
-from control_room.dispatch.queue import orchestrator
 from control_room.dispatch.queue.pick import Pick, pick
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.outcome import CycleResult, dispatcher_died, requeue
@@ -131,8 +130,11 @@ def _pick_and_claim(
     for _ in range(CLAIM_TRIES):
         picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
         nothing = isinstance(picked, CycleResult) and picked.code == errors.OK
-        if nothing and settings.on_empty_queue == "orchestrate" and orchestrator.queue_one(room, settings):
-            picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
+        if nothing and settings.on_empty_queue == "orchestrate":
+            from control_room.dispatch.queue import orchestrator  # an empty queue's only (~8 ms to load)
+
+            if orchestrator.queue_one(room, settings):
+                picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
         if isinstance(picked, CycleResult):
             return picked
         until = time.time() + float(picked.task["wall_clock_s"]) + float(settings.validator_timeout_s)

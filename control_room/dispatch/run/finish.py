@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from control_room import crashpoint, errors, git, ledger, proc
 from control_room.dispatch.merge import integrate
-from control_room.dispatch.queue import orchestrator
 from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.review import queueing, verdicts
 from control_room.dispatch.round import claims, validator
@@ -248,6 +247,8 @@ def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleRe
     swarm.move(room, tid, "running", goes.state, task=moved)
     claims.release(room, tid)
     if goes.proposals:
+        from control_room.dispatch.queue import orchestrator  # an orchestrator's pass only (~8 ms to load)
+
         orchestrator.accept(room, settings, tid, ran.answer)
     _after(room, settings, task, "pass", cost)
     ready = tid if goes.merge else None
