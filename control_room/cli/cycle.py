@@ -14,7 +14,7 @@ import click
 from control_room import errors, interrupt, proc
 from control_room.cli.common import current_room, echo, notify_people, person_only, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
-from control_room.dispatch.shared import sync
+from control_room.dispatch.shared import sharing, sync
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.store.files import append_lines
@@ -220,7 +220,7 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
     if not settings_file.mentions(room, "remote"):
         return
     try:
-        share = sync.shared(room, settings_file.load(room))
+        share = sharing.shared(room, settings_file.load(room))
         if share is None:
             return
         done = share.sync(why="a cycle ended", optimistic=True, tries=sync.CYCLE_TRIES)

@@ -54,10 +54,10 @@ def resume(everywhere: bool) -> None:
 
 
 def _share_stop(room: Room, stopped: bool) -> None:
-    from control_room.dispatch.shared import sync  # git: only for --everywhere
+    from control_room.dispatch.shared import sharing  # git: only for --everywhere
     from control_room.room import settings as settings_file  # likewise
 
-    share = sync.shared(room, settings_file.load(room))
+    share = sharing.shared(room, settings_file.load(room))
     if share is None:
         raise InvalidError(
             f"{room.control} sets no remote: --everywhere needs a shared room (docs/many-machines.md)"

@@ -28,7 +28,7 @@ def sync(host: str | None) -> None:
     claims of tasks that finished here end with it. A cycle does the same when it starts
     and ends. Exit 17 when the remote cannot be reached. See docs/many-machines.md.
     """
-    from control_room.dispatch.shared import sync as shared_room  # git and the dispatcher: only here
+    from control_room.dispatch.shared import sharing  # git and the dispatcher: only here
     from control_room.ledger.write import HOST_FILE, cell_safe, writer_name  # the engine: only when run
     from control_room.room import gitmerge  # likewise
     from control_room.room import settings as settings_file  # likewise
@@ -44,7 +44,7 @@ def sync(host: str | None) -> None:
         if (writer := writer_name(room.cr)) != host:  # CONTROL_ROOM_WRITER comes first
             echo(f"  but CONTROL_ROOM_WRITER is set here: while it is, this shell writes as {writer}")
     settings = settings_file.load(room)
-    share = shared_room.shared(room, settings)
+    share = sharing.shared(room, settings)
     if share is None:
         raise InvalidError(
             f"{room.control} sets no remote: add `remote: origin` (or a URL) to share this room "

@@ -102,10 +102,10 @@ def running(room: Room, settings: Settings | None) -> list[dict[str, Any]]:
             {"id": tid, "host": str(info.get("host") or here), "since": info.get("started"), "here": True}
         )
     if settings is not None and settings.remote:
-        from control_room.dispatch.shared import sync  # git: only in a shared room
+        from control_room.dispatch.shared import sharing  # git: only in a shared room
 
         try:
-            share = sync.shared(room, settings)
+            share = sharing.shared(room, settings)
             refs = share.refs() if share is not None else {}
         except ControlRoomError:
             refs = {}

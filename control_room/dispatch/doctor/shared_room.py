@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from control_room.dispatch.doctor.finding import FAIL, OK, WARN, Check, Context, Finding, unchecked
-from control_room.dispatch.shared import claiming, sync
+from control_room.dispatch.shared import claiming, sharing
 from control_room.errors import ControlRoomError
 from control_room.ledger.write import HOST_FILE
 
@@ -18,7 +18,7 @@ def shared_check(ctx: Context) -> list[Finding]:
     if ctx.settings is None:
         return [unchecked(NAME)]
     try:
-        share = sync.shared(ctx.room, ctx.settings)
+        share = sharing.shared(ctx.room, ctx.settings)
     except ControlRoomError as exc:
         return [Finding(NAME, FAIL, str(exc), "see docs/many-machines.md")]
     if share is None:

@@ -21,7 +21,7 @@ from control_room.dispatch.queue.pick import Pick, pick
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.outcome import CycleResult, dispatcher_died, requeue
 from control_room.dispatch.run import preflight, runner, unfinished
-from control_room.dispatch.shared import claiming, lost_claims, sync
+from control_room.dispatch.shared import claiming, lost_claims, sharing, sync
 from control_room.ledger import events
 from control_room.room import settings as settings_file
 from control_room.room import swarm
@@ -40,7 +40,7 @@ def cycle(
     # 1. STOP: the dumbest possible brake, before any parsing or locking. (In a shared room, a
     # STOP committed for every machine is lifted by a commit too: the sync below looks.)
     stopped = room.stopped()
-    if stopped and not sync.stop_is_shared(room):
+    if stopped and not sharing.stop_is_shared(room):
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
     # Then what the cycle needs, before it claims anything: a fault of the room is the room's.
     try:
@@ -50,7 +50,7 @@ def cycle(
     if settings.remote:
         room.make_folders()  # git keeps no empty folder: a fresh clone lacks them
     preflight.check(room, settings)
-    share = sync.shared(room, settings)
+    share = sharing.shared(room, settings)
     if stopped and share is None:
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
     # 2. A free slot, held until this process ends.

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from control_room import errors, git
-from control_room.dispatch.shared import claimrefs, sync
+from control_room.dispatch.shared import claimrefs, sharing, sync
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 
@@ -139,7 +139,7 @@ def merge_queue(room: Room, settings: Settings) -> Iterator[None]:
     the lock is held (what the others merged is known: a task is merged once) and again before
     it is let go (the next holder knows what we merged). Held by another machine:
     ConflictError, and the tasks wait in passed/."""
-    share = sync.shared(room, settings) if settings.repo_remote else None
+    share = sharing.shared(room, settings) if settings.repo_remote else None
     if share is None:
         yield
         return

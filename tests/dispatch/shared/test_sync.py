@@ -9,14 +9,14 @@ from machines import Machine, probe_tasks, shared_room
 from support import git, set_gate
 
 from control_room import errors
-from control_room.dispatch.shared import claimrefs, sync
+from control_room.dispatch.shared import claimrefs, sharing, sync
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 
 
 def share(m: Machine, monkeypatch: pytest.MonkeyPatch) -> sync.Shared:
     monkeypatch.setenv("CONTROL_ROOM_WRITER", m.host)
-    found = sync.shared(m.room, settings_file.load(m.room))
+    found = sharing.shared(m.room, settings_file.load(m.room))
     assert found is not None
     return found
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from machines import probe_tasks, shared_room
 
-from control_room import errors, git
-from control_room.dispatch.shared import sync
+from control_room import git
+from control_room.dispatch.shared import sharing
 from control_room.room import settings as settings_file
 
 # One `control-room cycle` of a fresh process in a clone the remote holds nothing new for:
@@ -73,7 +73,7 @@ def test_a_commit_looks_with_one_status_and_a_likely_one_asks_diff_only_when_not
 ) -> None:
     _, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
     monkeypatch.setenv("CONTROL_ROOM_WRITER", "m1")
-    share = sync.shared(m1.room, settings_file.load(m1.room))
+    share = sharing.shared(m1.room, settings_file.load(m1.room))
     assert share is not None
     asked = counting(monkeypatch)
     cases: list[tuple[str | None, bool, bool, list[str]]] = [
@@ -100,20 +100,3 @@ def test_a_commit_looks_with_one_status_and_a_likely_one_asks_diff_only_when_not
     asked.clear()
     assert share.merge() == (False, [])
     assert asked == ["for-each-ref"]
-
-
-def test_the_branch_is_asked_again_once_a_checkout_replaced_git_head(
-    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
-    settings = settings_file.load(m1.room)
-    asked = counting(monkeypatch)
-    first, again = sync.shared(m1.room, settings), sync.shared(m1.room, settings)
-    assert first is not None and again is not None
-    assert (first.branch, again.branch, asked) == ("main", "main", ["symbolic-ref"])
-    git.run(m1.path, "checkout", "-q", "-b", "other")
-    moved = sync.shared(m1.room, settings)
-    assert moved is not None and moved.branch == "other"
-    git.run(m1.path, "checkout", "-q", "--detach")
-    with pytest.raises(errors.RoomInvalidError, match="is on no branch"):
-        sync.shared(m1.room, settings)
