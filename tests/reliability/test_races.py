@@ -164,7 +164,7 @@ def test_three_clones_of_a_shared_room_run_each_task_once_and_converge(exe: str,
     tasks = probe_tasks(60, validator=["true"], command=["true"])
     remote, machines = shared_room(tmp_path, exe, ["m1", "m2", "m3"], tasks)
     started = time.monotonic()
-    runs = [m.start("run", "--cycles", "40", "--every", "0") for m in machines]
+    runs = [m.start("run", "--cycles", "200", "--every", "0") for m in machines]  # stopped once all are done
     try:  # until every task is done on the remote (or the loops end); then each clone is stopped
         while _done_on(remote) < len(tasks) and any(p.poll() is None for p in runs):
             assert time.monotonic() - started < 600, "gave up waiting for the tasks to be done"
