@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.ledger.line import COLUMNS, HEADER, split_cells
+from control_room.ledger.read import table_start
 from control_room.store import cache
 from control_room.store.files import open_fd
 from control_room.timeutil import today
@@ -34,7 +35,6 @@ CHUNK = 1 << 20
 WINDOW = 2 << 20  # bytes a first call folds, back from the end, when the ledger is bigger than SMALL
 STEP = 4 << 20  # a whole-history state this near the end is finished by the call that finds it
 SMALL = WINDOW + STEP  # a ledger up to this size is folded whole at once
-HEAD = 1 << 16  # the table header must be within the first HEAD bytes for a window to start later
 WINDOW_MAX = 32 << 20  # a window grows back (doubling) until its first line is of an earlier day
 
 BEHIND: dict[Path, set[str]] = {}  # cache folder -> the checkpoints this command left recent only
@@ -129,18 +129,17 @@ def day_window_start(fd: int, size: int) -> int:
 def big(fd: int, size: int) -> bool:
     """Whether a ledger of ``size`` bytes is big: more than ``SMALL``, its table header near the top
     (a start past it could not be told from the preamble otherwise)."""
-    return size > SMALL and _top(fd) is not None
+    return size > SMALL and table_start(fd) is not None
 
 
-def _top(fd: int) -> int | None:
-    """The offset just past the table header's line, if it is within the first ``HEAD`` bytes."""
-    head = os.pread(fd, HEAD, 0)
-    at = head.find(HEADER.encode() + b"\n")
-    return None if at < 0 else at + len(HEADER) + 1
+def misses(state: dict[str, Any], day: str) -> bool:
+    """Whether ``state``, of a big ledger's recent lines only, may lack lines of ``day``: its
+    first line is of that day or later (a whole state lacks none)."""
+    return bool(state.get("from")) and str(state.get("from_time", ""))[:10] >= day
 
 
 def _window(fd: int, size: int, day: str | None) -> int:
-    top = _top(fd) if size > SMALL else None
+    top = table_start(fd) if size > SMALL else None
     if top is None:
         return 0
     back = WINDOW

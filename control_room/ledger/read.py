@@ -12,7 +12,7 @@ from control_room.store.files import open_fd, open_regular
 
 FIRST_BLOCK = 1 << 12  # most reads need only the last line or two
 MAX_BLOCK = 1 << 20
-SEARCH_HEAD = 1 << 16  # the table header must be this near the top for a byte search
+SEARCH_HEAD = 1 << 16  # the table header must be this near the top for a byte search or a window
 SEARCH_BLOCK = 1 << 22
 
 
@@ -91,7 +91,7 @@ def last_hash(fd: int, end: int, writer: str) -> str | None:
     only a line whose third cell it is gets parsed: a
     writer's first line in a big ledger costs one scan of the file at memory speed, not a parse
     of every line."""
-    top = _table_start(fd)
+    top = table_start(fd)
     if top is None:  # no header near the top: line by line
         for line in data_lines_backward(fd, end):
             entry = parse(line)
@@ -122,7 +122,7 @@ def last_hash(fd: int, end: int, writer: str) -> str | None:
     return None
 
 
-def _table_start(fd: int) -> int | None:
+def table_start(fd: int) -> int | None:
     """The offset just past the table header's line, if the header is near the top."""
     header = HEADER.encode() + b"\n"
     head = os.pread(fd, FIRST_BLOCK, 0)  # a preamble is short; a longer one is read whole below

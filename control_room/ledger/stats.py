@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room.ledger import events
-from control_room.ledger.follow import follow
+from control_room.ledger.follow import follow, misses
 from control_room.ledger.line import Col, unescape
 from control_room.ledger.read import entries
 
@@ -84,7 +84,7 @@ def spent_on(path: Path, cache_file: Path, day: str) -> float:
     """What the ledger's lines of ``day`` spent: from the summary, whole when the summary's
     recent lines do not reach back past that day's first line."""
     s = summary(path, cache_file)
-    if s.get("from") and s.get("from_time", "")[:10] >= day:
+    if misses(s, day):
         s = summary(path, cache_file, whole=True)
     spent: float = s["spend_by_day"].get(day, 0.0)
     return spent
@@ -118,7 +118,7 @@ def tokens_on(path: Path, cache_file: Path, day: str) -> int:
     """The tokens of ``day``, whole when the recent lines do not reach back past its first
     line (as ``spent_on``)."""
     state = tokens(path, cache_file)
-    if state.get("from") and state.get("from_time", "")[:10] >= day:
+    if misses(state, day):
         state = tokens(path, cache_file, whole=True)
     used: int = state["tokens_by_day"].get(day, 0)
     return used

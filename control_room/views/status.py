@@ -14,7 +14,7 @@ from typing import Any
 from control_room.errors import ControlRoomError
 from control_room.knowledge import history, routes
 from control_room.ledger import events, result
-from control_room.ledger.follow import progress
+from control_room.ledger.follow import misses, progress
 from control_room.ledger.line import parse
 from control_room.ledger.read import tail
 from control_room.ledger.stats import spent_on, summary
@@ -61,7 +61,7 @@ def gather(room: Room, *, last: int = 5, elsewhere: bool = True) -> dict[str, An
             "to start a new one"
         ]
     spent = s["spend_by_day"].get(today(), 0.0)
-    if s.get("from") and s.get("from_time", "")[:10] >= today():  # recent lines do not reach today's first
+    if misses(s, today()):  # a big ledger's recent lines that do not reach today's first
         spent = spent_on(room.ledger, room.cache / "ledger-summary", today())
     out["spend_today_usd"] = round(spent, 6)
     out["ledger_lines"] = s["lines"]
