@@ -56,6 +56,20 @@ def backward(path: Path) -> Iterator[str]:
         return
 
 
+def entries_since(path: Path, since: str = "") -> Iterator[Entry]:
+    """The well-formed entries of the ledger at ``path``, last first, back to the table header or
+    to the first one older than ``since`` (an ISO time; "": no such bound)."""
+    for line in backward(path):
+        if line == HEADER:
+            return
+        entry = parse(line)
+        if entry is None:
+            continue
+        if since and entry.time < since:
+            return
+        yield entry
+
+
 def data_lines_backward(fd: int, end: int) -> Iterator[str]:
     """The lines before byte ``end`` back to the table header (not included), last first."""
     first = True

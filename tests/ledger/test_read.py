@@ -160,3 +160,13 @@ def test_a_writer_named_writer_has_no_line_in_the_header(tmp_path: Path) -> None
         assert torn_and_last_hash(fd, path.stat().st_size, "writer") == (False, None)
     finally:
         os.close(fd)
+
+
+def test_entries_since_reads_back_to_the_header_or_the_time(ledger: Path) -> None:
+    lines = five_lines(ledger)
+    with open(ledger, "a", encoding="utf-8") as f:
+        f.write("not a ledger line\n")
+    newest_first = [parse(ln) for ln in reversed(lines)]
+    assert list(read.entries_since(ledger)) == newest_first
+    assert list(read.entries_since(ledger, "9999")) == []  # every line older than that
+    assert list(read.entries_since(ledger.with_name("missing.md"))) == []

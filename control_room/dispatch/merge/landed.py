@@ -15,8 +15,7 @@ from pathlib import Path
 from control_room import git
 from control_room.dispatch.worktrees import place
 from control_room.ledger import events
-from control_room.ledger.line import HEADER, parse
-from control_room.ledger.read import backward
+from control_room.ledger.read import entries_since
 from control_room.room.layout import Room
 from control_room.room.tasks import Task
 
@@ -26,14 +25,7 @@ def landed(room: Room, repo: Path, task: Task, base: str) -> str | None:
     ``integrate`` line since it passed says ``merged`` (read backwards from the end, back to its
     pass), and its branch's tip is on ``base``. None otherwise."""
     tid, since = task["id"], str(task.get("passed_at", ""))
-    for line in backward(room.ledger):
-        if line == HEADER:
-            return None
-        entry = parse(line)
-        if entry is None:
-            continue
-        if since and entry.time < since:
-            return None
+    for entry in entries_since(room.ledger, since):
         if entry.task != tid or entry.event not in (events.INTEGRATE.name, events.RESULT.name):
             continue
         if entry.event == events.RESULT.name or entry.outcome != "merged":

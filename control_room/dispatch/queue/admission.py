@@ -124,11 +124,10 @@ def admit(
     """Raise ``Refused`` with the reason, or return how the task would run (None at QUEUED).
 
     At NEW, ``task`` is what a person or an agent wrote (see ``shape``); at QUEUED and RUN it
-    is a task read from its file in the queue. ``where`` says which state folder holds a dep
-    (the queue scan passes ``swarm.Folders(room).state_of``; by default, a stat per folder), a
-    copy in ``rejected/`` last. ``runs_on``: the adapter and model of its ``fallback`` chain
-    to run on (dispatch/queue/cooling.py), when its own cools down. ``holder(id, skip)``: which
-    other state folder holds the task's id (the queue scan's listings; by default, a stat each).
+    is a task read from its file in the queue. ``where`` and ``holder(id, skip)`` say which state
+    folder holds a dep (a copy in ``rejected/`` last) and which other one the task's own id (the
+    queue scan passes its listings; by default, a stat per folder). ``runs_on``: the adapter and
+    model of its ``fallback`` chain to run on (dispatch/queue/cooling.py) while its own cools.
     """
     skip = None if stage is Stage.NEW else "queue"
     taken = holder(task["id"], skip) if holder else swarm.state_of(room, task["id"], skip=skip)

@@ -20,8 +20,8 @@ from control_room.dispatch.round.outcome import CycleResult
 from control_room.dispatch.round.report import validate as validate_report
 from control_room.dispatch.run import finish
 from control_room.ledger import events, result
-from control_room.ledger.line import HEADER, Entry, parse
-from control_room.ledger.read import backward
+from control_room.ledger.line import Entry
+from control_room.ledger.read import entries_since
 from control_room.room import results as results_folder
 from control_room.room import roles
 from control_room.room.layout import Room
@@ -39,14 +39,7 @@ def written_down(room: Room, task: Task, claim: dict[str, Any] | None) -> Entry 
         return None
     tid, started = task["id"], str(claim.get("started", ""))
     this_round = int(task.get("rounds", 0)) + 1
-    for line in backward(room.ledger):
-        if line == HEADER:
-            return None
-        entry = parse(line)
-        if entry is None:
-            continue
-        if started and entry.time < started:
-            return None  # older than the claim: no line of this run
+    for entry in entries_since(room.ledger, started):  # back to the claim: the lines of this run
         if entry.task != tid:
             continue
         if entry.event == events.CLAIM.name:
