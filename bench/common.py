@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,3 +191,15 @@ def settle(room: Path, *, stop: bool = False) -> None:
         subprocess.run(
             [*control_room_cmd(), "--room", str(room), "ledger", "fold"], capture_output=True, check=True
         )
+
+
+def big_room_main(measure: Callable[[int, int, int], list[Row]], runs: int) -> None:
+    """The command line of a bench on the big room: ``--lines``, ``--tasks``, ``--runs``; its rows printed."""
+    import argparse  # only when a bench runs as a script
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--tasks", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=runs)
+    a = ap.parse_args()
+    print_rows(measure(a.lines, a.tasks, a.runs))

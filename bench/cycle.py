@@ -7,7 +7,6 @@ Usage: python bench/cycle.py [--lines N] [--tasks N] [--runs N]
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -16,11 +15,11 @@ from common import (
     CLICK_FLOOR,
     Row,
     bench_env,
+    big_room_main,
     build_room,
     control_room_cmd,
     median_time,
     no_budget,
-    print_rows,
     run_once,
     settle,
 )
@@ -58,12 +57,7 @@ def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 15) -> list
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--tasks", type=int, default=10_000)
-    ap.add_argument("--runs", type=int, default=15)
-    a = ap.parse_args()
-    print_rows(measure(a.lines, a.tasks, a.runs))
+    big_room_main(measure, runs=15)
 
 
 if __name__ == "__main__":
