@@ -34,6 +34,7 @@ from control_room.adapters.base import (
     Adapter,
     Invocation,
     Outcome,
+    Usage,
     last_line,
 )
 from control_room.proc import Result
@@ -45,6 +46,7 @@ _COUNT = r"([\d.,]+k?)"
 _SENT = re.compile(_COUNT + r" sent\b")
 _RECEIVED = re.compile(_COUNT + r" received\b")
 _SESSION_COST = re.compile(r"\$([\d.,]+) session\b")
+_MESSAGE_COST = re.compile(r"\$([\d.,]+) message\b")
 _ERRORISH = re.compile(r"error|exception|traceback|retrying|refused|unauthori[sz]ed|api key", re.IGNORECASE)
 _ERROR = re.compile(r"error|exception", re.IGNORECASE)
 _LITELLM = re.compile(r"^litellm\.\w+Error: ")  # aider's line for each refused call, before "Retrying in"
@@ -97,6 +99,20 @@ class Aider(Adapter):
         if setup.given():
             env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no fetch of the price list
         return env
+
+    def text_usage(self, line: str) -> Usage | None:
+        """Its ``Tokens: 4.2k sent, 512 received. Cost: $0.0042 message, ...`` line after each
+        model reply, read by the live cap as the run goes: the message's tokens and cost (none
+        without a price: CONTROL.md ``prices:`` prices it)."""
+        if not line.startswith("Tokens:"):
+            return None
+        sent, received = _SENT.search(line), _RECEIVED.search(line)
+        cost = _MESSAGE_COST.search(line)
+        return Usage(
+            (_count(sent.group(1)) or 0) if sent else 0,
+            (_count(received.group(1)) or 0) if received else 0,
+            _number(cost.group(1)) if cost else None,
+        )
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

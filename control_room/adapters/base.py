@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,15 @@ class Setup:
         return [k for k, v in vars(self).items() if v not in (None, False)]
 
 
+def new_session() -> str:
+    """A fresh random UUID (version 4), as text: the session id a run gives a CLI that takes
+    one (``Invocation.session``). Built from ``os.urandom``: ``uuid`` is not worth importing."""
+    b = bytearray(os.urandom(16))
+    b[6], b[8] = (b[6] & 0x0F) | 0x40, (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 @dataclass
 class Invocation:
     task: Mapping[str, Any]  # the task (room/tasks.py Task): adapters read, never write it
@@ -89,6 +99,10 @@ class Invocation:
     state: Path | None = None  # the adapter's state folder (control-room/.adapters/NAME), if set up
     results: Path | None = None  # the run's results folder (swarm/results/ID), where outputs go
     command: list[str] | None = None  # the task's own `command` as argv (the probe runs it), if any
+    # The id of this run's session, for a CLI that takes one from its caller (``--session-id``):
+    # its usage log is then known before it starts (``Adapter.usage_log``). New for every run.
+    session: str = field(default_factory=new_session)
+    max_turns: int = 0  # the task's (or CONTROL.md's) max_turns: 0, none
 
 
 @dataclass
@@ -101,6 +115,33 @@ class Outcome:
     cost_usd: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     fault: Fault | None = None  # the provider refused (adapters/faults.py): set by ``Adapter.fault``
+
+
+class Usage:
+    """What one model request cost, as a CLI reports it while it runs (``Adapter.step_usage``).
+    ``key``: the request's own id where the CLI may log one request more than once (gemini
+    rewrites a message as its tool calls run), so that it is counted once."""
+
+    __slots__ = ("cost_usd", "input_tokens", "key", "output_tokens")
+
+    def __init__(
+        self, input_tokens: int, output_tokens: int, cost_usd: float | None = None, key: str | None = None
+    ) -> None:
+        self.input_tokens, self.output_tokens, self.cost_usd, self.key = (
+            input_tokens,
+            output_tokens,
+            cost_usd,
+            key,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Usage) and self._fields() == other._fields()
+
+    def __repr__(self) -> str:
+        return f"Usage{self._fields()!r}"
+
+    def _fields(self) -> tuple[int, int, float | None, str | None]:
+        return self.input_tokens, self.output_tokens, self.cost_usd, self.key
 
 
 class Adapter:
@@ -187,22 +228,33 @@ class Adapter:
 
         return recognise(f"{outcome.error or ''}\n{stderr[-4000:]}")
 
-    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
-        """The usage one line of the CLI's streamed JSON output reports as it goes: (input
-        tokens, output tokens, cost in USD or None), or None for a line that reports none. Only
-        CLIs that stream their usage step by step override it (the live spend cap reads it,
-        dispatch/run/spend.py)."""
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
+        """The usage one JSON line of the CLI's output or usage log reports as it goes (one model
+        request's), or None for a line that reports none. Only CLIs that report their usage
+        step by step override it or ``text_usage``: the live spend cap reads them
+        (dispatch/run/spend.py)."""
         return None
+
+    def text_usage(self, line: str) -> Usage | None:
+        """The same for a line of text output that is not JSON (aider's ``Tokens: ...`` line)."""
+        return None
+
+    def meters(self) -> bool:
+        """Whether the CLI reports its usage as it runs (``step_usage`` or ``text_usage``)."""
+        cls = type(self)
+        return cls.step_usage is not Adapter.step_usage or cls.text_usage is not Adapter.text_usage
 
     def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
         """The folder the CLI keeps its usage log in (``usage_log``), for the run ``inv`` with
         the environment ``env``; None (the default): it keeps none."""
         return None
 
-    def usage_log(self, event: Mapping[str, Any]) -> str | None:
-        """Where, in its own state folder (a glob), the CLI logs its usage per model request,
-        as one line of its stdout names it; None (the default) for a line that names none. The
-        live spend cap then reads that log, through ``step_usage``, instead of stdout."""
+    def usage_log(self, inv: Invocation, event: Mapping[str, Any] | None) -> str | None:
+        """Where, in ``usage_home``, the CLI logs its usage per model request (a glob): known
+        before the run from ``inv`` (``event`` None: a CLI that takes ``inv.session`` as its
+        session id), or named by a line of its stdout (``event``: codex's ``thread.started``).
+        None (the default): no log. The live spend cap then reads that log, through
+        ``step_usage``, instead of stdout."""
         return None
 
     def explain(self, result: Result, stderr: str) -> str:

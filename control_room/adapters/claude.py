@@ -12,6 +12,13 @@ A setup: ``ANTHROPIC_BASE_URL``, the key in ``ANTHROPIC_API_KEY`` (with a ``base
 ``CLAUDE_CODE_MAX_RETRIES=0`` (else an unreachable endpoint is retried silently for over
 100 s); telemetry, the updater and other traffic off.
 
+Each run gets a session id of control-room's (``--session-id``), so its transcript,
+``projects/<cwd>/<id>.jsonl`` in its config folder (``~/.claude``, ``$CLAUDE_CONFIG_DIR``, or
+the state folder's when isolated), is known before it starts: each ``assistant`` line there
+carries its message's usage, read by the live cap as the run goes (a message with several
+content blocks is logged once per block, under one message id: counted once). Its own
+``--max-budget-usd`` holds the task's dollars; ``--max-turns`` its ``max_turns``.
+
 ``read_result`` is shared with the CLIs whose output copies this shape (amp, cursor-agent).
 """
 
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import (
@@ -27,6 +35,7 @@ from control_room.adapters.base import (
     Adapter,
     Invocation,
     Outcome,
+    Usage,
     as_float,
     as_int,
     json_lines,
@@ -39,7 +48,9 @@ if TYPE_CHECKING:  # faults is only read for a run that failed
     from control_room.adapters.faults import Fault
 
 BUDGET_STOP = "error_max_budget_usd"  # the result's subtype when --max-budget-usd ended the run
+TURNS_STOP = "error_max_turns"  # ... and when --max-turns did
 COST_CAP = "cost-cap"  # as a run ended by its live cap fails (dispatch/run/spend.py CAP)
+TURN_CAP = "turn-cap"  # ... and by its max_turns (spend.py TURN_CAP)
 QUIET = {  # with a setup: nothing but the model calls leaves the machine
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
@@ -60,8 +71,8 @@ class Claude(Adapter):
     vendor_keys = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 
     def command(self, inv: Invocation) -> list[str]:
-        return ["claude", "-p", "--output-format", "json", *self.with_model("--model", inv), *_budget(inv),
-                *inv.extra_args]  # fmt: skip
+        return ["claude", "-p", "--output-format", "json", "--session-id", inv.session,
+                *self.with_model("--model", inv), *_budget(inv), *inv.extra_args]  # fmt: skip
 
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
         setup = inv.setup
@@ -79,6 +90,32 @@ class Claude(Adapter):
             env.update(QUIET)
         return env
 
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """Its config folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude`` of the run's HOME (the
+        state folder when isolated)."""
+        if env.get("CLAUDE_CONFIG_DIR"):
+            return Path(env["CLAUDE_CONFIG_DIR"])
+        return Path(env["HOME"]) / ".claude" if env.get("HOME") else None
+
+    def usage_log(self, inv: Invocation, event: Mapping[str, Any] | None) -> str | None:
+        """The transcript of the session ``--session-id`` started (its folder is named after the
+        work dir)."""
+        return f"projects/*/{inv.session}.jsonl"
+
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
+        """An ``assistant`` line of its transcript: its message's ``usage`` (no cost), keyed by
+        the message id."""
+        message = event.get("message") if event.get("type") == "assistant" else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if not isinstance(usage, dict):
+            return None
+        key = message.get("id") if isinstance(message, dict) else None
+        return Usage(
+            as_int(usage.get("input_tokens")) or 0,
+            as_int(usage.get("output_tokens")) or 0,
+            key=key if isinstance(key, str) else None,
+        )
+
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
     ) -> Outcome:
@@ -94,7 +131,7 @@ class Claude(Adapter):
         if outcome.ok or result.timed_out or result.stopped:
             return None
         event = result_event(stdout)
-        if event is not None and event.get("subtype") == BUDGET_STOP:  # the task's cap, no provider's
+        if event is not None and event.get("subtype") in (BUDGET_STOP, TURNS_STOP):  # the task's caps
             return None
         status = as_int(event.get("api_error_status")) if event else None
         if event is None or status is None:
@@ -106,9 +143,11 @@ class Claude(Adapter):
 
 
 def _budget(inv: Invocation) -> list[str]:
-    """Claude Code's own live cap, at the task's ``max_cost_usd`` (none for a free run: 0)."""
+    """Claude Code's own live caps: the task's ``max_cost_usd`` (none for a free run: 0), and
+    its ``max_turns`` (none: 0)."""
     cap = as_float(inv.task.get("max_cost_usd"))
-    return ["--max-budget-usd", f"{cap:g}"] if cap else []
+    turns = ["--max-turns", str(inv.max_turns)] if inv.max_turns else []
+    return (["--max-budget-usd", f"{cap:g}"] if cap else []) + turns
 
 
 def result_event(stdout: str) -> dict[str, Any] | None:
@@ -164,6 +203,11 @@ def read_result(adapter: Adapter, result: Result, stdout: str, stderr: str) -> O
         error = (
             f"{COST_CAP}: ${as_float(event.get('total_cost_usd')) or 0:.4f} spent over "
             f"{as_int(event.get('num_turns')) or 0} turn(s); {adapter.name} stopped itself: {why}"
+        )
+    elif subtype == TURNS_STOP:  # its own --max-turns ended it
+        error = (
+            f"{TURN_CAP}: {as_int(event.get('num_turns')) or 0} model turns; {adapter.name} stopped "
+            "itself at its --max-turns (max_turns)"
         )
     elif result.exit_code != 0 or failed:
         detail = _first_line(text) or _first_line(str(event.get("error") or "")) or _last_line(stderr)

@@ -23,7 +23,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome, as_int, json_lines, killed
+from control_room.adapters.base import (
+    CLI_ENV,
+    Adapter,
+    Invocation,
+    Outcome,
+    Usage,
+    as_int,
+    json_lines,
+    killed,
+)
 from control_room.proc import Result
 
 PROVIDER = "control-room"
@@ -81,7 +90,7 @@ class Codex(Adapter):
             env["CODEX_HOME"] = self.home(inv)
         return env
 
-    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
         """A ``token_count`` of its session log reports one model request's tokens
         (``info.last_token_usage``); on stdout, ``turn.completed`` reports the whole exec turn's,
         only once it is over (no cost in either)."""
@@ -94,7 +103,7 @@ class Codex(Adapter):
             usage = event.get("usage")
         if not isinstance(usage, dict):
             return None
-        return as_int(usage.get("input_tokens")) or 0, as_int(usage.get("output_tokens")) or 0, None
+        return Usage(as_int(usage.get("input_tokens")) or 0, as_int(usage.get("output_tokens")) or 0)
 
     def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
         """Its CODEX_HOME: the state folder when isolated, else the user's (``~/.codex``); the
@@ -105,10 +114,13 @@ class Codex(Adapter):
             return Path(env["CODEX_HOME"])
         return Path(env["HOME"]) / ".codex" if env.get("HOME") else None
 
-    def usage_log(self, event: Mapping[str, Any]) -> str | None:
+    def usage_log(self, inv: Invocation, event: Mapping[str, Any] | None) -> str | None:
         """``thread.started`` names the session whose rollout (``sessions/Y/M/D/rollout-...-ID.jsonl``
-        in its CODEX_HOME) logs a ``token_count`` after each model request."""
-        thread = event.get("thread_id") if event.get("type") == "thread.started" else None
+        in its CODEX_HOME) logs a ``token_count`` after each model request (it takes no session
+        id from its caller: the log is known only once its stdout names it)."""
+        thread = (
+            event.get("thread_id") if event is not None and event.get("type") == "thread.started" else None
+        )
         if not isinstance(thread, str) or not thread or not all(c.isalnum() or c == "-" for c in thread):
             return None
         return f"sessions/*/*/*/rollout-*-{thread}.jsonl"

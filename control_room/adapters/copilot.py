@@ -8,15 +8,24 @@ file read inside ``-C DIR`` needs no tool permission).
 to ``Outcome.extra``): no tokens, no cost. Those only go to ``--usage-output-file``, written
 into the run's results folder (``copilot-usage.json``) and read back:
 ``modelMetrics.<model>.usage.inputTokens``/``outputTokens`` and ``requests.cost``, summed over
-models. A denied tool call still exits 0; an unreachable provider exits 1 after five retries
-(~24 s). With a ``base_url`` (bring your own key) it needs a model, else it exits 1 with
-``BYOK providers require an explicit model``: the error says to set one.
+models.
+
+Each run gets a session id of control-room's (``--session-id``), so its event log,
+``session-state/<id>/events.jsonl`` in its home (``~/.copilot``, ``$COPILOT_HOME``), is known
+before it starts: a ``session.usage_record`` there per model request carries its tokens and
+cost, read by the live cap as the run goes (a cost of 0, a bring-your-own-key model's, is
+unpriced: CONTROL.md ``prices:`` prices it).
+
+A denied tool call still exits 0; an unreachable provider exits 1 after five retries (~24 s).
+With a ``base_url`` (bring your own key) it needs a model, else it exits 1 with ``BYOK
+providers require an explicit model``: the error says to set one.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import (
@@ -25,6 +34,7 @@ from control_room.adapters.base import (
     Adapter,
     Invocation,
     Outcome,
+    Usage,
     as_float,
     as_int,
     json_lines,
@@ -58,6 +68,8 @@ class Copilot(Adapter):
             str(inv.workdir),
             "--output-format",
             "json",
+            "--session-id",
+            inv.session,
             *usage,
             "-p",
             self.pointer(inv),
@@ -84,6 +96,29 @@ class Copilot(Adapter):
         if setup.base_url or setup.isolated:
             env["COPILOT_AUTO_UPDATE"] = "false"
         return env
+
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """Its home: ``$COPILOT_HOME`` (the state folder when isolated), else ``~/.copilot``."""
+        if env.get("COPILOT_HOME"):
+            return Path(env["COPILOT_HOME"])
+        return Path(env["HOME"]) / ".copilot" if env.get("HOME") else None
+
+    def usage_log(self, inv: Invocation, event: Mapping[str, Any] | None) -> str | None:
+        """The event log of the session ``--session-id`` started."""
+        return f"session-state/{inv.session}/events.jsonl"
+
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
+        """A ``session.usage_record``: one model request's tokens and cost, keyed by its call id."""
+        data = event.get("data") if event.get("type") == "session.usage_record" else None
+        usage = data.get("usage") if isinstance(data, dict) else None
+        if not isinstance(usage, dict):
+            return None
+        tokens_in, tokens_out = as_int(usage.get("inputTokens")) or 0, as_int(usage.get("outputTokens")) or 0
+        cost = as_float(usage.get("cost"))
+        if cost == 0 and tokens_in + tokens_out:  # its own model's price unknown: unpriced, not free
+            cost = None
+        key = usage.get("apiCallId", event.get("id"))
+        return Usage(tokens_in, tokens_out, cost, key if isinstance(key, str) else None)
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

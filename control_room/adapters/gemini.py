@@ -4,6 +4,13 @@ non-interactively and takes stdin as the prompt (``-p`` text would only be appen
 ``stats.models.<model>.tokens.{prompt,candidates,...}``, one entry per model used (the router
 model too, so tokens are summed). No cost. Errors come as ``{"error": {"message", "code"}}``.
 
+Each run gets a session id of control-room's (``--session-id``), so its chat recording,
+``~/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl``, is known before it
+starts: each ``gemini`` line there carries one model response's ``tokens``, read by the live
+cap as the run goes (a response is written again as its tool calls run, under its own id:
+counted once). Isolated, its ``max_turns`` goes in ``model.maxSessionTurns`` (exit 53 when it
+is reached); otherwise the live cap holds it.
+
 ``--skip-trust``: without it an untrusted folder exits 55 before doing anything. That is
 workspace trust, not a tool-permission bypass: without ``--yolo`` shell and write tools are
 not even offered in headless mode. No work-dir flag: cwd.
@@ -21,14 +28,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, as_int, last_line
+from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage, as_int, last_line
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed
     from control_room.adapters.faults import Fault
 
+TURNS_STOP = 53  # its exit code when model.maxSessionTurns is reached
+TURN_CAP = "turn-cap"  # as a run ended by its max_turns fails (dispatch/run/spend.py TURN_CAP)
 _ATTEMPT = re.compile(r"\bAttempt \d+ failed\b")
 _NODE_NOISE = ("(node:", "(Use `node --trace")
 
@@ -63,7 +73,8 @@ class Gemini(Adapter):
     vendor_keys = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS")
 
     def command(self, inv: Invocation) -> list[str]:
-        return ["gemini", "-o", "json", "--skip-trust", *self.with_model("-m", inv), *inv.extra_args]
+        return ["gemini", "-o", "json", "--skip-trust", "--session-id", inv.session,
+                *self.with_model("-m", inv), *inv.extra_args]  # fmt: skip
 
     def prepare(self, inv: Invocation) -> dict[str, str]:
         if not inv.setup.isolated:
@@ -75,6 +86,8 @@ class Gemini(Adapter):
         }
         if inv.setup.base_url or inv.setup.api_key_env:
             settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+        if inv.max_turns:
+            settings["model"] = {"maxSessionTurns": inv.max_turns}
         return {".gemini/settings.json": json.dumps(settings, indent=2) + "\n"}
 
     def env(self, inv: Invocation, env: dict[str, str]) -> dict[str, str]:
@@ -89,6 +102,26 @@ class Gemini(Adapter):
         elif setup.base_url:  # never the user's own key (withheld: ``vendor_keys``)
             env["GEMINI_API_KEY"] = NO_KEY
         return env
+
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """``~/.gemini`` of the run's HOME (the state folder when isolated)."""
+        return Path(env["HOME"]) / ".gemini" if env.get("HOME") else None
+
+    def usage_log(self, inv: Invocation, event: Mapping[str, Any] | None) -> str | None:
+        """The chat recording of the session ``--session-id`` started."""
+        return f"tmp/*/chats/session-*-{inv.session[:8]}.jsonl"
+
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
+        """A ``gemini`` message of its chat recording: its ``tokens`` (no cost), keyed by its id."""
+        tokens = event.get("tokens") if event.get("type") == "gemini" else None
+        if not isinstance(tokens, dict):
+            return None
+        key = event.get("id")
+        return Usage(
+            as_int(tokens.get("input")) or 0,
+            as_int(tokens.get("output")) or 0,
+            key=key if isinstance(key, str) else None,
+        )
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None
@@ -119,6 +152,8 @@ class Gemini(Adapter):
             error = self.explain(result, detail or _cause(stderr))
             if result.exit_code == 41:  # the auth type its settings.json selects (or lacks)
                 error += f"; {AUTH_FIX}"
+            elif result.exit_code == TURNS_STOP:  # its model.maxSessionTurns, from max_turns
+                error = f"{TURN_CAP}: gemini stopped itself at its model.maxSessionTurns (max_turns)"
         elif error_obj is not None:
             error = f"gemini exited 0 but reported an error: {detail or 'unknown'}"
         elif not isinstance(response, str):

@@ -10,6 +10,11 @@ provider and a model, both named ``control-room``) passed with ``--config-file``
 in ``OPENAI_API_KEY``, which kimi-cli reads over the file's ``api_key`` for that provider type.
 Isolated, ``HOME`` is the state folder (its sessions, ``~/.kimi``).
 
+Each run gets a session id of control-room's (``-S``: a new id starts a new session), so its
+wire log, ``~/.kimi/sessions/<work dir hash>/<id>/wire.jsonl``, is known before it starts: a
+``StatusUpdate`` there per step carries its ``token_usage`` (no cost), read by the live cap as
+the run goes. Its ``max_turns`` goes in ``--max-steps-per-turn``.
+
 Traps: print mode auto-approves every tool call (it implies ``--afk``), so a kimi task runs
 unattended by design. Needs Python >= 3.12; version 1.52.0 is a stub that only prints a
 deprecation notice (and run without arguments downloads an installer): pin 1.51.0.
@@ -20,14 +25,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, last_line
+from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage, as_int, last_line
 from control_room.proc import Result
 
 CONFIG = "config.toml"
 NAME = "control-room"  # the provider's and the model's name in that file
 RESUME = ("To resume this session",)
 NO_MODEL = "LLM not set"
+STATUS = "StatusUpdate"  # the wire log's message carrying a step's token usage
 CONTEXT = 131_072  # the model's max_context_size in the file: kimi needs one, the endpoint has its own
 
 
@@ -52,7 +59,8 @@ class Kimi(Adapter):
             head = ["--config-file", str(Path(self.home(inv)) / CONFIG)]
         else:
             head = self.with_model("-m", inv)
-        return ["kimi", "--quiet", "-w", str(inv.workdir), *head, *inv.extra_args]
+        turns = ["--max-steps-per-turn", str(inv.max_turns)] if inv.max_turns else []
+        return ["kimi", "--quiet", "-w", str(inv.workdir), "-S", inv.session, *head, *turns, *inv.extra_args]
 
     def prepare(self, inv: Invocation) -> dict[str, str]:
         if not inv.setup.base_url:
@@ -95,6 +103,30 @@ class Kimi(Adapter):
             env["KIMI_DISABLE_TELEMETRY"] = "1"
             env["KIMI_CLI_NO_AUTO_UPDATE"] = "1"
         return env
+
+    def usage_home(self, inv: Invocation, env: Mapping[str, str]) -> Path | None:
+        """``~/.kimi`` of the run's HOME (the state folder when isolated)."""
+        return Path(env["HOME"]) / ".kimi" if env.get("HOME") else None
+
+    def usage_log(self, inv: Invocation, event: Mapping[str, Any] | None) -> str | None:
+        """The wire log of the session ``-S`` started."""
+        return f"sessions/*/{inv.session}/wire.jsonl"
+
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
+        """A ``StatusUpdate`` of its wire log: one step's ``token_usage`` (input as fresh, cached
+        and cache-written tokens), keyed by its message id."""
+        message = event.get("message")
+        payload = (
+            message.get("payload") if isinstance(message, dict) and message.get("type") == STATUS else None
+        )
+        usage = payload.get("token_usage") if isinstance(payload, dict) else None
+        if not isinstance(usage, dict) or not isinstance(payload, dict):
+            return None
+        tokens_in = sum(
+            as_int(usage.get(k)) or 0 for k in ("input_other", "input_cache_read", "input_cache_creation")
+        )
+        key = payload.get("message_id")
+        return Usage(tokens_in, as_int(usage.get("output")) or 0, key=key if isinstance(key, str) else None)
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

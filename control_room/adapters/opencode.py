@@ -30,6 +30,7 @@ from control_room.adapters.base import (
     Adapter,
     Invocation,
     Outcome,
+    Usage,
     as_float,
     as_int,
     json_lines,
@@ -100,7 +101,7 @@ class Opencode(Adapter):
         env.update(QUIET)
         return env
 
-    def step_usage(self, event: Mapping[str, Any]) -> tuple[int, int, float | None] | None:
+    def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
         """Each ``step_finish`` reports its step's (one model request's) tokens and cost; a cost
         of 0 for tokens spent is opencode's word for a model its config prices not (CONTROL.md
         ``prices:`` prices it)."""
@@ -112,7 +113,7 @@ class Opencode(Adapter):
         cost = as_float(part.get("cost"))
         if cost == 0 and tokens_in + tokens_out:  # a model its config gives no price: unpriced, not free
             cost = None
-        return tokens_in, tokens_out, cost
+        return Usage(tokens_in, tokens_out, cost)
 
     def read(
         self, result: Result, stdout: str, stderr: str, files: Mapping[str, str] | None = None

@@ -148,6 +148,13 @@ KEYS: dict[str, tuple[Any, str, str]] = {
         "and a run that streams its usage ends there ([faults.md](faults.md#live-spend-caps)); 0: none",
     ),
     "max_task_cost_usd": (2.0, "money", "the highest `max_cost_usd` a task may declare"),
+    "max_turns": (
+        0,
+        "count",
+        "model turns an agent may take in one run, unless its task says (`max_turns`): passed as its "
+        "CLI's own flag where it has one, and held by the live cap ([faults.md](faults.md#live-spend-caps)); "
+        "0: none",
+    ),
     "max_rounds": (2, "posint", "failed rounds before a task is parked"),
     "max_dispatcher_deaths": (
         3,

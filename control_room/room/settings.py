@@ -36,6 +36,7 @@ class Settings:
     daily_budget_usd: float
     daily_budget_tokens: int
     max_task_cost_usd: float
+    max_turns: int
     max_rounds: int
     max_dispatcher_deaths: int
     max_queued: int

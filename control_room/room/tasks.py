@@ -32,7 +32,7 @@ PERSON, DISPATCHER = "person", "dispatcher"
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # text | id | ids | cost | seconds | int | strs | argv | paths | sides
+    kind: str  # text | id | ids | cost | seconds | int | count | strs | argv | paths | sides
     required: bool
     default: Any  # what an absent field means (None: nothing)
     writer: str  # PERSON or DISPATCHER
@@ -72,6 +72,13 @@ FIELDS: tuple[Field, ...] = (
     _f("owns", "paths", "paths this task may edit (none: any)", default=[]),
     _f("gate", "ids", "gates (gpu, submit, merge, ...) that need an approval first", default=[]),
     _f("priority", "int", "higher runs first; ties oldest first", default=0),
+    _f(
+        "max_turns",
+        "count",
+        "model turns the agent may take in one run (its CLI's own flag, and the live cap: faults.md); "
+        "0: CONTROL.md's",
+        default=0,
+    ),
     _f("extra_args", "strs", "extra CLI flags; refused unless CONTROL.md allows them", default=[]),
     _f("command", "argv", "what the probe adapter runs itself"),
     _f("review", "ids", "lenses that review this task when it passes ([] for none); overrides CONTROL.md"),
@@ -151,6 +158,7 @@ if TYPE_CHECKING:  # at run time a task is a plain dict: building this TypedDict
         owns: list[str]
         gate: list[str]
         priority: int
+        max_turns: int
         extra_args: list[str]
         command: str | list[str]
         review: list[str]
@@ -203,8 +211,11 @@ def _check(f: Field, v: Any) -> str | None:
         return None if is_number(v) and v >= 0 else "must be a number >= 0"
     if f.kind == "seconds":
         return None if is_number(v) and v > 0 else "must be a number of seconds > 0"
-    if f.kind == "int":
-        return None if isinstance(v, int) and not isinstance(v, bool) else "must be an integer"
+    if f.kind in ("int", "count"):
+        whole = isinstance(v, int) and not isinstance(v, bool)
+        if f.kind == "int":
+            return None if whole else "must be an integer"
+        return None if whole and v >= 0 else "must be an integer >= 0"
     if f.kind == "strs":
         return None if _strs(v) else "must be a list of strings"
     if f.kind == "argv":

@@ -58,6 +58,7 @@ _KINDS: dict[str, dict[str, Any]] = {
     "cost": {"type": "number", "minimum": 0},
     "seconds": {"type": "number", "exclusiveMinimum": 0},
     "int": {"type": "integer"},
+    "count": {"type": "integer", "minimum": 0},
     "strs": _STRS,
     "argv": {"anyOf": [{"type": "string", "minLength": 1}, {**_STRS, "minItems": 1}]},
     "paths": {**_STRS, "description": "relative to the work dir, without '..'"},

@@ -8,7 +8,10 @@ Scenarios (FAKE_AGENT_MODE of the fake):
 - error: not ok, and the one-line error names the exit code;
 - garbage: no exception, and either not ok or no report;
 - noreport: ok (the CLI did its job) but no report in the final message;
-- timeout: killed at a 1 s wall clock, with its grandchild dead soon after.
+- timeout: killed at a 1 s wall clock, with its grandchild dead soon after;
+- spend (``capped``, for the CLIs that report their usage as they run): a model that never
+  stops, ended by the live cap (dispatch/run/spend.py) reading the usage where the real CLI
+  logs it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import pytest
 from control_room import proc
 from control_room.adapters import faults
 from control_room.adapters.base import Adapter, Invocation, Outcome, Setup
+from control_room.dispatch.run import spend
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
 # The time-out runs wait out a 1 s wall clock each, 18 of them: in the slow tier (`pytest -m slow`).
@@ -88,11 +92,15 @@ class Run:
     log: list[dict[str, Any]]
     pidfile: Path
     files: dict[str, str] = field(default_factory=dict)  # what prepare() wrote into the state folder
+    meter: spend.Meter | None = None  # the live cap that watched it (``capped``)
 
 
-def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: float = 30) -> Run:
+def execute(
+    spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: float = 30, metered: bool = False
+) -> Run:
     """Run the adapter as the cycle does, for real (fakes first on PATH): its setup's files
-    written into the state folder, its argv and environment, the files it names read back."""
+    written into the state folder, its argv and environment, the files it names read back;
+    ``metered``: watched by the live cap, as the cycle does (``PRICES``)."""
     logfile, pidfile = tmp_path / f"{mode}.log.jsonl", tmp_path / f"{mode}.pid"
     prepared = spec.adapter.prepare(inv)
     if inv.state is not None and (prepared or inv.setup.isolated):
@@ -106,9 +114,11 @@ def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: f
                FAKE_AGENT_LOG=str(logfile), FAKE_AGENT_PIDFILE=str(pidfile), **spec.env)  # fmt: skip
     env = spec.adapter.env(inv, env)
     argv = spec.adapter.command(inv)
+    out = tmp_path / f"{mode}.stdout"
+    home = spec.adapter.usage_home(inv, env)
+    meter = spend.meter(spec.adapter, inv, out, PRICES, home=home) if metered else None
     result = proc.run(argv, cwd=inv.workdir, env=env, stdin=spec.adapter.stdin(inv), timeout_s=timeout_s,
-                      stdout_path=tmp_path / f"{mode}.stdout",
-                      stderr_path=tmp_path / f"{mode}.stderr")  # fmt: skip
+                      stdout_path=out, stderr_path=tmp_path / f"{mode}.stderr", watch=meter)  # fmt: skip
     stdout = result.stdout.path.read_text(encoding="utf-8", errors="replace")
     stderr = result.stderr.path.read_text(encoding="utf-8", errors="replace")
     named = spec.adapter.outputs(inv)
@@ -121,7 +131,7 @@ def execute(spec: Spec, inv: Invocation, tmp_path: Path, mode: str, timeout_s: f
     else:
         outcome = spec.adapter.read(result, stdout, stderr)
     lines = logfile.read_text(encoding="utf-8").splitlines() if logfile.exists() else []
-    return Run(result, outcome, [json.loads(ln) for ln in lines], pidfile, prepared)
+    return Run(result, outcome, [json.loads(ln) for ln in lines], pidfile, prepared, meter)
 
 
 def check(spec: Spec, scenario: str, tmp_path: Path) -> Run:
@@ -233,3 +243,24 @@ def refused(spec: Spec, mode: str, tmp_path: Path, wait_s: float | None) -> faul
     else:
         assert found.reset_at is not None and before + wait_s <= found.reset_at <= after + wait_s, found
     return found
+
+
+PRICES = {"test-model": {"input": 3.0, "output": 15.0}}  # USD per million: a spend-mode step is $0.45
+CAP = 1.0  # the capped task's max_cost_usd
+
+
+def capped(spec: Spec, tmp_path: Path) -> Run:
+    """Run the fake in spend mode (a model that never stops, each request reported where the
+    real CLI reports it) under the live cap: the run is ended once its spend passes ``CAP``,
+    the figure named; its steps are the requests the fake logged, each counted once."""
+    inv = invocation(tmp_path, spec, task={"id": TASK_ID, "max_cost_usd": CAP})
+    run = execute(spec, inv, tmp_path, "spend", metered=True)
+    m = run.meter
+    assert m is not None, "the adapter reports no usage as it runs"
+    assert run.result.ended == m.says() and not run.result.timed_out, (run.result.ended, run.result.exit_code)
+    assert m.steps >= 3 and (m.input_tokens, m.output_tokens) == (100_000 * m.steps, 10_000 * m.steps)
+    assert m.says() == (
+        f"cost-cap: ${0.45 * m.steps:.4f} (estimated) spent over {m.steps} step(s) "
+        f"({m.input_tokens} tokens in, {m.output_tokens} out), past max_cost_usd $1"
+    )
+    return run

@@ -4,7 +4,7 @@ mode exits 0, as the real aider does with the API down: the output decides."""
 import os
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused
 
 from control_room.adapters.aider import Aider, unwrap
 from control_room.adapters.base import Setup
@@ -106,3 +106,7 @@ def test_wrapped_lines_are_joined_and_short_ones_are_not():
 def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
     # what the real aider printed against the model server in each mode (tests/fixtures/limits)
     refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

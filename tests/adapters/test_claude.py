@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.claude import Claude
@@ -33,6 +33,8 @@ def test_argv(tmp_path):
         "-p",
         "--output-format",
         "json",
+        "--session-id",
+        inv.session,
         "--model",
         "test-model",
         "--max-turns",
@@ -123,3 +125,7 @@ def test_its_own_budget_stop_is_read_as_a_cost_cap_naming_the_figure():
         "cost-cap: $1.2000 spent over 2 turn(s); claude stopped itself: Reached maximum budget ($1)"
     )
     assert Claude().fault(result, stdout, "", out) is None  # the task's cap, not a provider's refusal
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

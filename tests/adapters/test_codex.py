@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.codex import Codex
@@ -122,7 +122,12 @@ def test_its_usage_log_is_in_its_own_codex_home_and_named_by_its_thread(tmp_path
     assert codex.usage_home(plain, {"HOME": "/home/u", "CODEX_HOME": "/c"}) == Path("/c")
     isolated = invocation(tmp_path, Spec(codex, setup=Setup(isolated=True)))
     assert codex.usage_home(isolated, {"CODEX_HOME": "/c"}) == Path(codex.home(isolated))
-    assert codex.usage_log({"type": "thread.started", "thread_id": "01a2-b3"}) == (
+    assert codex.usage_log(plain, None) is None  # it takes no session id: its stdout names it
+    assert codex.usage_log(plain, {"type": "thread.started", "thread_id": "01a2-b3"}) == (
         "sessions/*/*/*/rollout-*-01a2-b3.jsonl"
     )
-    assert codex.usage_log({"type": "thread.started", "thread_id": "../../x"}) is None
+    assert codex.usage_log(plain, {"type": "thread.started", "thread_id": "../../x"}) is None
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

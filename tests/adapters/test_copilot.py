@@ -2,7 +2,7 @@
 cost come from the --usage-output-file it writes into the run's results folder."""
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.copilot import Copilot
@@ -27,7 +27,7 @@ def test_contract_through_a_gateway(scenario, tmp_path):
 def test_argv(tmp_path):
     inv = invocation(tmp_path, SPEC)
     assert SPEC.adapter.command(inv) == [
-        "copilot", "-C", str(inv.workdir), "--output-format", "json",
+        "copilot", "-C", str(inv.workdir), "--output-format", "json", "--session-id", inv.session,
         "--usage-output-file", str(tmp_path / "results" / "copilot-usage.json"),
         "-p", SPEC.adapter.pointer(inv),
         "--model", "test-model", "--add-dir", "/tmp"]  # fmt: skip
@@ -66,3 +66,7 @@ def test_a_usage_file_that_is_missing_or_broken_gives_no_numbers(tmp_path):
 def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
     # what the real copilot printed against the model server in each mode (tests/fixtures/limits)
     refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

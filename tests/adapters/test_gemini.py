@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.gemini import Gemini
@@ -41,6 +41,8 @@ def test_argv(tmp_path):
         "-o",
         "json",
         "--skip-trust",
+        "--session-id",
+        inv.session,
         "-m",
         "test-model",
         "--approval-mode",
@@ -107,3 +109,7 @@ def test_the_node_warning_is_never_the_cause():
 def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
     # what the real gemini printed against the model server in each mode (tests/fixtures/limits)
     refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

@@ -1,7 +1,7 @@
 """The kimi adapter against tests/fakes/kimi (text output: no tokens, no cost)."""
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, execute, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.kimi import Kimi
@@ -29,6 +29,8 @@ def test_argv(tmp_path):
         "--quiet",
         "-w",
         str(inv.workdir),
+        "-S",
+        inv.session,
         "-m",
         "test-model",
         "--max-steps-per-turn",
@@ -44,10 +46,8 @@ def test_a_connection_error_quotes_stdout_not_the_resume_line(tmp_path):
 def test_a_gateway_is_a_config_file_of_its_own_and_the_key_stays_in_the_environment(tmp_path):
     run = check(GATEWAY, "success", tmp_path)
     state = tmp_path / "state"
-    assert run.log[0]["argv"] == [
-        "--quiet",
-        "-w",
-        str(tmp_path / "work dir"),
+    assert run.log[0]["argv"][:3] == ["--quiet", "-w", str(tmp_path / "work dir")]
+    assert run.log[0]["argv"][5:] == [
         "--config-file",
         str(state / "config.toml"),
     ]
@@ -92,3 +92,7 @@ def test_its_console_is_told_to_be_wide_so_nothing_comes_back_hard_wrapped(tmp_p
 def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
     # what the real kimi printed against the model server in each mode (tests/fixtures/limits)
     refused(SPEC, mode, tmp_path, 20 if mode == "rate_limit" else None)
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, check, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused
 
 from control_room.adapters.base import Setup
 from control_room.adapters.opencode import Opencode
@@ -92,3 +92,7 @@ def test_the_reset_time_is_the_responses_retry_after_header_when_the_words_give_
     after = time.time()
     assert found is not None and found.kind == "rate-limit"
     assert found.reset_at is not None and before + 30 <= found.reset_at <= after + 30
+
+
+def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
+    capped(SPEC, tmp_path)

@@ -176,7 +176,7 @@ def test_every_problem_is_listed_cycles_unknown_deps_fields_and_routes(run: Run,
         "task c (PLAN.md:21): wall_clock_s: not a duration: 'soon' (try 90, 90s, 30m, 1h); "
         "task c (PLAN.md:21): colour is not a task field (a plan sets: objective, falsifier, validator, "
         "max_cost_usd, wall_clock_s, kill_condition, role, adapter, model, fallback, deps, owns, gate, "
-        "priority, extra_args, command, review); "
+        "priority, max_turns, extra_args, command, review); "
         "task d (PLAN.md:31): deps names nope, which is not a task in any swarm folder: it could never be "
         "ready; "
         "task Bad_Id (PLAN.md:61): the id after ### must match [a-z0-9][a-z0-9._-]{0,63}: 'Bad_Id'; "

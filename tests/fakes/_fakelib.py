@@ -6,6 +6,8 @@ CLI does, and prints the real CLI's output shape. Environment:
 
 - FAKE_AGENT_MODE: success (default) | error | timeout | garbage | noreport | down (the model
   endpoint is unreachable: each fake then does what its real CLI does, docs/adapters.md) |
+  spend (a model that never stops: one request every 0.05 s, each of ``SPEND`` tokens, logged
+  where and as the real CLI logs its usage, until the run is ended: the live cap's test) |
   rate_limit | overloaded | quota | context (the provider refused: each fake prints what its
   real CLI printed against tests/modelserver.py in that mode, ``tests/fixtures/limits/<cli>.json``)
 - FAKE_AGENT_LOG: append {"argv", "stdin", "cwd", "env"} as one JSON line per run ("env": the
@@ -127,6 +129,27 @@ def limited(cli: str) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(recorded["exit"])
+
+
+SPEND = (100_000, 10_000)  # tokens in and out of each model request in spend mode
+
+
+def append_json(path: str, obj: object) -> None:
+    """One JSON line appended to ``path`` (its folders made), at once: as a CLI logs a request."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(obj) + "\n")
+
+
+def spend(record: Callable[[int], None], most: int | None = None, every: float = 0.05) -> None:
+    """spend mode: ``record(k)`` for request k = 1, 2, ... every ``every`` s, for ever (or
+    ``most`` requests, then exit 0): a model that keeps spending until the live cap ends the run."""
+    k = 0
+    while most is None or k < most:
+        k += 1
+        record(k)
+        time.sleep(every)
+    sys.exit(0)
 
 
 def emit(*objects: object) -> None:

@@ -1,6 +1,6 @@
 """``doctor``'s checks of what the room runs with: each adapter CONTROL.md or a role names (its
 executable, its version, with ``--check`` a one-turn hello), git and the target repository with
-its worktrees, and the free disk. Each reuses the cycle's own code (``admission.resolve``,
+its worktrees, and the free disk. Each reuses the cycle's own code (``resolve``,
 ``pick``'s PATH look-up, ``hello``, ``worktrees``)."""
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from control_room.dispatch.doctor.finding import (
     split_fix,
     unchecked,
 )
-from control_room.dispatch.queue import admission, environment
+from control_room.dispatch.queue import environment
+from control_room.dispatch.queue.resolve import resolve
 from control_room.dispatch.run import hello
 from control_room.dispatch.worktrees import place, worktree
 from control_room.room import gitmerge, roles
@@ -97,7 +98,7 @@ def _adapter(ctx: Context, name: str, where: list[str]) -> Finding:
     if role:
         task["role"] = role
     try:
-        plan = admission.resolve(room, ctx.settings, task)
+        plan = resolve(room, ctx.settings, task)
         if name == "probe":  # built in: it runs each task's own command
             return Finding(check, OK, f"built in: runs each task's own command ({said})")
         exe = plan.adapter.executable(plan.invocation(task, "", room.cr / "brief.md", room.root))

@@ -88,7 +88,7 @@ def value(name: str, text: str) -> Any:
             return parse_duration(text)
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
-    if kind == "int":
+    if kind in ("int", "count"):
         try:
             return int(text)
         except ValueError:

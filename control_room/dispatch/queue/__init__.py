@@ -1,7 +1,8 @@
 """The queue (SPEC §3, §4 step 3, §12 fan-out): what enters it, in what order, what is ready.
 
-- ``admission``: may a task enter the queue, may it run (one function, three stages); the plan
-  of a run (role, adapter, model, setup)
+- ``admission``: may a task enter the queue, may it run (one function, three stages)
+- ``resolve``: how a task will run (``Plan``: role, adapter, model, setup, max_turns) and the
+  ``Invocation`` its adapter gets
 - ``environment``: the environment of a run: the adapter's allow list, CONTROL.md ``env_allow``
 - ``deps``: deps that can never get done, dependency cycles
 - ``index``: listing task folders fast, the queue scan, the run order

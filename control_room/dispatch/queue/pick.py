@@ -18,9 +18,10 @@ from typing import Any
 
 from control_room import errors, ledger
 from control_room.dispatch.queue import index
-from control_room.dispatch.queue.admission import Plan, Refused, Stage, admit
+from control_room.dispatch.queue.admission import Refused, Stage, admit
 from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.queue.ready import Readiness, Wait, readiness
+from control_room.dispatch.queue.resolve import Plan
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.ledger import events
 from control_room.ledger.events import Event

@@ -8,7 +8,7 @@ side is the adapter's own default, the same model ("default" both).
 from __future__ import annotations
 
 from control_room import ledger
-from control_room.dispatch.queue.admission import resolve
+from control_room.dispatch.queue.resolve import resolve
 from control_room.errors import ControlRoomError
 from control_room.ledger import events
 from control_room.room import lenses

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from control_room import errors, proc
 from control_room.adapters.faults import CONTEXT
-from control_room.dispatch.queue.admission import Plan
 from control_room.dispatch.queue.environment import agent_env
+from control_room.dispatch.queue.resolve import Plan
 from control_room.ledger.result import TOO_BIG
 from control_room.room import results as results_folder
 from control_room.room.layout import Room

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from control_room import adapters, errors, ledger, proc
-from control_room.dispatch.queue.admission import resolve
+from control_room.dispatch.queue.resolve import resolve
 from control_room.dispatch.run import agent
 from control_room.ledger import events
 from control_room.room.layout import Room

@@ -94,7 +94,7 @@ def run_claimed(
         tick = None if progress is None else (lambda t, n: progress(tid, adapter.name, t, limit, n))
         left = ready.tokens_left(room, settings)
         home = adapter.usage_home(inv, env)  # where the CLI logs its usage per request, if it does
-        cap = spend.meter(adapter, results / "stdout.txt", task, plan.model, settings.prices, left, home)
+        cap = spend.meter(adapter, inv, results / "stdout.txt", settings.prices, left, home)
         res = agent.execute(
             room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap
         )

@@ -1,25 +1,28 @@
 """A live spend cap: the agent's run ends once what it has spent crosses its task's
-``max_cost_usd`` (docs/faults.md "Live spend caps").
+``max_cost_usd``, what is left of today's ``daily_budget_tokens``, or its ``max_turns``
+(docs/faults.md "Live spend caps").
 
-A CLI that streams its usage step by step (``Adapter.step_usage``: codex's ``turn.completed``,
-opencode's ``step_finish``) is read as it writes: at each poll of the run the new whole lines of
-its stdout capture are parsed and their usage summed. A step that reports dollars counts as
-reported; one that reports only tokens is priced from CONTROL.md ``prices:`` (per million
-tokens, for the run's model), and the figure is marked estimated. With neither, nothing can be
-capped live, and the run's spend is checked after it as before (``cost-overrun``).
+A CLI that reports its usage step by step is read as it writes: at each poll of the run the new
+whole lines are read and each model request's usage (``Adapter.step_usage`` for a JSON line,
+``text_usage`` for a line of text) summed. Where it reports them:
 
-A CLI may write its usage per model request to a log of its own rather than to stdout
-(``Adapter.usage_log``: codex's session rollout, named by the ``thread.started`` line of its
-stdout, holds a ``token_count`` per request where its stdout has one ``turn.completed`` at the
-very end; ``Adapter.usage_home``: its CODEX_HOME). Once that log is found, it is read instead
-of stdout: looked for at each poll for the first second, then once a second.
+- on stdout: opencode's ``step_finish`` events, aider's ``Tokens: ...`` lines;
+- in a usage log of its own (``Adapter.usage_log``, in ``usage_home``): the session log of a CLI
+  that takes its session id from control-room (``Invocation.session``: claude's transcript,
+  gemini's chat recording, copilot's ``events.jsonl``, kimi's ``wire.jsonl``), known before the
+  run; or one a line of stdout names (codex's ``thread.started`` names its session rollout).
+  Once found, the log is read instead of stdout: looked for at each poll for the first second,
+  then once a second.
 
-The cap is the task's ``max_cost_usd``: a task starts only when that much is left of the daily
-budget (dispatch/queue/ready.py), so it holds both; and, with CONTROL.md ``daily_budget_tokens``,
-what is left of that today. A run ended so is a failed round, its
-failure ``cost-cap: ...`` naming the figure. It may overshoot by at most the one step that
-crossed the line (a step is known only once it is done), plus the request the CLI had already
-sent when it was ended, whose answer never arrives (tests/realcli/test_budget_realcli.py).
+A request logged more than once under the same key (gemini rewrites a message as its tool
+calls run) counts once. A step that reports dollars counts as reported; one that reports only
+tokens is priced from CONTROL.md ``prices:`` (per million tokens, for the run's model), and the
+figure is marked estimated. The cap is the task's ``max_cost_usd``: a task starts only when that
+much is left of the daily budget (dispatch/queue/ready.py), so it holds both. A run ended so is
+a failed round, its failure ``cost-cap: ...`` naming the figure (``turn-cap: ...`` for its
+turns). It may overshoot by at most the one step that crossed the line (a step is known only
+once it is done), plus the request the CLI had already sent when it was ended, whose answer never
+arrives (tests/realcli/test_budget_realcli.py).
 """
 
 from __future__ import annotations
@@ -29,20 +32,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from control_room.adapters.base import Adapter, Outcome
+from control_room.adapters.base import Adapter, Invocation, Outcome, Usage
 
 CAP = "cost-cap"  # how the failure of a run ended by its cap starts
+TURN_CAP = "turn-cap"  # ... and of one ended by its max_turns
 READ_MAX = 1 << 20  # bytes read at one poll at most
 LOOK_EVERY = 10  # polls (of 0.1 s) between two looks for a usage log not yet written
 
 
 class Tail:
-    """The whole JSON lines a growing file has gained since the last read."""
+    """The whole lines a growing file has gained since the last read."""
 
     def __init__(self, path: Path) -> None:
         self.path, self.offset, self.partial = path, 0, b""
 
-    def events(self) -> list[dict[str, Any]]:
+    def lines(self) -> list[str]:
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
@@ -52,18 +56,18 @@ class Tail:
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()  # a line not yet whole waits for the next poll
-        events = []
-        for line in lines:
-            line = line.strip()
-            if not line.startswith(b"{"):
-                continue
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(obj, dict):
-                events.append(obj)
-        return events
+        return [t for line in lines if (t := line.decode("utf-8", "replace").strip())]
+
+
+def as_object(line: str) -> dict[str, Any] | None:
+    """The JSON object ``line`` is, else None."""
+    if not line.startswith("{"):
+        return None
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 class Meter:
@@ -72,19 +76,23 @@ class Meter:
     def __init__(
         self,
         adapter: Adapter,
+        inv: Invocation,
         path: Path,
         cap_usd: float,
         prices: Mapping[str, float] | None,
         tokens_left: int | None = None,
         home: Path | None = None,
     ) -> None:
-        self.adapter, self.path, self.cap, self.prices = adapter, path, cap_usd, prices
+        self.adapter, self.inv, self.path, self.cap, self.prices = adapter, inv, path, cap_usd, prices
         self.tokens_left = tokens_left  # of CONTROL.md daily_budget_tokens; None: no such budget
+        self.max_turns = inv.max_turns  # 0: none
         self.out = Tail(path)
         self.home = home  # the run's own state folder, where a CLI's usage log is looked for
-        self.pattern: str | None = None  # the glob (in home) of the usage log stdout named
+        # the glob (in home) of the usage log: known before the run, or named by stdout later
+        self.pattern = adapter.usage_log(inv, None) if home is not None else None
         self.log: Tail | None = None
         self.looks = 0  # polls since the log was named
+        self.seen: set[str] = set()  # keys of the requests counted
         self.input_tokens = self.output_tokens = 0
         self.reported = 0.0  # dollars the CLI reported
         self.estimated = 0.0  # dollars priced from tokens of steps that reported none
@@ -104,20 +112,18 @@ class Meter:
 
     def __call__(self) -> str:
         """``proc.run``'s watch: why the run must end now, or ""."""
-        for from_log, event in self._new_events():
-            if self.log is not None and not from_log:
-                continue  # the log has every request; stdout's sums would count them twice
-            usage = self.adapter.step_usage(event)
-            if usage is None:
-                continue
-            tokens_in, tokens_out, cost = usage
+        for usage in self._new_steps():
+            if usage.key is not None:
+                if usage.key in self.seen:
+                    continue
+                self.seen.add(usage.key)
             self.steps += 1
-            self.input_tokens += tokens_in
-            self.output_tokens += tokens_out
-            if cost is not None:
-                self.reported += cost
+            self.input_tokens += usage.input_tokens
+            self.output_tokens += usage.output_tokens
+            if usage.cost_usd is not None:
+                self.reported += usage.cost_usd
             elif self.prices is not None:
-                self.estimated += dollars(self.prices, tokens_in, tokens_out)
+                self.estimated += dollars(self.prices, usage.input_tokens, usage.output_tokens)
         if self.cap and self.spent > self.cap:
             return self.says()
         used = self.input_tokens + self.output_tokens
@@ -126,38 +132,51 @@ class Meter:
                 f"{CAP}: {used:,} tokens over {self.steps} step(s), past the {self.tokens_left:,} left "
                 "today of daily_budget_tokens"
             )
+        if self.max_turns and self.steps > self.max_turns:
+            return f"{TURN_CAP}: {self.steps} model turns, past max_turns {self.max_turns}"
         return ""
 
-    def _new_events(self) -> list[tuple[bool, dict[str, Any]]]:
-        """The new events of stdout, then of the usage log once found: (from the log, event)."""
-        events = [(False, e) for e in self.out.events()]
-        if self.home is not None and self.log is None:
-            for _, event in events:
-                self.pattern = self.pattern or self.adapter.usage_log(event)
-            self.looks += 1 if self.pattern else 0
-            if self.pattern and (self.looks <= LOOK_EVERY or self.looks % LOOK_EVERY == 0):  # then 1/s
-                found = sorted(self.home.glob(self.pattern))
-                self.log = Tail(found[0]) if found else None
-        if self.log is not None:
-            events += [(True, e) for e in self.log.events()]
-        return events
+    def _new_steps(self) -> list[Usage]:
+        """The usage of the requests reported since the last poll: on stdout until the usage
+        log is found, then in that log only (it has every request: stdout's would count twice)."""
+        found: list[Usage] = []
+        for line in self.out.lines():
+            event = as_object(line)
+            if event is None:
+                usage = self.adapter.text_usage(line)
+            else:
+                if self.pattern is None and self.home is not None:
+                    self.pattern = self.adapter.usage_log(self.inv, event)
+                usage = self.adapter.step_usage(event)
+            if usage is not None:
+                found.append(usage)
+        if self.pattern is not None and self.log is None:
+            assert self.home is not None
+            self.looks += 1
+            if self.looks <= LOOK_EVERY or self.looks % LOOK_EVERY == 0:  # then once a second
+                named = sorted(self.home.glob(self.pattern))
+                self.log = Tail(named[0]) if named else None
+        if self.log is None:
+            return found
+        steps = (self.adapter.step_usage(e) for line in self.log.lines() if (e := as_object(line)))
+        return [u for u in steps if u is not None]
 
 
 def meter(
     adapter: Adapter,
+    inv: Invocation,
     stdout: Path,
-    task: Mapping[str, Any],
-    model: str | None,
     prices: Mapping[str, Mapping[str, float]],
     tokens_left: int | None = None,
     home: Path | None = None,
 ) -> Meter | None:
-    """The meter of a run, or None where nothing can be capped live (the CLI streams no usage;
-    the task's cap is 0, a free run, and there is no daily token budget)."""
-    cap = float(task.get("max_cost_usd", 0))
-    if (cap <= 0 and tokens_left is None) or type(adapter).step_usage is Adapter.step_usage:
+    """The meter of a run, or None where nothing can be capped live (the CLI reports no usage
+    as it runs; or the task's cap is 0, a free run, with no daily token budget and no
+    max_turns)."""
+    cap = float(inv.task.get("max_cost_usd", 0))
+    if (cap <= 0 and tokens_left is None and not inv.max_turns) or not adapter.meters():
         return None
-    return Meter(adapter, stdout, cap, rate_of(prices, model), tokens_left, home)
+    return Meter(adapter, inv, stdout, cap, rate_of(prices, inv.model), tokens_left, home)
 
 
 def settle(m: Meter | None, outcome: Outcome) -> bool:

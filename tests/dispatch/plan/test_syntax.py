@@ -137,7 +137,8 @@ def test_a_task_under_a_broken_route_heading_has_no_route() -> None:
 def test_plan_fields_are_what_a_person_writes_but_what_the_plan_says_otherwise() -> None:
     assert PLAN_FIELDS == (
         "objective", "falsifier", "validator", "max_cost_usd", "wall_clock_s", "kill_condition", "role",
-        "adapter", "model", "fallback", "deps", "owns", "gate", "priority", "extra_args", "command", "review",
+        "adapter", "model", "fallback", "deps", "owns", "gate", "priority", "max_turns", "extra_args",
+        "command", "review",
     )  # fmt: skip
 
 
@@ -151,6 +152,7 @@ def test_plan_fields_are_what_a_person_writes_but_what_the_plan_says_otherwise()
         ("wall_clock_s", "1h30m", 5400.0),
         ("wall_clock_s", "90", 90.0),
         ("priority", "-2", -2),
+        ("max_turns", "30", 30),
         ("command", "python3 run.py --x 'a b'", "python3 run.py --x 'a b'"),
         ("objective", "as written", "as written"),
     ],

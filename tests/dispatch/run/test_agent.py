@@ -15,7 +15,7 @@ from support import set_gate
 
 from control_room import proc
 from control_room.adapters.base import Adapter, Invocation, Outcome, Setup
-from control_room.dispatch.queue import admission
+from control_room.dispatch.queue.resolve import resolve
 from control_room.dispatch.run import agent
 from control_room.proc import Result, Stream
 from control_room.room import settings as settings_file
@@ -91,7 +91,7 @@ def test_prepare_writes_the_brief_and_gives_the_agent_the_room_and_its_task(
     room: Room, tmp_path: Path
 ) -> None:
     settings = loaded(room)
-    plan = admission.resolve(room, settings, {**TASK, "adapter": "probe", "command": ["true"]})
+    plan = resolve(room, settings, {**TASK, "adapter": "probe", "command": ["true"]})
     results = tmp_path / "results"
     inv, env = agent.prepare(
         room, settings, plan, {**TASK, "command": ["true"]}, "do it\n", tmp_path, results
@@ -114,7 +114,7 @@ def test_with_env_allow_the_agent_gets_only_those_names_and_its_key(
     monkeypatch.setenv("SECRET_OF_THE_DISPATCHER", "no")
     setup = {"claude": {"base_url": "http://127.0.0.1:9", "api_key_env": "GATEWAY_KEY", "isolated": True}}
     settings = loaded(room, env_allow='["PATH"]', adapters=json.dumps(setup))
-    plan = admission.resolve(room, settings, {**TASK, "adapter": "claude"})
+    plan = resolve(room, settings, {**TASK, "adapter": "claude"})
     _, env = agent.prepare(room, settings, plan, TASK, "hi\n", tmp_path, tmp_path / "results")
     assert "SECRET_OF_THE_DISPATCHER" not in env
     assert (env["GATEWAY_KEY"], env["ANTHROPIC_API_KEY"], env["HOME"]) == (

@@ -51,7 +51,8 @@ def test_hello_goes_in_on_stdin_in_a_scratch_work_dir_that_is_removed_after(
         said.line,
     ), said.line
     (run,) = [json.loads(line) for line in fakes.read_text().splitlines()]
-    assert (run["argv"], run["stdin"]) == (["-p", "--output-format", "json", "--model", "m1"], hello.HELLO)
+    argv = ["-p", "--output-format", "json", "--session-id", run["argv"][4], "--model", "m1"]
+    assert (run["argv"], run["stdin"]) == (argv, hello.HELLO)
     assert Path(run["cwd"]).parent == tmp_path / "tmp"
     assert Path(run["cwd"]).name.startswith("control-room-check-claude-")
     assert list((tmp_path / "tmp").iterdir()) == []

@@ -9,8 +9,8 @@ from support import entries, probe_task
 
 from control_room import errors
 from control_room.adapters.faults import Fault
-from control_room.dispatch.queue.admission import resolve
 from control_room.dispatch.queue.pick import Pick
+from control_room.dispatch.queue.resolve import resolve
 from control_room.dispatch.run.provider import refused
 from control_room.room import cooldowns, settings, swarm
 from control_room.room.layout import Room
