@@ -78,6 +78,7 @@ class ModelServer:
     replies: dict[str, str] = field(default_factory=dict)  # model name -> its reply
     endless: bool = False  # every request answers ``tool`` again, its result or not (a spending loop)
     usage: tuple[int, int] | None = None  # (input, output) tokens a tool call reports; None: counted
+    reply_usage: tuple[int, int] | None = None  # ... and a reply (no tool call); None: counted
     delay: float = 0.0  # seconds each model answer takes (a real model is not instant)
     requests: list[Request] = field(default_factory=list)
 
@@ -272,9 +273,10 @@ class _Handler(BaseHTTPRequestHandler):
         return None if done else self.ms.tool
 
     def _usage(self, tool: Tool | None, tokens_in: int, tokens_out: int) -> tuple[int, int]:
-        """The usage an answer reports: the scripted ``usage`` for a tool call, else the counted
-        tokens."""
-        return self.ms.usage if self.ms.usage and tool is not None else (tokens_in, tokens_out)
+        """The usage an answer reports: the scripted ``usage`` for a tool call (``reply_usage``
+        for a reply), else the counted tokens."""
+        scripted = self.ms.usage if tool is not None else self.ms.reply_usage
+        return scripted or (tokens_in, tokens_out)
 
     # Anthropic ------------------------------------------------------------------------------
 
@@ -414,11 +416,12 @@ class _Handler(BaseHTTPRequestHandler):
         part: dict[str, Any] = (
             {"functionCall": {"name": tool.name, "args": tool.args}} if tool else {"text": text}
         )
+        n_in, n_out = self._usage(tool, _tokens(req.text), _tokens(text))
         payload = {
             "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP",
                             "index": 0}],
-            "usageMetadata": {"promptTokenCount": _tokens(req.text), "candidatesTokenCount": _tokens(text),
-                              "totalTokenCount": _tokens(req.text) + _tokens(text)},
+            "usageMetadata": {"promptTokenCount": n_in, "candidatesTokenCount": n_out,
+                              "totalTokenCount": n_in + n_out},
             "modelVersion": self.ms.model,
         }  # fmt: skip
         if stream:
