@@ -50,6 +50,7 @@ _MESSAGE_COST = re.compile(r"\$([\d.,]+) message\b")
 _ERRORISH = re.compile(r"error|exception|traceback|retrying|refused|unauthori[sz]ed|api key", re.IGNORECASE)
 _ERROR = re.compile(r"error|exception", re.IGNORECASE)
 _LITELLM = re.compile(r"^litellm\.\w+Error: ")  # aider's line for each refused call, before "Retrying in"
+_RETRYING = re.compile(r"Retrying in [\d.]+ seconds")  # aider's line before each retry of a refused call
 _TOKEN_LIMIT = "has hit a token limit!"  # aider's words when the provider says the context is exceeded
 WRAP = 60  # a line at least this long, ended mid-sentence, was wrapped (aider wraps at 80)
 
@@ -154,13 +155,9 @@ class Aider(Adapter):
             ok=True, final_message=stdout, input_tokens=sent, output_tokens=received, cost_usd=cost
         )
 
-    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+    def refusal(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
         """aider exits 0 when its provider refuses (after its own back-off, ~65 s): the fault is
-        in its last ``litellm.<Kind>Error: ...`` line (unwrapped), or its token-limit notice.
-        It has no retry setting: a long retry-after keeps it retrying until the wall clock,
-        and a killed run is never read for a fault."""
-        if outcome.ok or result.timed_out or result.stopped:
-            return None
+        in its last ``litellm.<Kind>Error: ...`` line (unwrapped), or its token-limit notice."""
         from control_room.adapters import faults  # only for a run that failed
 
         lines = unwrap(stdout)
@@ -169,7 +166,21 @@ class Aider(Adapter):
             return faults.recognise(refused[-1])
         if any(_TOKEN_LIMIT in ln for ln in lines):
             return faults.Fault(faults.CONTEXT, next(ln for ln in lines if _TOKEN_LIMIT in ln).strip()[:200])
-        return super().fault(result, stdout, stderr, outcome)
+        return super().refusal(result, stdout, stderr, outcome)
+
+    def waiting(self, stdout: str, stderr: str) -> Fault | None:
+        """It has no retry setting, and its own back-off ignores the provider's retry-after: a
+        limit that lasts keeps it retrying until its wall clock. Killed so, its last line is
+        ``Retrying in N seconds...`` after the ``litellm.<Kind>Error: ...`` it retries."""
+        lines = [ln for ln in unwrap(stdout) if ln.strip()]
+        if not lines or not _RETRYING.match(lines[-1].strip()):
+            return None
+        refused = [ln for ln in lines if _LITELLM.match(ln)]
+        if not refused:
+            return None
+        from control_room.adapters.faults import recognise  # only for a run that was killed
+
+        return recognise(refused[-1])
 
 
 def in_git(workdir: Path) -> bool:

@@ -219,14 +219,31 @@ class Adapter:
         )
 
     def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
-        """The provider fault a failed run reports (adapters/faults.py), or None. Default: the
-        CLI's own error words, ``outcome.error`` and the end of stderr. Never read from a run
-        that worked, nor (``reads_faults`` False) from a CLI whose output the task writes."""
-        if outcome.ok or not self.reads_faults or result.timed_out or result.stopped:
+        """The provider fault behind a run that failed (adapters/faults.py), or None: what the
+        CLI said when it gave up (``refusal``), or, for a run killed at its wall clock, the
+        provider's refusal it was still waiting out (``waiting``: a provider's kind only, never
+        a context overflow). Never read from a run that worked, was stopped or was ended by its
+        live cap, nor (``reads_faults`` False) from a CLI whose output the task writes."""
+        if not self.reads_faults or result.stopped or result.ended:
             return None
+        if result.timed_out:
+            found = self.waiting(stdout, stderr)
+            return found if found is not None and found.is_providers() else None
+        return None if outcome.ok else self.refusal(result, stdout, stderr, outcome)
+
+    def refusal(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+        """The fault a failed run's CLI reported as it gave up. Default: its own error words,
+        ``outcome.error`` and the end of stderr; a CLI with a structured error overrides it."""
         from control_room.adapters.faults import recognise  # only for a run that failed
 
         return recognise(f"{outcome.error or ''}\n{stderr[-4000:]}")
+
+    def waiting(self, stdout: str, stderr: str) -> Fault | None:
+        """The provider's refusal a CLI killed at its wall clock was waiting out: read from its
+        own retry notices, and only when the last thing it did was that retry (a model answer
+        after it means it got through). None (the default): it says nothing while it retries,
+        and the time-out is the task's failed round."""
+        return None
 
     def step_usage(self, event: Mapping[str, Any]) -> Usage | None:
         """The usage one JSON line of the CLI's output or usage log reports as it goes (one model

@@ -121,21 +121,19 @@ class Claude(Adapter):
     ) -> Outcome:
         return read_result(self, result, stdout, stderr)
 
-    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+    def refusal(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
         """The result object's ``api_error_status`` and ``api_error_type`` (the provider's HTTP
         status and error type, given when ``terminal_reason`` is ``api_error`` or
         ``prompt_too_long``): "API Error: 529 Overloaded ... try again in a moment" is an
         overload, not a rate limit. Claude Code passes on no reset header; a plan's "usage
         limit reached|<epoch>" is read where it says one. Without a status (no result object:
         a crash), the default reading."""
-        if outcome.ok or result.timed_out or result.stopped:
-            return None
         event = result_event(stdout)
         if event is not None and event.get("subtype") in (BUDGET_STOP, TURNS_STOP):  # the task's caps
             return None
         status = as_int(event.get("api_error_status")) if event else None
         if event is None or status is None:
-            return super().fault(result, stdout, stderr, outcome)
+            return super().refusal(result, stdout, stderr, outcome)
         from control_room.adapters.faults import from_status  # only for a run that failed
 
         words = f"{event.get('api_error_type')}: {_first_line(str(event.get('result') or ''))}"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from control_room.adapters.base import (
     CLI_ENV,
@@ -34,6 +34,9 @@ from control_room.adapters.base import (
     killed,
 )
 from control_room.proc import Result
+
+if TYPE_CHECKING:  # faults is only read for a run that failed
+    from control_room.adapters.faults import Fault
 
 PROVIDER = "control-room"
 
@@ -176,6 +179,24 @@ class Codex(Adapter):
             output_tokens=tokens.get("output_tokens"),
             extra=extra,
         )
+
+    def waiting(self, stdout: str, stderr: str) -> Fault | None:
+        """Its last ``Reconnecting... N/5 (...)`` error, when no item or turn came after it: it
+        was retrying that (a refused request's status is in its words; an unreachable endpoint's
+        words name no provider fault, and its time-out stays the task's)."""
+        pending = ""
+        for event in json_lines(stdout):
+            kind = event.get("type")
+            message = _message(event) if kind == "error" else ""
+            if message.startswith("Reconnecting"):
+                pending = message
+            elif isinstance(kind, str) and kind.startswith(("item.", "turn.")):
+                pending = ""
+        if not pending:
+            return None
+        from control_room.adapters.faults import recognise  # only for a run that was killed
+
+        return recognise(pending)
 
 
 def _provider(inv: Invocation) -> dict[str, str | int]:

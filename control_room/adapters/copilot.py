@@ -172,22 +172,38 @@ class Copilot(Adapter):
             extra=extra,
         )
 
-    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+    def refusal(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
         """Its ``session.error`` event: the provider's ``statusCode`` and the whole message
         (after its own five retries: "Last error: 429 ... Please try again in 20s"). Without
         one, the default reading."""
-        if outcome.ok or result.timed_out or result.stopped:
-            return None
         status, message = None, ""
         for event in json_lines(stdout):
             data = event.get("data")
             if event.get("type") == "session.error" and isinstance(data, dict):
                 status, message = as_int(data.get("statusCode")), str(data.get("message") or "")
         if status is None:
-            return super().fault(result, stdout, stderr, outcome)
+            return super().refusal(result, stdout, stderr, outcome)
         from control_room.adapters.faults import from_status  # only for a run that failed
 
         return from_status(status, message)
+
+    def waiting(self, stdout: str, stderr: str) -> Fault | None:
+        """Its last ``model.call_failure`` (the provider's ``statusCode`` and ``errorMessage``),
+        when no model call got through after it: it was retrying that refusal."""
+        status, words = None, ""
+        for event in json_lines(stdout):
+            kind, data = event.get("type"), event.get("data")
+            if not isinstance(data, dict):
+                continue
+            if kind == "model.call_failure":
+                status, words = as_int(data.get("statusCode")), str(data.get("errorMessage") or "")
+            elif kind == "model.call_finished" and data.get("outcome") == "success":
+                status = None
+        if status is None:
+            return None
+        from control_room.adapters.faults import from_status  # only for a run that was killed
+
+        return from_status(status, words)
 
 
 def _usage(text: str) -> tuple[int | None, int | None, float | None]:

@@ -171,18 +171,16 @@ class Gemini(Adapter):
             extra=extra,
         )
 
-    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+    def refusal(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
         """Its JSON error's ``code``, the provider's HTTP status (the exit code is that status
         modulo 256: 173 for a 429, 247 for a 503, 144 for a 400), and its message, which
         carries the retry delay ("Please retry in 20.0s"). A 429 with quota words and no delay
         (a daily quota) is a quota. Without a code, the default reading."""
-        if outcome.ok or result.timed_out or result.stopped:
-            return None
         payload = _json_object(stdout) or {}
         error_obj = payload.get("error", (_json_object(stderr) or {}).get("error"))
         status = as_int(error_obj.get("code")) if isinstance(error_obj, dict) else None
         if not isinstance(error_obj, dict) or status is None or status < 400:
-            return super().fault(result, stdout, stderr, outcome)
+            return super().refusal(result, stdout, stderr, outcome)
         from control_room.adapters.faults import from_status  # only for a run that failed
 
         return from_status(status, str(error_obj.get("message") or ""))

@@ -3,6 +3,10 @@
 (``part.tokens.{input,output,...}``, ``part.cost``, one per step: summed) and
 ``{"type": "error", "error": {...}}``. The final message is the run's text parts in order.
 
+A provider's refusal that it retries (it waits out any retry-after, printing nothing on stdout)
+is said only in its log: ``--print-logs --log-level WARN`` puts that on stderr, where a run
+killed at its wall clock is read for it (``waiting``).
+
 Trap: ``run`` executes bash without ``--auto`` (opencode's default permissions allow it):
 restrict it in opencode's own config if that matters. An unreachable provider exits 1 after
 ~67 s of retries.
@@ -41,6 +45,14 @@ if TYPE_CHECKING:  # faults is only read for a run that failed
     from control_room.adapters.faults import Fault
 
 CONFIG = "opencode.json"
+LOGS = (
+    "--print-logs",
+    "--log-level",
+    "WARN",
+)  # its errors to stderr: a refusal it retries is said only there
+# its log line for a failed model request of the run's own agent (not the title's: small=true)
+_STREAM_ERROR = r'^timestamp=(\S+) level=ERROR .*message="stream error" .*small=false .*error\.error="([^"]*)'
+
 SCHEMA = "https://opencode.ai/config.json"
 PROVIDER = "control-room"
 QUIET = {  # with a setup: nothing but the model calls leaves the machine
@@ -69,7 +81,17 @@ class Opencode(Adapter):
             model = ["-m", f"{PROVIDER}/{inv.model}"]
         else:
             model = self.with_model("-m", inv)
-        return ["opencode", "run", "--dir", str(inv.workdir), "--format", "json", *model, *inv.extra_args]
+        return [
+            "opencode",
+            "run",
+            "--dir",
+            str(inv.workdir),
+            "--format",
+            "json",
+            *LOGS,
+            *model,
+            *inv.extra_args,
+        ]
 
     def prepare(self, inv: Invocation) -> dict[str, str]:
         setup = inv.setup
@@ -163,11 +185,9 @@ class Opencode(Adapter):
             extra=extra,
         )
 
-    def fault(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
+    def refusal(self, result: Result, stdout: str, stderr: str, outcome: Outcome) -> Fault | None:
         """Its ``error`` event's ``data``: the provider's ``statusCode``, the message, and the
         response's ``retry-after`` header where it was given. Without one, the default."""
-        if outcome.ok or result.timed_out or result.stopped:
-            return None
         status, words = None, ""
         for event in json_lines(stdout):
             err = event.get("error")
@@ -179,10 +199,39 @@ class Opencode(Adapter):
                 if isinstance(wait, str) and wait.strip().isdigit():
                     words += f"\nretry-after: {wait.strip()}"
         if status is None:
-            return super().fault(result, stdout, stderr, outcome)
+            return super().refusal(result, stdout, stderr, outcome)
         from control_room.adapters.faults import from_status  # only for a run that failed
 
         return from_status(status, words)
+
+    def waiting(self, stdout: str, stderr: str) -> Fault | None:
+        """opencode waits out a provider's retry-after, however long, printing nothing on stdout;
+        its log (``--print-logs``) says ``stream error`` once for the refused request. The run
+        was waiting on it when that line is later than its last event on stdout (each carries
+        its time)."""
+        import re  # only for a run that was killed
+
+        refused = re.findall(_STREAM_ERROR, stderr, re.M)
+        if not refused:
+            return None
+        stamp, words = refused[-1]
+        at = _epoch(stamp)
+        last = max((as_float(e.get("timestamp")) or 0 for e in json_lines(stdout)), default=0) / 1000
+        if at is None or last >= at:
+            return None
+        from control_room.adapters.faults import recognise
+
+        return recognise(words)
+
+
+def _epoch(stamp: str) -> float | None:
+    """Seconds since the epoch of opencode's log time (``2026-12-07T11:52:36.827Z``)."""
+    from datetime import datetime  # only for a run that was killed
+
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _describe(err: object) -> str:

@@ -264,3 +264,23 @@ def capped(spec: Spec, tmp_path: Path) -> Run:
         f"({m.input_tokens} tokens in, {m.output_tokens} out), past max_cost_usd $1"
     )
     return run
+
+
+def waited(spec: Spec, tmp_path: Path, kind: str, wait_s: float | None) -> faults.Fault:
+    """Run the fake in waiting mode (what the real CLI printed while it retried a provider's
+    refusal; then it hangs, as the real one did) until a 1 s wall clock kills it: the time-out
+    is read as that refusal, of ``kind``, with its reset ``wait_s`` after the run (None: the
+    CLI passed on none)."""
+    inv = invocation(tmp_path, spec)
+    before = time.time()
+    run = execute(spec, inv, tmp_path, "waiting", timeout_s=1)
+    assert run.result.timed_out and not run.outcome.ok, run.outcome
+    stdout = run.result.stdout.path.read_text(encoding="utf-8", errors="replace")
+    stderr = run.result.stderr.path.read_text(encoding="utf-8", errors="replace")
+    found = spec.adapter.fault(run.result, stdout, stderr, run.outcome)
+    assert found is not None and found.kind == kind, (found, run.outcome.error)
+    if wait_s is None:
+        assert found.reset_at is None, found
+    else:  # the reset is read from the recorded words: "try again in 600s", after the recording
+        assert found.reset_at is not None and before + wait_s <= found.reset_at <= time.time() + wait_s, found
+    return found

@@ -2,12 +2,15 @@
 mode exits 0, as the real aider does with the API down: the output decides."""
 
 import os
+from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused, waited
 
+from control_room.adapters import faults
 from control_room.adapters.aider import Aider, unwrap
-from control_room.adapters.base import Setup
+from control_room.adapters.base import Outcome, Setup
+from control_room.proc import Result, Stream
 
 SPEC = Spec(
     Aider(),
@@ -110,3 +113,22 @@ def test_a_providers_refusal_is_read_as_its_fault(mode, tmp_path):
 
 def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
     capped(SPEC, tmp_path)
+
+
+def test_killed_while_it_retried_a_refusal_the_time_out_is_the_providers(tmp_path):
+    # the real aider against a 429 with "try again in 600s": its own back-off, until the wall clock
+    waited(SPEC, tmp_path, faults.RATE_LIMIT, 600)
+
+
+def test_a_refusal_it_got_past_is_not_what_it_waited_on():
+    said = (
+        "litellm.RateLimitError: RateLimitError: OpenAIException - Rate limit reached, try again in 9s.\n"
+        "The API provider has rate limited you. Try again later or check your quotas.\n"
+        "Retrying in 0.2 seconds...\n"
+    )
+    killed = Result(["aider"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
+    out = Outcome(ok=False, final_message="")
+    assert SPEC.adapter.fault(killed, said, "", out).kind == faults.RATE_LIMIT
+    assert (
+        SPEC.adapter.fault(killed, said + "Tokens: 2.6k sent, 23 received.\nThinking...\n", "", out) is None
+    )

@@ -1,11 +1,13 @@
 """The codex adapter against tests/fakes/codex (numbers documented in the fake)."""
 
+import json
 from pathlib import Path
 
 import pytest
 from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
 
-from control_room.adapters.base import Setup
+from control_room.adapters import faults
+from control_room.adapters.base import Outcome, Setup
 from control_room.adapters.codex import Codex
 from control_room.proc import Result, Stream
 
@@ -131,3 +133,17 @@ def test_its_usage_log_is_in_its_own_codex_home_and_named_by_its_thread(tmp_path
 
 def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
     capped(SPEC, tmp_path)
+
+
+def test_killed_while_reconnecting_the_words_say_whose_fault():
+    def reconnecting(why):
+        return json.dumps({"type": "error", "message": f"Reconnecting... 2/5 ({why})"}) + "\n"
+
+    killed = Result(["codex"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
+    out = Outcome(ok=False, final_message="")
+    limited = reconnecting("unexpected status 429 Too Many Requests: Rate limit reached, try again in 30s")
+    assert Codex().fault(killed, limited, "", out).kind == faults.RATE_LIMIT
+    down = reconnecting("stream disconnected before completion: error sending request for url")
+    assert Codex().fault(killed, down, "", out) is None  # an endpoint down: the task's time-out, as before
+    item = '{"type": "item.completed", "item": {"type": "reasoning"}}\n'
+    assert Codex().fault(killed, limited + item, "", out) is None  # it got through

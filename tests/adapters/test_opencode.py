@@ -5,9 +5,10 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused
+from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused, waited
 
-from control_room.adapters.base import Setup
+from control_room.adapters import faults
+from control_room.adapters.base import Outcome, Setup
 from control_room.adapters.opencode import Opencode
 from control_room.proc import Result, Stream
 
@@ -44,6 +45,9 @@ def test_argv(tmp_path):
         str(inv.workdir),
         "--format",
         "json",
+        "--print-logs",
+        "--log-level",
+        "WARN",
         "-m",
         "test-model",
         "--agent",
@@ -96,3 +100,23 @@ def test_the_reset_time_is_the_responses_retry_after_header_when_the_words_give_
 
 def test_a_model_that_never_stops_is_ended_by_the_live_cap(tmp_path):
     capped(SPEC, tmp_path)
+
+
+def test_killed_while_it_waited_out_a_retry_after_the_time_out_is_the_providers(tmp_path):
+    # the real opencode against a 429 with retry-after 600: silent on stdout, its log on stderr
+    waited(SPEC, tmp_path, faults.RATE_LIMIT, 600)
+
+
+def test_a_refusal_logged_before_its_last_step_is_not_what_it_waited_on():
+    log = (
+        'timestamp=2026-12-07T11:52:36.827Z level=ERROR run=1 message="stream error" providerID=p '
+        'modelID=m session.id=s small=false agent=build mode=primary error.error="AI_APICallError: Rate '
+        'limit reached. Please try again in 600s."\n'
+    )
+    killed = Result(["opencode"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
+    out = Outcome(ok=False, final_message="")
+    assert SPEC.adapter.fault(killed, "", log, out).kind == faults.RATE_LIMIT
+    later = '{"type":"step_finish","timestamp":1796644400000,"part":{}}\n'  # 11:53:20Z: it got through
+    assert SPEC.adapter.fault(killed, later, log, out) is None
+    title = log.replace("small=false agent=build", "small=true agent=title")  # not the run's own agent
+    assert SPEC.adapter.fault(killed, "", title, out) is None

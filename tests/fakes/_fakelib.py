@@ -9,7 +9,9 @@ CLI does, and prints the real CLI's output shape. Environment:
   spend (a model that never stops: one request every 0.05 s, each of ``SPEND`` tokens, logged
   where and as the real CLI logs its usage, until the run is ended: the live cap's test) |
   rate_limit | overloaded | quota | context (the provider refused: each fake prints what its
-  real CLI printed against tests/modelserver.py in that mode, ``tests/fixtures/limits/<cli>.json``)
+  real CLI printed against tests/modelserver.py in that mode, ``tests/fixtures/limits/<cli>.json``) |
+  waiting (what the real CLI printed while it retried a refusal, until its wall clock killed it:
+  the fake prints it, then hangs; recorded for aider, copilot and opencode)
 - FAKE_AGENT_LOG: append {"argv", "stdin", "cwd", "env"} as one JSON line per run ("env": the
   variables a setup sets, see ``ENV_LOGGED``)
 - FAKE_AGENT_PIDFILE: in timeout mode (and wherever a fake hangs), where the pid of the
@@ -31,7 +33,7 @@ import time
 from collections.abc import Callable
 
 MODE = os.environ.get("FAKE_AGENT_MODE", "success")
-LIMITS = ("rate_limit", "overloaded", "quota", "context")
+LIMITS = ("rate_limit", "overloaded", "quota", "context", "waiting")
 RECORDED = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "fixtures", "limits")
 NO_REPORT = "I looked around the work dir and have nothing to add."
 GARBAGE = 'Loading model...\n\x1b[31mwarn\x1b[0m something odd\n{"type": "resu'
@@ -128,6 +130,8 @@ def limited(cli: str) -> None:
     sys.stderr.write(recorded["stderr"])
     sys.stdout.flush()
     sys.stderr.flush()
+    if recorded["exit"] is None:  # it never gave up: the wall clock ended it
+        hang()
     sys.exit(recorded["exit"])
 
 

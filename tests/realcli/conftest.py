@@ -148,19 +148,23 @@ class Refused:
 
 @pytest.fixture
 def refusal(exe: str, tmp_path: Path) -> Callable[..., Refused]:
-    """``refusal(name, mode, path="/v1", **setup)``: one cycle of a task on the real CLI ``name``
-    in a fresh room against the model server in ``mode`` (``retry_after`` 1 s: a CLI that
-    waits out retry-after before its own retries waits little), and the fault its adapter read:
-    for a provider's refusal, as the cooldown it started has it (no round, no meta.json); for a
-    context overflow (a failed round), read again from the round's captured output."""
+    """``refusal(name, mode, path="/v1", wall_clock_s=120, retry_after=1, **setup)``: one cycle
+    of a task on the real CLI ``name`` in a fresh room against the model server in ``mode``
+    (``retry_after`` 1 s by default: a CLI that waits out retry-after before its own retries
+    waits little; a CLI that retries for longer than ``wall_clock_s`` is killed waiting, and its
+    time-out read as the refusal it waited on), and the fault its adapter read: for a provider's
+    refusal, as the cooldown it started has it (no round, no meta.json); for a context overflow
+    (a failed round), read again from the round's captured output."""
 
-    def run(name: str, mode: str, path: str = "/v1", wall_clock_s: int = 120, **setup: Any) -> Refused:
+    def run(
+        name: str, mode: str, path: str = "/v1", wall_clock_s: int = 120, retry_after: int = 1, **setup: Any
+    ) -> Refused:
         root, state = tmp_path / mode / "room", tmp_path / mode / "state"
         scaffold.init(root)
         state.mkdir()
         r = Real(exe, root, state, ensure(name))
         r.task(adapter=name, wall_clock_s=wall_clock_s)
-        with ModelServer(mode=mode, retry_after=1) as server:
+        with ModelServer(mode=mode, retry_after=retry_after) as server:
             r.gateway(name, server.url + path, **setup)
             before = time.time()
             done = r.run("cycle")

@@ -3,6 +3,7 @@ server (OpenAI chat completions through litellm)."""
 
 from __future__ import annotations
 
+import pytest
 from modelserver import REPORT, ModelServer, refused
 
 from control_room import errors
@@ -63,14 +64,28 @@ def test_an_edit_in_the_reply_is_applied_without_a_bypass(real) -> None:  # type
     assert not (r.room.root / ".git").exists()
 
 
-def test_the_providers_refusals_are_read_as_their_faults(refusal) -> None:  # type: ignore[no-untyped-def]
-    # aider has no retry setting: a refused call is retried with its own back-off for ~65 s (then exit 0),
-    # so only the context mode, which it does not retry, runs here; the others are left to the fake
-    seen = {}
-    for mode, kind, reset_s in [
-        ("context", faults.CONTEXT, None),
-    ]:
-        got = refusal("aider", mode, "/v1", model="openai/mock-model")
-        seen[mode] = (got.reads_as(kind, reset_s), got)
-    assert all(ok for ok, _ in seen.values()), seen
-    assert seen["context"][1].exit_code == 0, seen
+MODES = [
+    ("rate_limit", faults.RATE_LIMIT, 1),
+    ("overloaded", faults.OVERLOADED, None),
+    ("quota", faults.QUOTA, None),
+    ("context", faults.CONTEXT, None),
+]
+
+
+@pytest.mark.parametrize(("mode", "kind", "reset_s"), MODES)
+def test_the_providers_refusals_are_read_as_their_faults(
+    refusal, mode: str, kind: str, reset_s: int | None
+) -> None:  # type: ignore[no-untyped-def]
+    # aider retries every refused call with its own back-off (~65 s, then exit 0): killed at
+    # its 20 s wall clock while it waits, its time-out is read as the refusal it printed (`waiting`)
+    got = refusal("aider", mode, "/v1", wall_clock_s=20, model="openai/mock-model")
+    assert got.reads_as(kind, reset_s), got
+    if mode == "context":
+        assert got.exit_code == 0, got
+
+
+def test_a_long_retry_after_waited_out_past_the_wall_clock_uses_no_round(refusal) -> None:  # type: ignore[no-untyped-def]
+    # "try again in 600s": aider waits (or backs off) far past the task's wall clock; killed while it
+    # waits, the time-out is the provider's (no round), and the adapter cools down for the 600 s
+    got = refusal("aider", "rate_limit", "/v1", wall_clock_s=20, retry_after=600, model="openai/mock-model")
+    assert got.reads_as(faults.RATE_LIMIT, 600), got
