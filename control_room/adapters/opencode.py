@@ -219,7 +219,7 @@ class Opencode(Adapter):
         last = max((as_float(e.get("timestamp")) or 0 for e in json_lines(stdout)), default=0) / 1000
         if at is None or last >= at:
             return None
-        from control_room.adapters.faults import recognise
+        from control_room.adapters.faults import recognise  # likewise
 
         return recognise(words)
 
