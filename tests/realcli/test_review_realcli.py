@@ -87,7 +87,16 @@ def test_two_lenses_on_two_models_both_accept_and_the_task_merges(real, tmp_path
         meta = r.meta(rid)
         ran = (meta["adapter"], meta["model"], meta["agent_ok"], meta["report"]["ok"])
         assert ran == ("claude", model, True, True), meta
-        assert meta["argv"][:6] == ["claude", "-p", "--output-format", "json", "--model", model], meta["argv"]
+        argv = meta["argv"]
+        assert argv[:5] + argv[6:8] == [
+            "claude",
+            "-p",
+            "--output-format",
+            "json",
+            "--session-id",
+            "--model",
+            model,
+        ], argv
         assert json.loads((r.room.state_dir("done") / f"{rid}.json").read_text())["verdict"] == "accept"
     reviews = [ln for ln in r.room.ledger.read_text().splitlines() if "| review |" in ln]
     assert len(reviews) == 3 and "accepted" in reviews[-1], reviews
