@@ -20,6 +20,7 @@ from install import ensure
 from modelserver import ModelServer
 
 from control_room import adapters, errors, proc
+from control_room.adapters import faults
 from control_room.adapters.faults import Fault
 from control_room.ledger import read as ledger_read
 from control_room.ledger import result
@@ -144,6 +145,24 @@ class Refused:
         """The reset is ``seconds`` after the provider said it (between the cycle's start and
         the reading)."""
         return self.reset_at is not None and self.before + seconds <= self.reset_at <= self.after + seconds
+
+
+# The model server's refusals (tests/modelfaults.py): mode, the fault's kind, its reset in seconds
+# (the server's retry-after, 1 s, where the CLI passes it on)
+MODES = [
+    ("rate_limit", faults.RATE_LIMIT, 1),
+    ("overloaded", faults.OVERLOADED, None),
+    ("quota", faults.QUOTA, None),
+    ("context", faults.CONTEXT, None),
+]
+
+
+def reads_as(got: Refused, mode: str, kind: str, reset_s: int | None, context_exit: int) -> None:
+    """The refusal of ``mode`` was read as ``kind`` with its reset; a context overflow (the task's
+    failed round) kept the CLI's exit code ``context_exit``."""
+    assert got.reads_as(kind, reset_s), got
+    if mode == "context":
+        assert got.exit_code == context_exit, got
 
 
 @pytest.fixture

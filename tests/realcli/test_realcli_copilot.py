@@ -5,6 +5,7 @@ brief with copilot's `view` tool, which needs no permission flag."""
 from __future__ import annotations
 
 import pytest
+from conftest import MODES, reads_as
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
@@ -79,21 +80,10 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     assert "Authentication failed with provider at http://127.0.0.1:" in said and "(HTTP 401)" in said, said
 
 
-MODES = [
-    ("rate_limit", faults.RATE_LIMIT, 1),
-    ("overloaded", faults.OVERLOADED, None),
-    ("quota", faults.QUOTA, None),
-    ("context", faults.CONTEXT, None),
-]
-
-
 @pytest.mark.parametrize(("mode", "kind", "reset_s"), MODES)
 def test_the_providers_refusals_are_read_as_their_faults(
     refusal, mode: str, kind: str, reset_s: int | None
 ) -> None:  # type: ignore[no-untyped-def]
     # copilot retries five times (a 429 after its retry-after, 1 s here; its 503 and quota with a
     # back-off of 20-60 s): killed at 20 s while it waits, its time-out is read as its last failed call
-    got = refusal("copilot", mode, "/v1", wall_clock_s=20)
-    assert got.reads_as(kind, reset_s), got
-    if mode == "context":
-        assert got.exit_code == 1, got
+    reads_as(refusal("copilot", mode, "/v1", wall_clock_s=20), mode, kind, reset_s, context_exit=1)

@@ -4,6 +4,7 @@ against the model server, its config in the test's HOME."""
 from __future__ import annotations
 
 import pytest
+from conftest import MODES, reads_as
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
@@ -68,21 +69,10 @@ def test_an_endpoint_refusing_the_key_fails_the_round_naming_the_cause(real) -> 
     ), said  # one line, not the 80-column fragment its console would print
 
 
-MODES = [
-    ("rate_limit", faults.RATE_LIMIT, 1),
-    ("overloaded", faults.OVERLOADED, None),
-    ("quota", faults.QUOTA, None),
-    ("context", faults.CONTEXT, None),
-]
-
-
 @pytest.mark.parametrize(("mode", "kind", "reset_s"), MODES)
 def test_the_providers_refusals_are_read_as_their_faults(
     refusal, mode: str, kind: str, reset_s: int | None
 ) -> None:  # type: ignore[no-untyped-def]
     # kimi, one attempt per step (max_retries_per_step = 1), its client's two retries: a few
     # requests, then exit 75 with `Error code: N`
-    got = refusal("kimi", mode, "/v1", wall_clock_s=60)
-    assert got.reads_as(kind, reset_s), got
-    if mode == "context":
-        assert got.exit_code == 1, got
+    reads_as(refusal("kimi", mode, "/v1", wall_clock_s=60), mode, kind, reset_s, context_exit=1)

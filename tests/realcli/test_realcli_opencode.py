@@ -4,6 +4,7 @@ provider of its own in a config file (OPENCODE_CONFIG) and its state in the test
 from __future__ import annotations
 
 import pytest
+from conftest import MODES, reads_as
 from modelserver import REPORT, ModelServer, Tool, refused
 
 from control_room import errors
@@ -64,24 +65,13 @@ def test_an_endpoint_down_fails_the_round_naming_the_cause(real) -> None:  # typ
     assert "Cannot connect to API: Unable to connect" in r.cause(), meta
 
 
-MODES = [
-    ("rate_limit", faults.RATE_LIMIT, 1),
-    ("overloaded", faults.OVERLOADED, None),
-    ("quota", faults.QUOTA, None),
-    ("context", faults.CONTEXT, None),
-]
-
-
 @pytest.mark.parametrize(("mode", "kind", "reset_s"), MODES)
 def test_the_providers_refusals_are_read_as_their_faults(
     refusal, mode: str, kind: str, reset_s: int | None
 ) -> None:  # type: ignore[no-untyped-def]
     # opencode retries a 429 (retry-after honoured), its 503 and quota for 80-90 s: killed at
     # its 20 s wall clock while it waits, its time-out is read as the refusal it logged (`waiting`)
-    got = refusal("opencode", mode, "/v1", wall_clock_s=20)
-    assert got.reads_as(kind, reset_s), got
-    if mode == "context":
-        assert got.exit_code == 1, got
+    reads_as(refusal("opencode", mode, "/v1", wall_clock_s=20), mode, kind, reset_s, context_exit=1)
 
 
 def test_a_long_retry_after_waited_out_past_the_wall_clock_uses_no_round(refusal) -> None:  # type: ignore[no-untyped-def]
