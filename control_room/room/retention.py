@@ -12,6 +12,12 @@ ever goes (they are the records). Each removal is re-checked just before it (the
 the pins, read again) and writes one ``cleanup`` ledger line. Every deletion goes through
 ``store.files.remove``.
 
+A write that never finished (its process was killed between writing a temp file and renaming
+it into place) leaves a temp file ``.tmp-<12 hex>`` beside the file it was for: those older
+than an hour (``TEMP_STALE_S``; a write takes milliseconds) go too, kind ``temp``, in the
+folders control-room writes (the room's top, ``control-room/``, ``swarm/`` and all below it,
+``intelligence/``, ``graveyard/``, ``agents/``, ``skills/``), never in a work dir of an agent's.
+
 More kinds of removable things share the same policy: an ``Item`` has a ``kind`` (``KINDS``,
 worded by ``NOUNS``). A finished route's worktree (kind ``worktree``) is found, re-checked and
 removed with git in ``dispatch/merge/sweep.py`` (this layer does not run git); it hands its candidates
@@ -21,6 +27,7 @@ to ``plan``, which decides by the same age and low-disk rules, and removes the r
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -32,19 +39,23 @@ from control_room.room import settings as settings_file
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.values import check_id, is_id
-from control_room.store.files import read_optional, remove, update
+from control_room.store.files import TMP_PREFIX, read_optional, remove, update
 from control_room.words import count
 
 FINISHED = ("done", "cancelled", "rejected")
 DAY_S = 86400
 GIB = 2**30
-KINDS = ("results", "archive", "outbox", "worktree")  # a results folder, a run-K/, a snapshot, a worktree
+# a results folder, a run-K/, a snapshot, a worktree, a temp file a crash left
+KINDS = ("results", "archive", "outbox", "worktree", "temp")
 NOUNS = {
     "results": "results folder",
     "archive": "run archive",
     "outbox": "outbox snapshot",
     "worktree": "worktree",
+    "temp": "leftover temp file",
 }
+TEMP_STALE_S = 3600  # a temp file this old belongs to a write that never finished
+_TEMP = re.compile(re.escape(TMP_PREFIX) + r"[0-9a-f]{12}")
 
 
 def disk_free(path: Path) -> int:
@@ -121,7 +132,7 @@ class Item:
 
     def where(self, room: Room) -> str:
         rel = self.path.relative_to(room.root).as_posix()
-        return rel + "/" if self.kind != "outbox" else rel
+        return rel + "/" if self.kind not in ("outbox", "temp") else rel
 
 
 @dataclass
@@ -201,7 +212,7 @@ def plan(room: Room, now: float | None = None, worktrees: Sequence[Item] = ()) -
     settings = settings_file.load(room)
     now = time.time() if now is None else now
     tasks = _finished(room)
-    items: list[Item] = []
+    items: list[Item] = leftovers(room, now)
     whole: set[str] = set()
     keep_days = settings.retention_days
     keep_s = keep_days * DAY_S
@@ -252,6 +263,32 @@ def plan(room: Room, now: float | None = None, worktrees: Sequence[Item] = ()) -
     return items
 
 
+def leftovers(room: Room, now: float) -> list[Item]:
+    """Temp files of writes that never finished, older than ``TEMP_STALE_S``, in the folders
+    control-room writes (``swarm/`` and what is below it; the others' top level only)."""
+    tops = [room.root, room.cr, room.cr / ".cache"]
+    tops += [room.root / name for name in ("intelligence", "graveyard", "agents", "skills")]
+    found: list[Item] = []
+    seen = [(top, False) for top in tops] + [(room.swarm, True)]
+    while seen:
+        folder, deep = seen.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # missing, or not a folder
+            continue
+        for e in entries:
+            if deep and e.is_dir(follow_symlinks=False):
+                seen.append((Path(e.path), True))
+            elif _TEMP.fullmatch(e.name) and e.is_file(follow_symlinks=False):
+                st = e.stat(follow_symlinks=False)
+                if now - st.st_mtime > TEMP_STALE_S:
+                    age = now - st.st_mtime
+                    ago = _days(age) if age >= DAY_S else count(int(age // 3600), "hour")
+                    why = f"left by a write that never finished, {ago} ago"
+                    found.append(Item(Path(e.path), "temp", "", "", st.st_size, st.st_mtime, why))
+    return sorted(found, key=lambda i: i.path)
+
+
 def _past(age: float, keep_days: int) -> str:
     return f"last change {_days(age)} ago, past retention_days {keep_days}"
 
@@ -296,7 +333,9 @@ def clean(room: Room, items: list[Item], *, on_removed: Callable[[Item], None] |
     for item in items:
         if item.kind == "worktree":
             continue  # removed with git, by dispatch/merge/sweep.py
-        if not still_finished(room, item.task) or not os.path.lexists(item.path):
+        if item.kind != "temp" and not still_finished(room, item.task):
+            continue
+        if not os.path.lexists(item.path):
             continue
         remove(item.path)
         ledger.append(

@@ -234,3 +234,35 @@ def test_due_says_why_something_would_go(room: Room, monkeypatch: pytest.MonkeyP
     set_gate(room, "min_free_gb", "2")
     monkeypatch.setattr(retention, "disk_free", lambda _p: retention.GIB)
     assert retention.due(room, NOW, NOW) == "the disk has 1.0 GiB free, under min_free_gb 2"
+
+
+def test_temp_files_a_crash_left_go_once_an_hour_old_and_only_ours(room: Room) -> None:
+    # a write killed between its temp file and the rename leaves `.tmp-<12 hex>` beside the file
+    old, young = NOW - 2 * 3600, NOW - 60
+    places = {
+        "control-room/.tmp-0123456789ab": old,
+        "swarm/results/t1/.tmp-aaaaaaaaaaaa": old,
+        "swarm/queue/.tmp-bbbbbbbbbbbb": young,  # a write that may still be under way
+        "control-room/.tmp-not-ours": old,  # not control-room's name
+        "src/.tmp-cccccccccccc": old,  # an agent's work dir (the room's own here): never looked at
+    }
+    for rel, when in places.items():
+        path = room.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a file")
+        os.utime(path, (when, when))
+    items = [i for i in retention.plan(room, now=NOW) if i.kind == "temp"]
+    assert [(i.where(room), i.why) for i in items] == [
+        ("control-room/.tmp-0123456789ab", "left by a write that never finished, 2 hours ago"),
+        ("swarm/results/t1/.tmp-aaaaaaaaaaaa", "left by a write that never finished, 2 hours ago"),
+    ]
+    assert retention.clean(room, items) == items
+    left = {rel for rel in places if (room.root / rel).exists()}
+    assert left == {"swarm/queue/.tmp-bbbbbbbbbbbb", "control-room/.tmp-not-ours", "src/.tmp-cccccccccccc"}
+    assert [e.detail for e in entries(room, "cleanup")] == [
+        "control-room/.tmp-0123456789ab (leftover temp file, 11 B): left by a write that never finished, "
+        "2 hours ago",
+        "swarm/results/t1/.tmp-aaaaaaaaaaaa (leftover temp file, 11 B): left by a write that never "
+        "finished, 2 hours ago",
+    ]
+    assert retention.summary(items, "removed") == "removed 2 leftover temp files, 22 B"
