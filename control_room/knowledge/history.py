@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.ledger import events, result
-from control_room.ledger.follow import follow
+from control_room.ledger.follow import follow, is_kept
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -220,14 +220,19 @@ def trouble(room: Room, *, whole: bool = False) -> dict[str, Any]:
     what ``death_loops`` reads, the unsupported claims and the kills proposed, as in ``state``
     (``whole``: as there)."""
     checkpoint = room.cache / "death-loops"
-    seed = cache.load(checkpoint)
-    if not (isinstance(seed, dict) and seed.get("kind") == HELD_KIND):
+    if not is_kept(checkpoint) and not _seeded(cache.load(checkpoint)):
         st, _ = state(room)  # a first look: start from the history's own fold, not the ledger
         cache.save(checkpoint, {**_pruned(st), "kind": HELD_KIND})
     return follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held, whole=whole)[0]
 
 
 HELD_KIND = f"{KIND}-held"
+
+
+def _seeded(seed: Any) -> bool:
+    return isinstance(seed, dict) and seed.get("kind") == HELD_KIND
+
+
 _PRUNE_AT = 64  # routes kept before the ones on no streak are dropped
 
 

@@ -20,11 +20,14 @@ def agent_env(
     (the variable an adapter's ``api_key_env`` names) let through; plus where the room is and
     which task this is. Never the whole environment: a key the run was not meant to see stays
     out (docs/cycle.md)."""
-    from control_room.adapters.base import MINIMAL_ENV, allowed  # a cycle's, with the adapter
+    from control_room.adapters.base import MINIMAL_ENV  # a cycle's, with the adapter
 
     redact.watch(*keep)  # a role's setup may name one CONTROL.md does not: its value never lands
     patterns = (*(names or MINIMAL_ENV), *settings.env_allow, *keep)
-    env = {k: v for k, v in os.environ.items() if allowed(k, patterns)}
+    # ``adapters.base.allowed`` for every variable at once: names, and prefixes ending in ``*``
+    exact = {p for p in patterns if not p.endswith("*")}
+    prefixes = tuple(p[:-1] for p in patterns if p.endswith("*"))
+    env = {k: v for k, v in os.environ.items() if k in exact or k.startswith(prefixes)}
     env.pop(crashpoint.VAR, None)  # a test's crash point arms the dispatcher, never what it runs
     env["CONTROL_ROOM"] = str(room.root)
     env["CONTROL_ROOM_TASK"] = str(task.get("id", ""))

@@ -23,6 +23,7 @@ an agent's CLI is installed is the cycle's own last check (``pick``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -81,6 +82,21 @@ class Readiness:
         self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
         self.cooling = cooldowns.active(room)  # adapters cooling down: {} (one stat) nearly always
         self.tokens_left = tokens_left(room, settings)  # None: no daily token budget
+
+    def renewed(self) -> Readiness:
+        """This readiness with what a claim or a finished run moves taken again: the folders'
+        listings, the running tasks (their paths, routes and reserve), the tasks waiting for
+        the merge queue, then today's spend (read after the running tasks: a run that ends
+        between the two reads is counted in one of them, never in neither). What a cycle asks
+        under the claim lock, of a readiness it took before the lock (``pick.ahead``); the
+        routes killed, the death loops, the cooling adapters and the token budget stay as
+        they were taken a moment before, as any other change that lands just after."""
+        new = copy.copy(self)
+        new.folders = swarm.Folders(self.room)
+        new.busy, new.routes, reserved = _running(self.room, new.folders)
+        new.spend = spent_on(self.room.ledger, self.room.cache / "ledger-summary", today()) + reserved
+        new._passed = None
+        return new
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
         """None if the task (its index summary ``s``) may run now, else why not. (Called for
