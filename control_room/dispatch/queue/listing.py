@@ -49,28 +49,48 @@ def run_order(room: Room) -> Iterator[Listed]:
     its file first (``pick``); only the order of other tasks can lag an edit by those
     few seconds.
     """
+    listed = _listing(room)
+    if isinstance(listed, list):
+        yield from listed
+        return
+    yield from _walk(*listed)
+
+
+def _listing(room: Room) -> list[Listed] | tuple[list[tuple[str, str]], set[str], list[Listed]]:
+    """The queue in run order: after a full check, as it returns it; else the saved order, the
+    names listed now and the new tasks read, to be walked (``_walk``)."""
     ordered, known_names = _saved_order(room)
     if not _recent(ordered):
         with lock.held(room.cr / SCAN_LOCK):  # one full check at a time: the others take its order
             ordered, known_names = _saved_order(room)
-            checked = None if _recent(ordered) else index.scan(room, "queue")
-        if checked is not None:
-            yield from checked  # a full check returns the queue in run order
-            return
-    order: list[tuple[str, str]] = ordered["order"]
+            if not _recent(ordered):
+                return index.scan(room, "queue")  # a full check returns the queue in run order
     try:
         present = set(os.listdir(room.state_dir("queue")))
     except FileNotFoundError:
-        return
+        return []
     names = sorted(n for n in present - known_names if not n.startswith(".") and not n.endswith(swarm.REASON))
     new: list[Listed] = []
     if names:
         new, present = index.read_new(room, names, present, float(ordered["checked"]))
-    known = (Listed("queue", n, raw) for n, raw in order if n in present)
-    if not new:  # the saved order alone: no summary decoded to merge
+    return ordered["order"], present, new
+
+
+def _walk(
+    order: list[tuple[str, str]],
+    present: set[str],
+    new: list[Listed],
+    start: int = 0,
+    gone: frozenset[str] = frozenset(),
+) -> Iterator[Listed]:
+    """The saved order from ``start``, less the names not ``present`` or ``gone``, merged with
+    the ``new`` tasks (only then is a summary decoded, to compare)."""
+    known = (Listed("queue", n, raw) for n, raw in order[start:] if n in present and n not in gone)
+    if not new:
         yield from known
         return
-    yield from heapq.merge(known, index.queue_order(new), key=lambda t: index.order_key(t.summary, t.name))
+    fresh = [t for t in new if t.name not in gone]
+    yield from heapq.merge(known, index.queue_order(fresh), key=lambda t: index.order_key(t.summary, t.name))
 
 
 def _recent(ordered: Any) -> bool:
@@ -99,15 +119,16 @@ def _saved_order(room: Room) -> tuple[Any, set[str]]:
 
 
 class _Seen:
-    """One process's last listing of one room's queue."""
+    """One process's last listing of one room's queue: the queue in run order after a full
+    check (``listed``), else what ``_walk`` walks."""
 
-    __slots__ = ("at", "gone", "items", "queued", "root", "saved", "start")
+    __slots__ = ("at", "gone", "listed", "queued", "root", "saved", "start")
 
-    def __init__(self, root: Path, saved: Any, items: list[Listed]) -> None:
-        self.root, self.saved, self.items = root, saved, items
+    def __init__(self, root: Path, saved: Any, listed: list[Listed] | tuple[Any, ...]) -> None:
+        self.root, self.saved, self.listed = root, saved, listed
         self.at, self.queued = time.monotonic(), swarm.queued_here
         self.gone: set[str] = set()
-        self.start = 0  # the items before it are all gone
+        self.start = 0  # the saved order's names before it are all gone or not listed
 
 
 _SEEN: list[_Seen] = []  # at most one: the room a run loop works on
@@ -125,17 +146,19 @@ def candidates(room: Room) -> Iterator[Listed]:
         or seen.queued != swarm.queued_here
         or time.monotonic() - seen.at > LIST_S
     ):
-        items = list(run_order(room))
+        listed = _listing(room)
         after = None if cache.holding() else cache.fingerprint(room.cache / "queue.order")
-        _SEEN[:] = [_Seen(room.root, after, items)] if after is not None else []
-        yield from items
+        seen = _Seen(room.root, after, listed)
+        _SEEN[:] = [seen] if after is not None else []
+    if isinstance(seen.listed, list):
+        yield from (t for t in seen.listed if t.name not in seen.gone)
         return
-    items, gone = seen.items, seen.gone
-    while seen.start < len(items) and items[seen.start].name in gone:
+    order, present, new = seen.listed
+    while seen.start < len(order) and (
+        order[seen.start][0] not in present or order[seen.start][0] in seen.gone
+    ):
         seen.start += 1
-    for k in range(seen.start, len(items)):
-        if items[k].name not in gone:
-            yield items[k]
+    yield from _walk(order, present, new, seen.start, frozenset(seen.gone))
 
 
 def gone(room: Room, name: str) -> None:
