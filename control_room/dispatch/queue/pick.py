@@ -108,7 +108,7 @@ def pick(
     # the scan below (or ``ahead``'s) may reject files on its own
     before = ahead.before if ahead is not None else room.counts(REJECTED)["rejected"]
     waiting: list[str] = []
-    seen = 0
+    seen = rejected  # the candidate rejected above was one the queue held
     missing: list[str] = []
     for item in listing.run_order(room):
         seen += 1
