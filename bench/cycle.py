@@ -24,7 +24,7 @@ from common import (
     settle,
 )
 
-from control_room.dispatch.queue.index import RECHECK_S
+from control_room.dispatch.queue.listing import RECHECK_S
 
 
 def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 15) -> list[Row]:

@@ -87,11 +87,24 @@ class Result:
 
 
 def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
-    """The full path of ``program`` on the PATH the child will see."""
+    """The full path of ``program`` on the PATH the child will see. A program found is
+    remembered for that PATH, and looked up again only if it is no longer there (a cycle asks
+    three times: the pick, the agent's run, the validator's)."""
     path = (env or os.environ).get("PATH", os.defpath)
     if os.sep in program:
         return program if os.access(program, os.X_OK) and os.path.isfile(program) else None
-    return shutil.which(program, path=path)
+    found = _FOUND.get((program, path))
+    if found is not None and os.access(found, os.X_OK) and os.path.isfile(found):
+        return found
+    found = shutil.which(program, path=path)
+    if found is not None:
+        if len(_FOUND) > 64:
+            _FOUND.clear()
+        _FOUND[(program, path)] = found
+    return found
+
+
+_FOUND: dict[tuple[str, str], str] = {}  # (program, PATH) -> where ``which`` found it
 
 
 def run(

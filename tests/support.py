@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import Result
 
 from control_room import errors
-from control_room.dispatch.queue import index
+from control_room.dispatch.queue import listing
 from control_room.ledger import append
 from control_room.ledger.events import Event
 from control_room.ledger.line import GENESIS, HEADER, PREAMBLE, Entry, parse, render
@@ -186,7 +186,7 @@ def set_gate(room: Room, key: str, value: str) -> None:
 
 def order(room: Room) -> list[str]:
     """The queue's task ids in the order cycles would run them."""
-    return [t.id for t in index.run_order(room)]
+    return [t.id for t in listing.run_order(room)]
 
 
 # What CLI tests share --------------------------------------------------------------------

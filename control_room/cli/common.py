@@ -3,8 +3,10 @@ edge of a command, where the views are refreshed."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -13,6 +15,7 @@ import click
 from control_room import redact
 from control_room.errors import ControlRoomError, PersonOnlyError
 from control_room.room.layout import STATES, Room, find_room
+from control_room.store import lock
 from control_room.text import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -109,22 +112,57 @@ def watch(room: Room) -> None:
         meta[_EDGE] = _Edge(room, stamp(room))
 
 
-def refresh_views(ctx: click.Context | None = None) -> None:
+VIEWS_EVERY_S = 1.0  # a run loop whose next cycle starts at once refreshes the views at most this often
+
+
+def refresh_views(ctx: click.Context | None = None, *, soon: bool = False) -> None:
     """The edge of a command: if what the views show changed since the command started (or
     since they were last refreshed in it), rewrite DIGEST.md and CURRENT_CONTEXT.md.
 
     Every change to a room writes a ledger line, but the views also show what a ledger line
     does not date: the task counts, STOP, the settings. So the test is a stamp of all of them,
     not only "the ledger grew": a change that failed before its ledger line, or a file a
-    person moved while the command ran, is refreshed too."""
+    person moved while the command ran, is refreshed too.
+
+    A refresh runs under ``control-room/.views.lock`` and takes its stamp before it reads the
+    room, so the last views written are made from the newest state: a refresh made from an
+    older one cannot land after it. ``soon``: a run loop between two cycles, the next starting
+    at once; the refresh is skipped when any process refreshed this room's views less than
+    ``VIEWS_EVERY_S`` ago or is refreshing them now, and the change stays to refresh at the
+    loop's next edge (a cycle that waits or finds nothing to do, the loop's end)."""
     meta = (ctx or click.get_current_context()).meta
     edge: _Edge | None = meta.get(_EDGE)
-    if edge is None or stamp(edge.room) == edge.stamp:
+    if edge is None:
+        return
+    now = stamp(edge.room)
+    if now == edge.stamp:
         return
     from control_room.views.refresh import refresh  # loads the engine: only once a room changed
 
-    refresh(edge.room)
-    edge.stamp = stamp(edge.room)
+    path = edge.room.cr / VIEWS_LOCK
+    if soon:
+        try:
+            if time.time() - os.stat(path).st_mtime < VIEWS_EVERY_S:
+                return
+        except OSError:
+            pass
+        fd = lock.take(path)
+        if fd is None:  # another process refreshes them now
+            return
+    else:
+        fd = lock.open_lock_file(path)
+        lock.hold(fd, path)
+    try:
+        now = stamp(edge.room)  # what the refresh below is made from, at least
+        refresh(edge.room)
+        edge.stamp = now
+        with contextlib.suppress(OSError):
+            os.utime(fd)  # when the views were last refreshed, for the loops that pace theirs
+    finally:
+        os.close(fd)
+
+
+VIEWS_LOCK = ".views.lock"
 
 
 def notify_people(ctx: click.Context | None = None) -> None:

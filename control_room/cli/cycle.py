@@ -15,6 +15,7 @@ from control_room import errors, interrupt, proc
 from control_room.cli.common import current_room, echo, notify_people, person_only, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
 from control_room.dispatch.shared import sharing, sync
+from control_room.ledger import follow
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
 from control_room.store.files import append_lines
@@ -155,19 +156,20 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
     done = 0
     with interrupt.handled():
         try:
-            while True:
-                started = time.monotonic()
-                done += 1
-                codes = one_round(room, done)
-                for code in (errors.STOPPED, errors.ROOM_INVALID):
-                    if code in codes:
-                        sys.exit(code)
-                if cycles is not None and done >= cycles:
-                    return
-                _wait(room, started + period, tty)
-                if room.stopped():
-                    echo(f"{now_iso()}  stopped: {room.stop} exists")
-                    sys.exit(errors.STOPPED)
+            with follow.kept():  # the ledger's folds stay in memory from one cycle to the next
+                while True:
+                    started = time.monotonic()
+                    done += 1
+                    codes = one_round(room, done, started + period)
+                    for code in (errors.STOPPED, errors.ROOM_INVALID):
+                        if code in codes:
+                            sys.exit(code)
+                    if cycles is not None and done >= cycles:
+                        return
+                    _wait(room, started + period, tty)
+                    if room.stopped():
+                        echo(f"{now_iso()}  stopped: {room.stop} exists")
+                        sys.exit(errors.STOPPED)
         except interrupt.Interrupted as exc:
             for line in exc.said:  # what the parallel cycles said as they stopped
                 _last_word(f"{now_iso()}  cycle {done}  {line}")
@@ -175,8 +177,11 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
             sys.exit(exc.exit_code)
 
 
-def _in_process(room: Room, done: int) -> list[int]:
-    """One cycle in this process; its exit code."""
+def _in_process(room: Room, done: int, next_at: float) -> list[int]:
+    """One cycle in this process; its exit code. The views are refreshed after it (the next
+    cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md), at most once a second
+    (``VIEWS_EVERY_S``) while a task ran and the next cycle starts at once (``--every 0``): a loop
+    that waits, or finds nothing to do, refreshes them before it waits, and its end does."""
     live = _LiveLine() if sys.stdout.isatty() else None
 
     def say(line: str) -> None:
@@ -185,7 +190,8 @@ def _in_process(room: Room, done: int) -> list[int]:
         _say(done, line)
 
     result = run_cycle(room, say=say, progress=live.show if live is not None else None)
-    refresh_views()  # the next cycle's prompt reads CURRENT_CONTEXT.md and DIGEST.md
+    ran = result.code in (errors.PASSED, errors.FAILED)
+    refresh_views(soon=ran and time.monotonic() >= next_at)
     if result.code != errors.OFFLINE:
         publish(room, say)
     notify_people()  # a long run tells a person as it goes, not when it ends
@@ -193,13 +199,13 @@ def _in_process(room: Room, done: int) -> list[int]:
     return [result.code]
 
 
-def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int], list[int]]:
+def _in_parallel(room: Room, parallel: int) -> Callable[[Room, int, float], list[int]]:
     """Cycles at once (``parallel``, capped at max_parallel), each a `control-room cycle`
     process of its own; their lines as they end, numbered ``cycle N.k``; their exit codes."""
     n = min(parallel, settings_file.load(room).max_parallel)
     argv = [sys.executable, "-m", "control_room", "--room", str(room.root), "cycle"]
 
-    def one_round(room: Room, done: int) -> list[int]:
+    def one_round(room: Room, done: int, _next_at: float) -> list[int]:
         codes = []
         for k, (code, out, err) in enumerate(proc.run_all([argv] * n, cwd=room.root), start=1):
             for line in (out + err).splitlines():

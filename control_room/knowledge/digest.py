@@ -113,7 +113,10 @@ def render(room: Room, st: dict[str, Any], settings: Settings) -> str:
     causes = sorted(st["causes"].items(), key=lambda kv: -kv[1])
     for rank, (c, n) in enumerate([kv for kv in causes if kv[0]][:10]):
         blocks.append((4, 50 + rank, f"- {n}× {c}"))
-    for rank, (key, r) in enumerate(sorted(st["routes"].items(), key=lambda kv: -kv[1]["spend"])):
+    rows = sorted(st["routes"].items(), key=lambda kv: -kv[1]["spend"])
+    if st.get("older_n"):  # tasks without a route let go from the history (``history.TASKS_KEPT``)
+        rows.append((f"({count(st['older_n'], 'older task')} without a route)", st["older_tasks"]))
+    for rank, (key, r) in enumerate(rows):
         blocks.append(
             (
                 5,

@@ -18,14 +18,15 @@ from __future__ import annotations
 from typing import Any
 
 from control_room.ledger import events, result
-from control_room.ledger.follow import follow
+from control_room.ledger.follow import follow, is_kept
 from control_room.ledger.line import Col, unescape
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.store import cache
 from control_room.text import one_line
 
-KIND = "digest-5"  # 3: decisions and failures on one line; 4: reviews counted apart; 5: fingerprints
+KIND = "digest-6"  # 3: decisions and failures on one line; 4: reviews counted apart; 5: fingerprints;
+# 6: tasks without a route past the most recent TASKS_KEPT folded into one entry (``older_tasks``)
 LAST = 5  # decisions kept per route
 STREAK_LINES = 10  # lines kept as evidence of a streak
 CLEARS = (events.ROUTE_RESUME.name, events.ROUTE_REOPEN.name, events.ROUTE_KILL.name)  # a person acted
@@ -39,6 +40,9 @@ def _init() -> dict[str, Any]:
         "unsupported_n": 0,
         "last_time": "",
         "proposals": {},
+        "tasks": 0,  # entries ``task:<id>`` in routes
+        "older_tasks": _new_route(),  # what the entries of tasks without a route that were let go said
+        "older_n": 0,  # how many were
     }
 
 
@@ -115,13 +119,14 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
     r = state["routes"].get(key)
     if r is None:
         r = state["routes"][key] = _new_route()
+        state["tasks"] += key.startswith("task:")
     if run.serves:
         r["reviews"] += 1
         r["review_spend"] = round(r["review_spend"] + cost, 6)
         return
     r["attempts"] += 1
     r["spend"] = round(r["spend"] + cost, 6)
-    r["last_time"] = time
+    r["last_time"], r["at"] = time, state["lines"]  # at: the line's number, for lines of one second
     r["last"] = (r["last"] + [[time, task, outcome, decision, failed]])[-LAST:]
     if outcome == "pass":
         r["passes"] += 1
@@ -149,6 +154,38 @@ def _fold(state: dict[str, Any], cells: list[str]) -> None:
             r[name] = {"cause": value, "n": 1 if value else 0, "lines": [evidence] if value else []}
 
 
+TASKS_KEPT = 256  # entries of tasks without a route kept, the most recently active, beyond those on a streak
+
+
+def _fold_digest(state: dict[str, Any], cells: list[str]) -> None:
+    """``_fold``, keeping the history bounded in a room that runs thousands of tasks without a
+    route: past ``2 * TASKS_KEPT`` such entries, all but the ``TASKS_KEPT`` most recently active
+    are let go, except those a death loop, a streak or a proposed kill reads, their counts and
+    spend added up in ``older_tasks`` (DIGEST.md's spend table shows them as one row). A digest
+    of ``digest_max_bytes`` (8 KB by default) shows about 40 entries: the ones let go are past
+    what it would show."""
+    _fold(state, cells)
+    if state["tasks"] > 2 * TASKS_KEPT:
+        _let_go(state)
+
+
+def _let_go(state: dict[str, Any]) -> None:
+    routes, older = state["routes"], state["older_tasks"]
+    tasks = [(r["last_time"], r.get("at", 0), k) for k, r in routes.items() if k.startswith("task:")]
+    tasks.sort(reverse=True)
+    for _, _, key in tasks[TASKS_KEPT:]:
+        r = routes[key]
+        if _streaking(r) or key in state["proposals"]:
+            continue
+        for n in ("attempts", "passes", "fails", "reviews"):
+            older[n] += r[n]
+        for n in ("spend", "review_spend"):
+            older[n] = round(older[n] + r[n], 6)
+        state["older_n"] += 1
+        del routes[key]
+    state["tasks"] = sum(1 for k in routes if k.startswith("task:"))
+
+
 def _clear(r: dict[str, Any]) -> None:
     r["streak"], r["decision_streak"], r["fp_streak"], r["announced"] = (
         _no_streak(),
@@ -171,7 +208,7 @@ def stuck(st: dict[str, Any], key: str, n: int) -> dict[str, Any] | None:
 def state(room: Room, *, whole: bool = False) -> tuple[dict[str, Any], int]:
     """The digest state, up to date; and how many ledger bytes this refresh read. On a big
     ledger's first days maybe of its recent lines only (``ledger.follow``; ``whole``: all)."""
-    return follow(room.ledger, room.cache / "digest", KIND, _init, _fold, whole=whole)
+    return follow(room.ledger, room.cache / "digest", KIND, _init, _fold_digest, whole=whole)
 
 
 def reviews(room: Room) -> dict[str, dict[str, Any]]:
@@ -220,14 +257,19 @@ def trouble(room: Room, *, whole: bool = False) -> dict[str, Any]:
     what ``death_loops`` reads, the unsupported claims and the kills proposed, as in ``state``
     (``whole``: as there)."""
     checkpoint = room.cache / "death-loops"
-    seed = cache.load(checkpoint)
-    if not (isinstance(seed, dict) and seed.get("kind") == HELD_KIND):
+    if not is_kept(checkpoint) and not _seeded(cache.load(checkpoint)):
         st, _ = state(room)  # a first look: start from the history's own fold, not the ledger
         cache.save(checkpoint, {**_pruned(st), "kind": HELD_KIND})
     return follow(room.ledger, checkpoint, HELD_KIND, _init, _fold_held, whole=whole)[0]
 
 
 HELD_KIND = f"{KIND}-held"
+
+
+def _seeded(seed: Any) -> bool:
+    return isinstance(seed, dict) and seed.get("kind") == HELD_KIND
+
+
 _PRUNE_AT = 64  # routes kept before the ones on no streak are dropped
 
 

@@ -20,7 +20,9 @@ rebuild.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +178,12 @@ def _walk(
     try:
         st = os.fstat(fd)
         size = st.st_size
-        state = cache.load(checkpoint)
+        kept = _KEPT.get(checkpoint) if KEEP and not cache.holding() else None
+        state = (
+            _newest(checkpoint, kept, kind, fd, st, same_inode)
+            if kept is not None
+            else cache.load(checkpoint)
+        )
         if not _valid(state, kind, fd, st, same_inode):
             state = _fresh(kind, init, fd, first(fd, size))
         start = state["size"]
@@ -185,13 +192,85 @@ def _walk(
             each(state, fd, size)
             read = size - start
             state["inode"] = st.st_ino
-            cache.save(checkpoint, state)
+            _save(checkpoint, state, kept)
         if older and state.get("from", 0) > 0:
             state, more = _catch_up(checkpoint, kind, init, each, fd, st, state, whole)
             read += more
+            if checkpoint in _KEPT:  # caught up (and saved): the state kept is that one now
+                _KEPT[checkpoint] = (_KEPT[checkpoint][0], state, cache.fingerprint(checkpoint))
         return state, read
     finally:
         os.close(fd)
+
+
+# A run loop's cycles keep their states in memory (``kept``): each call folds the lines since its
+# own last one (or since the checkpoint on disk, when another process saved one further on), and
+# saves the checkpoint for other commands at most every ``SAVE_S``, not at every call (a save is a
+# file made and renamed: several a cycle, eight loops racing).
+KEEP = False
+SAVE_S = 1.0
+# checkpoint -> (when saved, the state, the checkpoint's fingerprint when last read or saved)
+_KEPT: dict[Path, tuple[float, dict[str, Any], list[int] | None]] = {}
+
+
+@contextmanager
+def kept() -> Iterator[None]:
+    """Inside, states are kept in this process's memory between calls and saved to their
+    checkpoints at most every ``SAVE_S`` (and when it ends): for a loop of many cycles. A state
+    is a function of the ledger's bytes alone: a checkpoint another process saved further on is
+    taken instead of ours (one stat tells whether there is one), else the lines since are folded
+    here; the checkpoint on disk lags by a second at most, and a command that reads it folds the
+    lines since."""
+    global KEEP
+    before, KEEP = KEEP, True
+    try:
+        yield
+    finally:
+        KEEP = before
+        if not before:
+            for checkpoint, (_, state, _) in _KEPT.items():
+                cache.save(checkpoint, state)
+            _KEPT.clear()
+
+
+def is_kept(checkpoint: Path) -> bool:
+    """Whether this process keeps the state of ``checkpoint`` in memory (inside ``kept``)."""
+    return KEEP and checkpoint in _KEPT
+
+
+def _newest(
+    checkpoint: Path, kept: tuple[float, dict[str, Any], list[int] | None], kind: str, fd: int,
+    st: os.stat_result, same_inode: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """The state kept here, or the checkpoint on disk if another process saved it further on."""
+    saved_at, state, seen = kept
+    now = cache.fingerprint(checkpoint)
+    if now is None or now == seen:
+        return state
+    disk = cache.load(checkpoint)
+    _KEPT[checkpoint] = (saved_at, state, now)
+    if (
+        _valid(disk, kind, fd, st, same_inode)
+        and disk.get("from", 0) == state.get("from", 0)
+        and disk["size"] > state["size"]
+    ):
+        _KEPT[checkpoint] = (saved_at, disk, now)
+        return disk  # type: ignore[no-any-return]
+    return state
+
+
+def _save(
+    checkpoint: Path, state: dict[str, Any], kept: tuple[float, dict[str, Any], list[int] | None] | None
+) -> None:
+    if not KEEP or cache.holding():
+        cache.save(checkpoint, state)
+        return
+    now = time.monotonic()
+    if kept is None or now - kept[0] >= SAVE_S:
+        cache.save(checkpoint, state)
+        _KEPT[checkpoint] = (now, state, cache.fingerprint(checkpoint))
+    else:
+        _KEPT[checkpoint] = (kept[0], state, _KEPT.get(checkpoint, kept)[2])
 
 
 def _catch_up(

@@ -169,10 +169,17 @@ def reject(
 
 def write_new(room: Room, task: Task) -> Path:
     """Create ``swarm/queue/<id>.json``; never replaces a file (admission checked the rest)."""
+    global queued_here
     path = task_file(room, "queue", task["id"])
     if not create_exclusive(path, dumps(task)):
         raise InvalidError(exists_already(task["id"], "queue"))
+    queued_here += 1
     return path
+
+
+# Tasks this process put into swarm/queue/ (``write_new``, ``move``): a run loop, which lists
+# the queue at most once a second (dispatch/queue/listing.py), lists it again after one.
+queued_here = 0
 
 
 def exists_already(task_id: str, state: str) -> str:
@@ -230,6 +237,7 @@ def move(
 
     A reason file beside the source goes away; ``reason`` writes one beside the destination.
     """
+    global queued_here
     s, d = task_file(room, src, task_id), task_file(room, dst, task_id)
     if os.path.lexists(d):
         raise ConflictError(exists_already(task_id, dst))
@@ -239,6 +247,7 @@ def move(
         os.rename(s, d)
     except FileNotFoundError:
         raise NotFoundError(f"task {task_id} is not in swarm/{src}/ any more") from None
+    queued_here += dst == "queue"
     try:
         os.unlink(reason_path(s))
     except FileNotFoundError:

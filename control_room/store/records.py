@@ -60,6 +60,6 @@ def dumps(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def write(path: Path, data: Any) -> None:
-    """Write ``data`` as indented JSON, atomically."""
-    atomic_write(path, dumps(data))
+def write(path: Path, data: Any, *, durable: bool = True) -> None:
+    """Write ``data`` as indented JSON, atomically (``durable``: as ``atomic_write``'s)."""
+    atomic_write(path, dumps(data), durable=durable)

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import sys
 
+import pytest
 from support import drop_task as drop
 from support import probe_task as task
 from support import set_gate
 
 from control_room import ledger
 from control_room.dispatch.run import cycle
-from control_room.knowledge import findings, history
+from control_room.knowledge import digest, findings, history
 from control_room.ledger import events, result
 from control_room.room import settings as control
 from control_room.room.layout import Room
@@ -139,3 +140,33 @@ def test_what_is_in_trouble_counts_as_the_whole_history_does(room: Room) -> None
     st, small = history.state(room)[0], history.trouble(room)
     assert (small["unsupported_n"], small["proposals"]) == (st["unsupported_n"], st["proposals"]) != (0, {})
     assert history.death_loops(small, 3) == history.death_loops(st, 3) != {}
+
+
+def test_tasks_without_a_route_past_the_most_recent_are_folded_into_one_entry(
+    room: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history, "TASKS_KEPT", 2)
+    _result(room, "stuck", "fail", result.RunResult(decision="done", failed="validator exited 3"), route="")
+
+    def passed(n: int) -> None:
+        ledger.append(room.ledger, events.RESULT, task=f"t{n}", adapter="claude", outcome="pass",
+                      cost_usd=1.5, detail=result.RunResult(decision=f"did {n}").detail())  # fmt: skip
+
+    for n in range(3):
+        passed(n)
+    st, _ = history.state(room)
+    assert sorted(st["routes"]) == ["task:stuck", "task:t0", "task:t1", "task:t2"]  # not past 2 * 2
+    passed(3)
+    st, _ = history.state(room)
+    assert sorted(st["routes"]) == ["task:stuck", "task:t2", "task:t3"]  # the 2 latest; stuck is on a streak
+    assert (st["older_n"], st["older_tasks"]["attempts"], st["older_tasks"]["spend"], st["tasks"]) == (
+        2,
+        2,
+        3.0,
+        3,
+    )
+    (room.cache / "digest").unlink()  # a rebuild from the ledger folds the same
+    again, _ = history.state(room)
+    assert (again["older_n"], sorted(again["routes"])) == (2, sorted(st["routes"]))
+    text = digest.render(room, st, control.load(room))
+    assert "| (2 older tasks without a route) | $3.00 | 2 | $0.00 |" in text

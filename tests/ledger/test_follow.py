@@ -137,3 +137,48 @@ def test_a_window_without_a_day_rule_is_the_last_bytes(
         os.close(fd)
     assert size - 4000 <= plain < size - 3000
     assert size - 16000 <= by_day < size - 15000
+
+
+# kept: a run loop's states in memory, checkpoints saved at most once a second
+
+
+def test_kept_states_are_saved_at_most_every_save_s_and_when_it_ends(
+    ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_file = tmp_path / "cache.json"
+    five_lines(ledger)
+    clock = [1000.0]
+    monkeypatch.setattr(follow.time, "monotonic", lambda: clock[0])
+    with follow.kept():
+        assert summary(ledger, cache_file)["lines"] == 5  # a first fold: saved
+        append(ledger, ev("spend"), cost_usd=0.5)
+        seen = counting(monkeypatch)
+        assert summary(ledger, cache_file)["lines"] == 6  # from memory: only the new line folded
+        assert len(seen) == 1
+        assert summary(ledger, tmp_path / "other.json")["lines"] == 6
+        assert follow.cache.load(cache_file)["lines"] == 5  # not saved again within SAVE_S
+        clock[0] += follow.SAVE_S
+        append(ledger, ev("spend"), cost_usd=0.5)
+        assert summary(ledger, cache_file)["lines"] == 7
+        assert follow.cache.load(cache_file)["lines"] == 7  # a second on: saved
+        append(ledger, ev("spend"), cost_usd=0.5)
+        assert summary(ledger, cache_file)["lines"] == 8
+        assert follow.cache.load(cache_file)["lines"] == 7
+    assert follow.cache.load(cache_file)["lines"] == 8  # saved when it ends
+    assert follow._KEPT == {}
+
+
+def test_a_kept_state_takes_a_checkpoint_another_process_saved_further_on(
+    ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache_file = tmp_path / "cache.json"
+    five_lines(ledger)
+    with follow.kept():
+        assert summary(ledger, cache_file)["lines"] == 5
+        for _ in range(3):
+            append(ledger, ev("spend"), cost_usd=0.5)
+        theirs = summary(ledger, tmp_path / "theirs.json")  # as another process folds them...
+        follow.cache.save(cache_file, follow.cache.load(tmp_path / "theirs.json"))  # ...and saves
+        seen = counting(monkeypatch)
+        assert summary(ledger, cache_file) == theirs
+        assert seen == []  # taken from the checkpoint, not folded again

@@ -5,7 +5,8 @@
   ``Invocation`` its adapter gets
 - ``environment``: the environment of a run: the adapter's allow list, CONTROL.md ``env_allow``
 - ``deps``: deps that can never get done, dependency cycles
-- ``index``: listing task folders fast, the queue scan, the run order
+- ``index``: listing task folders fast, the queue scan, the saved run order
+- ``listing``: the run order a cycle walks, and a run loop's listing of the queue, kept a second
 - ``ready``: whether a queued task may run now, and why not (cycle, status, task list)
 - ``cooling``: which adapter of a task's ``fallback`` chain it runs on while some cool down
 - ``pick``: the next ready task; holds logged once a day

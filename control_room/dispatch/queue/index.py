@@ -6,17 +6,16 @@ changed since the last scan. Scanning the queue rejects files that admission ref
 (``admission.Stage.QUEUED``: the file itself, and its deps against one listing of the state
 folders), and every task on a dependency cycle among queued tasks (found on the deps the index
 keeps, only when a file just read has deps). The queue's run order is saved beside it
-(``.cache/queue.order``) for cycles (see ``run_order``). In ``running/``, the ``.claim`` beside
+(``.cache/queue.order``) for cycles (``listing.run_order``). In ``running/``, the ``.claim`` beside
 each task is not a task.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -324,41 +323,17 @@ def _order(files: dict[str, Any]) -> list[str]:
     return [n for _, n in sorted((v[1], n) for n, v in files.items())]
 
 
-RECHECK_S = 10.0  # a cycle trusts the queue index this long after a full check
-
-
-def run_order(room: Room) -> Iterator[Listed]:
-    """The queue in run order (priority, then age), for a cycle; lazily, so a cycle that finds
-    its task early reads no more.
-
-    Within ``RECHECK_S`` seconds of the last full check, files whose names the index knows are
-    not stat()ed: a cycle that fires seconds after another need not stat 10,000 files. New
-    names are always read (and rejected if invalid). What a cycle runs is always re-read from
-    its file first (``pick``); only the order of other tasks can lag an edit by those
-    few seconds.
-    """
-    ordered = cache.load(room.cache / "queue.order")
-    if not (
-        isinstance(ordered, dict)
-        and ordered.get("v") == V
-        and time.time() - float(ordered.get("checked") or 0) <= RECHECK_S
-    ):
-        yield from scan(room, "queue")  # a full check returns the queue in run order
-        return
-    order: list[tuple[str, str]] = ordered["order"]
-    known_names = {n for n, _ in order}
-    try:
-        listed = os.listdir(room.state_dir("queue"))
-        names = [n for n in listed if not n.startswith(".") and not n.endswith(swarm.REASON)]
-    except FileNotFoundError:
-        return
-    present = set(names)
+def read_new(
+    room: Room, names: list[str], present: set[str], checked: float
+) -> tuple[list[Listed], set[str]]:
+    """The queue's files ``names`` that its saved order does not know, read (and rejected if
+    invalid, as a scan does), their entries added to the index; a file with deps may close a
+    dependency cycle, whose tasks are rejected too. Returns the new tasks and ``present`` (the
+    queue's listing) less what was rejected."""
     new: list[Listed] = []
     files: dict[str, Any] | None = None
     queued = _Queued(room, reject=True)
     for name in names:
-        if name in known_names:
-            continue
         if files is None:
             files = _load_index(room, "queue")["files"]
         path = room.state_dir("queue") / name
@@ -373,12 +348,11 @@ def run_order(room: Room) -> Iterator[Listed]:
     if queued.deps and files is not None:  # a new file with deps may close a cycle
         files = {n: v for n, v in files.items() if n in present}
         _drop_cycles(room, files, reject=True)
-        present &= set(files)
+        present = present & set(files)
         new = [t for t in new if t.name in files]
     if new and files is not None:
-        _save_index(room, "queue", files, float(ordered["checked"]))
-    known = (Listed("queue", n, raw) for n, raw in order if n in present)
-    yield from heapq.merge(known, queue_order(new), key=lambda t: order_key(t.summary, t.name))
+        _save_index(room, "queue", files, checked)
+    return new, present
 
 
 def order_key(summary: dict[str, Any], name: str) -> tuple[int, str, str]:

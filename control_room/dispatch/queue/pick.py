@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch.queue import index
+from control_room.dispatch.queue import index, listing
 from control_room.dispatch.queue.admission import Refused, Stage, admit
 from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.queue.ready import Readiness, Wait, readiness
@@ -42,18 +42,76 @@ class Pick:
     plan: Plan
 
 
-def pick(
-    room: Room, settings: Settings, *, taken: Callable[[str], str | None] | None = None
-) -> Pick | CycleResult:
-    """The next ready task, or what the cycle says when there is none. In a shared room,
-    ``taken`` says why a task is not ours to claim (another machine holds it), or None."""
+def ahead(room: Room, settings: Settings, n: int) -> Ahead:
+    """Outside the claim lock: the first ``n`` queued tasks, in run order, that look ready now,
+    and the readiness that said so; fewer (none) when the walk met a task only the pick under
+    the lock may act on first (one to reject, a hold not yet logged today).
+
+    This is the slow half of a pick (the queue's order over thousands of tasks, the
+    readiness states): taken before the lock, it leaves the lock held only for what
+    exactly-once needs (``pick`` with ``ahead``). Nothing here writes to the room but what
+    the queue's order does anyway (a new file read, an invalid one rejected: a rename, which
+    one process wins)."""
+    before = room.counts(REJECTED)["rejected"]  # the queue's order may reject files on its own
     ready = readiness(room, settings)
     holds = Holds(room)
-    before = room.counts(REJECTED)["rejected"]  # the scan below may reject files on its own
+    found: list[index.Listed] = []
+    for item in listing.candidates(room):
+        wait = ready.why(item.id, item.summary)
+        if wait is None:
+            found.append(item)
+            if len(found) >= n:
+                break
+        elif wait.refused or (wait.hold is not None and not holds.logged(item.id, wait.hold)):
+            break
+    return Ahead(found, ready, before)
+
+
+class Ahead:
+    """What ``ahead`` found: candidates in run order, the readiness it asked, and how many
+    files ``swarm/rejected/`` held before it (for the nothing-to-do line)."""
+
+    __slots__ = ("before", "found", "ready")
+
+    def __init__(self, found: list[index.Listed], ready: Readiness, before: int) -> None:
+        self.found, self.ready, self.before = found, ready, before
+
+
+def pick(
+    room: Room,
+    settings: Settings,
+    *,
+    taken: Callable[[str], str | None] | None = None,
+    ahead: Ahead | None = None,
+) -> Pick | CycleResult:
+    """The next ready task, or what the cycle says when there is none. In a shared room,
+    ``taken`` says why a task is not ours to claim (another machine holds it), or None.
+    ``ahead``: the candidates found before the claim lock; the first of them still queued and
+    ready now (``Readiness.renewed``: the running tasks as they are now) is taken, without
+    walking the whole queue again. When none is (other cycles took them meanwhile), or one
+    is no longer what it was (edited, its CLI gone), the whole walk below decides."""
+    ready = ahead.ready.renewed() if ahead is not None else readiness(room, settings)
+    holds = Holds(room)
+    rejected = 0
+    for item in ahead.found if ahead is not None else ():
+        if not os.path.exists(room.state_dir("queue") / item.name):
+            listing.gone(room, item.name)  # another cycle claimed it
+            continue
+        if ready.why(item.id, item.summary) is not None:
+            continue
+        chosen = _admit(room, settings, item, ready, holds)
+        if isinstance(chosen, Pick):
+            listing.gone(room, item.name)
+            holds.save()
+            return chosen
+        rejected = int(chosen == "rejected")
+        break
+    # the scan below (or ``ahead``'s) may reject files on its own
+    before = ahead.before if ahead is not None else room.counts(REJECTED)["rejected"]
     waiting: list[str] = []
-    rejected = seen = 0
+    seen = rejected  # the candidate rejected above was one the queue held
     missing: list[str] = []
-    for item in index.run_order(room):
+    for item in listing.run_order(room):
         seen += 1
         wait = ready.why(item.id, item.summary)
         if wait is None and taken is not None and (elsewhere := taken(item.id)):
@@ -61,6 +119,7 @@ def pick(
         if wait is None:
             chosen = _admit(room, settings, item, ready, holds)
             if isinstance(chosen, Pick):
+                listing.gone(room, item.name)
                 holds.save()
                 return chosen
             if isinstance(chosen, Wait):
@@ -157,11 +216,15 @@ class Holds:
         self.seen: dict[str, str] = seen if isinstance(seen, dict) else {}
         self.changed = False
 
+    def logged(self, task_id: str, event: Event) -> bool:
+        """Whether this hold of the task was logged today already."""
+        name, _, day = self.seen.get(task_id, "").partition(" ")  # before 0.3.0: its old name
+        return f"{events.canonical(name)} {day}" == f"{event.name} {today()}"
+
     def log(self, task_id: str, s: dict[str, Any], event: Event, detail: str) -> None:
-        key = f"{event.name} {today()}"
-        name, _, day = self.seen.get(task_id, "").partition(" ")
-        if f"{events.canonical(name)} {day}" == key:  # a hold logged before 0.3.0 has its old name
+        if self.logged(task_id, event):
             return
+        key = f"{event.name} {today()}"
         ledger.append(self.room.ledger, event, task=task_id, route=s.get("route", ""), detail=detail)
         self.seen[task_id] = key
         self.changed = True

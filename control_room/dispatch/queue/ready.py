@@ -23,7 +23,10 @@ an agent's CLI is installed is the cycle's own last check (``pick``).
 
 from __future__ import annotations
 
+import copy
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from control_room.dispatch.queue import deps
@@ -81,6 +84,21 @@ class Readiness:
         self._passed: dict[str, str] | None = None  # read on first need (a room with a repo)
         self.cooling = cooldowns.active(room)  # adapters cooling down: {} (one stat) nearly always
         self.tokens_left = tokens_left(room, settings)  # None: no daily token budget
+
+    def renewed(self) -> Readiness:
+        """This readiness with what a claim or a finished run moves taken again: the folders'
+        listings, the running tasks (their paths, routes and reserve), the tasks waiting for
+        the merge queue, then today's spend (read after the running tasks: a run that ends
+        between the two reads is counted in one of them, never in neither). What a cycle asks
+        under the claim lock, of a readiness it took before the lock (``pick.ahead``); the
+        routes killed, the death loops, the cooling adapters and the token budget stay as
+        they were taken a moment before, as any other change that lands just after."""
+        new = copy.copy(self)
+        new.folders = swarm.Folders(self.room)
+        new.busy, new.routes, reserved = _running(self.room, new.folders)
+        new.spend = spent_on(self.room.ledger, self.room.cache / "ledger-summary", today()) + reserved
+        new._passed = None
+        return new
 
     def why(self, task_id: str, s: dict[str, Any]) -> Wait | None:
         """None if the task (its index summary ``s``) may run now, else why not. (Called for
@@ -248,9 +266,31 @@ def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]],
     routes: dict[str, str] = {}
     reserved = 0.0
     for task_id in sorted(folders.ids("running")):
-        task, _ = swarm.read_task(swarm.task_file(room, "running", task_id))
-        owned += [(task_id, p) for p in task.get("owns", [])]
-        if task.get("route"):
-            routes.setdefault(str(task["route"]), task_id)
-        reserved += float(task.get("max_cost_usd", 0))
+        owns, route, cost = _running_task(swarm.task_file(room, "running", task_id))
+        owned += [(task_id, p) for p in owns]
+        if route:
+            routes.setdefault(route, task_id)
+        reserved += cost
     return owned, routes, reserved
+
+
+_READ: dict[str, tuple[tuple[int, int, int], tuple[list[str], str, float]]] = {}
+
+
+def _running_task(path: Path) -> tuple[list[str], str, float]:
+    """A running task's ``owns``, route and ``max_cost_usd``; read again only when its file
+    changed (mtime, size, inode): a cycle asks twice, each of eight racing loops every cycle."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [], "", 0.0
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _READ.get(str(path))
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    task, _ = swarm.read_task(path)
+    got = (list(task.get("owns", [])), str(task.get("route") or ""), float(task.get("max_cost_usd", 0)))
+    if len(_READ) > 256:
+        _READ.clear()
+    _READ[str(path)] = (key, got)
+    return got

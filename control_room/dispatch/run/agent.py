@@ -42,7 +42,7 @@ def prepare(
     brief = workdir / f".brief-{task['id']}.md"
     inv = plan.invocation(task, text, brief, workdir, results=results)
     write_state(room, plan.adapter, inv)
-    atomic_write(brief, text)
+    atomic_write(brief, text, durable=False)  # deleted when the run ends
     key = (plan.setup.api_key_env,) if plan.setup.api_key_env else ()
     env = agent_env(room, settings, task, keep=key, names=plan.adapter.env_allow)
     return inv, plan.adapter.environment(inv, env)

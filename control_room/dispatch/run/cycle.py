@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 
 from control_room import crashpoint, errors, interrupt, ledger
-from control_room.dispatch.queue.pick import Pick, pick
+from control_room.dispatch.queue import pick
+from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.outcome import CycleResult, dispatcher_died, requeue
 from control_room.dispatch.run import preflight, runner, unfinished
@@ -69,13 +70,16 @@ def cycle(
             if isinstance(started, CycleResult):
                 return started
             settings, notes = started
+        # The queue's order and the readiness states, before the lock: under it, only what
+        # exactly-once needs (the candidates checked again against the running tasks, the claim).
+        found = pick.ahead(room, settings, ahead_of(settings)) if share is None else None
         # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them.
         with interrupt.deferred(), claims.claim_lock(room):
             notes += recover(room, settings, mine=number, share=share)
             for note in notes:
                 if say is not None:
                     say(note)
-            picked = _pick_and_claim(room, settings, number, share)
+            picked = _pick_and_claim(room, settings, number, share, found)
             if isinstance(picked, CycleResult):
                 picked.notes[:0] = notes
                 return picked
@@ -121,20 +125,29 @@ def _shared_start(
 CLAIM_TRIES = 10  # in a shared room: tasks another machine may take from under us, one cycle
 
 
+def ahead_of(settings: Settings) -> int:
+    """How many candidates a cycle finds before the claim lock: enough that the other slots'
+    cycles, claiming first, leave it one."""
+    return min(64, 2 * settings.max_parallel + 2)
+
+
 def _pick_and_claim(
-    room: Room, settings: Settings, slot: int, share: sync.Shared | None
+    room: Room, settings: Settings, slot: int, share: sync.Shared | None, found: pick.Ahead | None = None
 ) -> Pick | CycleResult:
-    """Pick the next ready task and claim it: here, and first on the remote in a shared room,
-    where a refused claim means another machine took the task: pick again."""
+    """Pick the next ready task (the first of ``found`` still ready, else from the whole queue)
+    and claim it: here, and first on the remote in a shared room, where a refused claim means
+    another machine took the task: pick again."""
     chooser = claiming.Chooser(share, settings.grace_s) if share is not None else None
     for _ in range(CLAIM_TRIES):
-        picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
+        taken = chooser.taken if chooser is not None else None
+        picked = pick.pick(room, settings, taken=taken, ahead=found)
+        found = None
         nothing = isinstance(picked, CycleResult) and picked.code == errors.OK
         if nothing and settings.on_empty_queue == "orchestrate":
             from control_room.dispatch.queue import orchestrator  # an empty queue's only (~8 ms to load)
 
             if orchestrator.queue_one(room, settings):
-                picked = pick(room, settings, taken=chooser.taken if chooser is not None else None)
+                picked = pick.pick(room, settings, taken=taken)
         if isinstance(picked, CycleResult):
             return picked
         until = time.time() + float(picked.task["wall_clock_s"]) + float(settings.validator_timeout_s)

@@ -29,7 +29,7 @@ from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
 from control_room.store import records
-from control_room.store.files import read_bytes
+from control_room.store.files import flush, read_bytes
 from control_room.timeutil import now_iso
 from control_room.words import count
 
@@ -83,8 +83,10 @@ def finish(room: Room, settings: Settings, ran: Ran) -> CycleResult:
     if not failures and settings.repo and not queueing.serves(ran.task):
         _commit(room, settings, ran, failures)
     run = _record(ran, failures)
-    cost = ran.outcome.cost_usd or 0.0
     task = ran.task
+    # the run's results, durable before the line that says what they hold (one commit for all)
+    flush([*(ran.results / n for n in RESULTS), room.swarm / "outbox" / f"{task['id']}.md"])
+    cost = ran.outcome.cost_usd or 0.0
     if cost > float(task["max_cost_usd"]):
         ledger.append(
             room.ledger,
@@ -146,6 +148,9 @@ def _commit(room: Room, settings: Settings, ran: Ran, failures: list[str]) -> No
             ledger.append(room.ledger, events.WARNING, task=task["id"], detail=why)
 
 
+RESULTS = ("prompt.md", "report.md", "answer.md", "meta.json")  # written by the runner, made durable here
+
+
 def _record(ran: Ran, failures: list[str]) -> RunResult:
     """meta.json, written whole; and the ``result`` line's detail."""
     res, outcome, rep, val, plan = ran.res, ran.outcome, ran.rep, ran.val, ran.picked.plan
@@ -175,7 +180,7 @@ def _record(ran: Ran, failures: list[str]) -> RunResult:
             "unsupported_claim": unsupported,
         }
     )
-    records.write(ran.results / "meta.json", ran.meta)
+    records.write(ran.results / "meta.json", ran.meta, durable=False)
     return RunResult(
         decision=rep.decision,
         failed="; ".join(failures),

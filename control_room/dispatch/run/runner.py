@@ -65,8 +65,10 @@ def run_claimed(
     p = prompt.assemble(room, task, plan.role, settings, history=history, runs_on=runs_on, shown=shown)
     for w in p.warnings:
         ledger.append(room.ledger, events.WARNING, task=tid, detail=w)
-    atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text)
-    atomic_write(results / "prompt.md", p.text)  # archived with the run's other files
+    # The run's results are made durable together when it is written down (``finish``), not one
+    # by one: one journal commit, not five (docs/cycle.md)
+    atomic_write(room.swarm / "outbox" / f"{tid}.md", p.text, durable=False)
+    atomic_write(results / "prompt.md", p.text, durable=False)  # archived with the run's other files
     inv, env = agent.prepare(room, settings, plan, task, p.text, workdir, results)
     brief = inv.brief
     meta: dict[str, Any] = {
@@ -124,7 +126,7 @@ def run_claimed(
         return provider.refused(room, picked, outcome.fault)
     if outcome.ok:
         cooldowns.clear(room, adapter.name, plan.model)
-    atomic_write(results / "report.md", outcome.final_message)
+    atomic_write(results / "report.md", outcome.final_message, durable=False)
     # What the agent said: its final message, or its output where the adapter (the probe) wrote
     # the report itself. Proposals are read from here.
     answer = str(outcome.extra.get("answer", outcome.final_message))
@@ -134,7 +136,7 @@ def run_claimed(
             f"\n\n[control-room: the agent's {n}; the rest was dropped (CONTROL.md capture_max_bytes)]"
             for n in cuts
         )
-    atomic_write(results / "answer.md", answer)
+    atomic_write(results / "answer.md", answer, durable=False)
     rep = validate_report(outcome.final_message)
     brief.unlink(missing_ok=True)
     # reviewers and arbiters never edit: what they changed goes before their validator runs, so

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support import data_lines, events, task
 
-from control_room.dispatch.queue import admission, deps, index
+from control_room.dispatch.queue import admission, deps, index, listing
 from control_room.errors import InvalidError
 from control_room.ledger.line import parse
 from control_room.room import settings, swarm
@@ -218,9 +218,9 @@ def test_the_scan_reads_only_new_files_and_lists_only_the_folders_it_needs(
 def test_a_task_back_from_parked_that_closes_a_cycle_is_caught_between_full_checks(room: Room) -> None:
     _put(room, "parked", "t2", deps=["t1"])
     _put(room, "queue", "t1", deps=["t2"])  # t2 exists (parked): admitted
-    assert [t.id for t in index.run_order(room)] == ["t1"]  # a full check
+    assert [t.id for t in listing.run_order(room)] == ["t1"]  # a full check
     os.rename(room.state_dir("parked") / "t2.json", room.state_dir("queue") / "t2.json")  # as `task retry`
-    assert [t.id for t in index.run_order(room)] == []  # a new name is read, even from the saved order
+    assert [t.id for t in listing.run_order(room)] == []  # a new name is read, even from the saved order
     assert sorted(reasons(room)) == ["t1.json", "t2.json"]
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
-from support import data_lines, drop, order, queue, task, written
+from support import data_lines, drop, queue, task, written
 
 from control_room.dispatch.queue import index
 from control_room.ledger.line import parse
@@ -141,25 +140,6 @@ def test_queue_order_is_priority_then_age_then_id(room: Room) -> None:
     ordered = [t.id for t in index.queue_order(index.scan(room, "queue"))]
     assert ordered == ["old-high", "new-high", "a-tie", "b-tie", "old-low", "newest-low",
                        "negative"]  # fmt: skip
-
-
-def test_run_order_trusts_its_index_briefly_then_checks_every_file(
-    room: Room, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    queue(room, "a", priority=1)
-    queue(room, "b", priority=0)
-    assert order(room) == ["a", "b"]  # a full check: every file read
-    path = room.state_dir("queue") / "b.json"
-    task = json.loads(path.read_text())
-    task["priority"] = 5
-    with open(path, "r+") as f:  # edited in place, as some editors do
-        f.seek(0)
-        f.write(json.dumps(task))
-        f.truncate()
-    queue(room, "c", priority=3)  # a new name is always read
-    assert order(room) == ["c", "a", "b"]  # b's new priority not seen yet: index trusted
-    monkeypatch.setattr(time, "time", lambda real=time.time: real() + index.RECHECK_S + 1)
-    assert order(room) == ["b", "c", "a"]  # past RECHECK_S: every file checked again
 
 
 def test_a_first_scan_of_many_files_read_in_processes_says_what_one_process_says(

@@ -138,3 +138,55 @@ def test_a_pick_never_lists_the_finished_tasks(room: Room, monkeypatch: pytest.M
     picked = pick(room, settings_file.load(room))
     assert not isinstance(picked, cycle.CycleResult) and picked.task["id"] == "next"
     assert "done" not in listed, listed
+
+
+# The pick's slow half before the claim lock (``ahead``), its candidates checked again under it
+
+
+def test_candidates_found_before_the_lock_are_taken_in_order_once_still_queued_and_ready(room: Room) -> None:
+    from control_room.dispatch.queue.pick import ahead
+
+    for k in range(5):
+        queue(room, f"t{k}", priority=9 - k, owns=["a"] if k == 1 else None)
+    settings = settings_file.load(room)
+    found = ahead(room, settings, 3)
+    assert [t.id for t in found.found] == ["t0", "t1", "t2"]
+    swarm.move(room, "t0", "queue", "running")  # another cycle claimed t0 meanwhile
+    queue(room, "busy", owns=["a/x.py"])
+    swarm.move(room, "busy", "queue", "running")  # and a task owning a path under t1's runs now
+    picked = pick(room, settings, ahead=found)
+    assert not isinstance(picked, cycle.CycleResult) and picked.task["id"] == "t2"
+
+
+def test_no_candidate_left_is_the_whole_walk_under_the_lock(room: Room) -> None:
+    from control_room.dispatch.queue.pick import ahead
+
+    queue(room, "t0")
+    queue(room, "t1", priority=-1)
+    settings = settings_file.load(room)
+    found = ahead(room, settings, 1)
+    assert [t.id for t in found.found] == ["t0"]
+    swarm.move(room, "t0", "queue", "running")
+    picked = pick(room, settings, ahead=found)
+    assert not isinstance(picked, cycle.CycleResult) and picked.task["id"] == "t1"
+    swarm.move(room, "t1", "queue", "running")
+    found = ahead(room, settings, 1)
+    assert found.found == []
+    nothing = pick(room, settings, ahead=found)
+    assert isinstance(nothing, cycle.CycleResult)
+    assert (nothing.code, nothing.message) == (errors.OK, "nothing to do: the queue is empty")
+
+
+def test_a_hold_to_log_ahead_of_the_candidates_leaves_the_pick_to_the_lock(room: Room) -> None:
+    from control_room.dispatch.queue.pick import ahead
+
+    queue(room, "t0", gate=["gpu"], priority=5)
+    queue(room, "t1")
+    queue(room, "t2", priority=-1)
+    settings = settings_file.load(room)
+    assert ahead(room, settings, 3).found == []  # its hold is not logged today: the locked pick logs it
+    picked = pick(room, settings, ahead=ahead(room, settings, 3))
+    assert not isinstance(picked, cycle.CycleResult) and picked.task["id"] == "t1"
+    assert events(room.ledger)[-1] == "gpu-approval-needed"
+    # t0's hold logged: passed by now; t1 picked, so taken for claimed (its cycle moves it next)
+    assert [t.id for t in ahead(room, settings, 3).found] == ["t2"]

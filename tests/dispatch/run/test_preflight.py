@@ -59,10 +59,10 @@ def test_a_full_disk_after_the_claim_unclaims_without_a_round(
     queue(room, "t")
     real = runner.atomic_write
 
-    def full(path: Path, text: str) -> None:
+    def full(path: Path, text: str, **kw: bool) -> None:
         if path.name == "report.md":
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
-        real(path, text)
+        real(path, text, **kw)
 
     monkeypatch.setattr(runner, "atomic_write", full)
     with pytest.raises(ControlRoomError) as err:
@@ -92,7 +92,7 @@ def test_when_even_the_ledger_line_fails_the_message_says_so(
     def no_space(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(room.ledger))
 
-    def full(path: Path, text: str) -> None:
+    def full(path: Path, text: str, **kw: bool) -> None:
         monkeypatch.setattr(outcome.ledger, "append", no_space)  # from now on, nothing more fits
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
