@@ -75,6 +75,7 @@ POINTS = [
     ("ledger.written:2", "the result line written, the task not moved"),
     ("agent.started", "the agent started, its process group not in the claim file yet"),
     ("result.logged", "the run written down, the task still in running/"),
+    ("passed.moved", "a pass moved out of running/, what follows it not done, its claim file left"),
     ("write.ROUTES.md", "ROUTES.md's new text in its temp file, not renamed"),
     ("write.meta.json", "the run's meta.json not renamed into place"),
     ("write.{id}.json", "the task file rewritten for its move, not renamed"),

@@ -89,12 +89,17 @@ def read_claim(room: Room, task_id: str) -> dict[str, Any] | None:
     return records.read_object(claim_path(room, task_id))
 
 
-def sweep(room: Room) -> None:
-    """Remove claim files whose task has left ``running/`` (a cycle died between the two)."""
+def moved_on(room: Room) -> list[str]:
+    """The tasks whose claim file is still there though the task has left ``running/``: a cycle
+    between the move and its end (``finish.passed`` removes the claim last), or one that died
+    there."""
     folder = room.state_dir("running")
-    for name in os.listdir(folder):
-        if name.endswith(".claim") and not (folder / f"{name[: -len('.claim')]}.json").exists():
-            (folder / name).unlink(missing_ok=True)
+    names = os.listdir(folder)
+    return sorted(
+        n[: -len(".claim")]
+        for n in names
+        if n.endswith(".claim") and f"{n[: -len('.claim')]}.json" not in names
+    )
 
 
 def pid_alive(pid: object) -> bool:

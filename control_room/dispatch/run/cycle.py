@@ -237,7 +237,15 @@ def recover(
             said.append(unfinished.finish_written(room, settings, task, line, why))
             continue
         said.append(dispatcher_died(room, settings, task, why))
-    claims.sweep(room)
+    for task_id in claims.moved_on(room):  # claims whose task left running/: finished, or not
+        info = claims.read_claim(room, task_id)
+        why = claims.why_dead(room, info, settings.grace_s, mine=mine)
+        if why is None:
+            continue  # its cycle still does what follows the move
+        followed = unfinished.follow_up(room, settings, task_id, why)
+        if followed is not None:
+            said.append(followed)
+        claims.release(room, task_id)
     return said
 
 

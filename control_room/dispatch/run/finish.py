@@ -250,7 +250,7 @@ def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleRe
     )
     moved: Task = {**task, "passed_at": now_iso()}
     swarm.move(room, tid, "running", goes.state, task=moved)
-    claims.release(room, tid)
+    crashpoint.hit("passed.moved")  # what follows the move not done yet: the claim says so
     if goes.proposals:
         from control_room.dispatch.queue import orchestrator  # an orchestrator's pass only (~8 ms to load)
 
@@ -271,6 +271,9 @@ def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleRe
     elif goes.then == destination.VERDICT:  # what the reviewed task's reviews now add up to
         said, ready = verdicts.after_pass(room, settings, moved, ran.rep, ran.adapter)
         waits = f"; {said}"
+    # Last: a claim file whose task has left running/ while its cycle is dead tells recovery
+    # that what follows the move may not be done (``unfinished.follow_up``)
+    claims.release(room, tid)
     return CycleResult(errors.PASSED, f"passed: {tid} ({ran.summary}){waits}", tid, merge=ready)
 
 

@@ -8,6 +8,11 @@ queue would run it twice (two ``result`` lines, a second commit of the same work
 twice), so recovery looks for that line first: the result line of the task's current round
 written since its claim, and does what the cycle would have done next (``finish.passed``, or
 ``finish.failed`` counting the round), from the results it kept.
+
+A cycle killed after it moved a passing task out of ``running/`` but before what follows the
+move (its reviews queued, a review's verdict recorded and settled) left a claim file behind:
+``finish.passed`` removes it last. Recovery finds that claim dead and does what was left
+(``follow_up``), each step only if it was not done: never twice.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import errors, ledger
+from control_room.dispatch.review import queueing, verdicts
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.dispatch.round.report import validate as validate_report
 from control_room.dispatch.run import finish
@@ -23,12 +29,12 @@ from control_room.ledger import events, result
 from control_room.ledger.line import Entry
 from control_room.ledger.read import entries_since
 from control_room.room import results as results_folder
-from control_room.room import roles
+from control_room.room import roles, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import Task
 from control_room.store import records
-from control_room.store.files import read_optional
+from control_room.store.files import read_bytes, read_optional
 
 
 def written_down(room: Room, task: Task, claim: dict[str, Any] | None) -> Entry | None:
@@ -84,3 +90,54 @@ def finish_written(room: Room, settings: Settings, task: Task, line: Entry, why:
         )
         done = finish.passed(room, settings, written, cost)
     return f"recovered {tid}: {why}; its run was written down already: {done.message}"
+
+
+def follow_up(room: Room, settings: Settings, task_id: str, why: str) -> str | None:
+    """What follows a pass's move, for a task whose cycle died after the move (its claim file
+    left behind): a review's or an arbiter's verdict recorded (then the task it serves settled),
+    or a reviewed task's reviews queued, where not done; what was done, in one line, or None."""
+    found = swarm.locate(room, task_id)
+    if found is None or found[0] not in ("passed", "done"):
+        return None  # a failed round or a requeue: back in the queue, nothing follows there
+    state, path = found
+    task, problems = swarm.read_task(path)
+    if problems or not task.get("passed_at"):
+        return None
+    done = ""
+    if queueing.serves(task) and state == "done":
+        if not task.get("verdict"):
+            folder = results_folder.folder(room, task_id)
+            meta = records.read_object(folder / "meta.json") or {}
+            rep = validate_report(read_optional(folder / "report.md") or "")
+            done, _ = verdicts.after_pass(room, settings, task, rep, str(meta.get("adapter", "")))
+        else:  # recorded: what the task it serves waits for may still be to settle
+            target = str(queueing.serves(task))
+            before = _as_is(room, target)
+            said, _ = verdicts.settle(room, settings, target)
+            done = said if _as_is(room, target) != before else ""
+    elif state == "passed" and not task.get("review_tasks"):
+        chosen = queueing.check_lenses(room, settings, task)
+        if chosen:
+            ids = queueing.queue_reviews(room, settings, task, chosen, "passed")
+            done = f"its reviews queued: {', '.join(ids)}"
+    if not done:
+        return None
+    ledger.append(
+        room.ledger,
+        events.RECOVER,
+        task=task_id,
+        route=task.get("route", ""),
+        detail=f"claim is dead: {why}; its cycle died after it moved the task to swarm/{state}/: {done}",
+    )
+    return f"recovered {task_id}: {why}; its cycle died after it moved the task to swarm/{state}/: {done}"
+
+
+def _as_is(room: Room, task_id: str) -> tuple[str, bytes] | None:
+    """Where a task is and its file's bytes: what a settle that changed nothing leaves as it was."""
+    found = swarm.locate(room, task_id)
+    if found is None:
+        return None
+    try:
+        return found[0], read_bytes(found[1])
+    except OSError:
+        return None

@@ -108,15 +108,13 @@ def test_a_claim_whose_slot_is_free_is_dead(room: Room) -> None:
     )
 
 
-def test_sweep_removes_only_claims_whose_task_left(room: Room) -> None:
+def test_moved_on_names_only_claims_whose_task_left_running(room: Room) -> None:
     running = room.state_dir("running")
     (running / "kept.json").write_text("{}")
     claims.write_claim(room, "kept", {"pid": 1})
     claims.write_claim(room, "left", {"pid": 1})
-    claims.sweep(room)
-    assert sorted(p.name for p in running.iterdir()) == ["kept.claim", "kept.json"]
+    assert claims.moved_on(room) == ["left"]
     assert claims.running_ids(room) == ["kept"]
-    assert claims.read_claim(room, "kept") == {"pid": 1}
 
 
 def test_a_clone_of_a_shared_room_gets_an_id_of_its_own_at_first_use(

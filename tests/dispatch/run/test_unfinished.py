@@ -4,18 +4,24 @@ the installed command there; here the crash is an exception the cycle does not c
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import entries, queue, task_json, where
+from support import entries, queue, task, task_json, where
 
 from control_room import crashpoint
 from control_room.dispatch.round import claims
 from control_room.dispatch.run import cycle, unfinished
 from control_room.room import settings as settings_file
+from control_room.room import swarm
 from control_room.room.layout import Room
+
+
+def put(room: Room, state: str, tid: str, **fields: object) -> None:
+    swarm.task_file(room, state, tid).write_text(swarm.dumps({**task(tid), **fields}))
 
 
 class Crash(BaseException):
@@ -95,3 +101,70 @@ def test_only_a_result_line_of_this_claim_and_round_counts(room: Room, tmp_path:
     assert unfinished.written_down(room, task, {"started": "2999-01-01T00:00:00Z"}) is None  # older
     ledger.append(room.ledger, events.CLAIM, task="t1", detail="round 2 again")
     assert unfinished.written_down(room, task, claim) is None  # claimed since: that run is not written
+
+
+def test_a_pass_moved_before_its_reviews_were_queued_gets_them_at_recovery(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
+    )
+    queue(room, "t1", command=command(tmp_path), review=["style"])
+    with monkeypatch.context() as m, pytest.raises(Crash):
+        m.setattr(crashpoint, "hit", hit_at("passed.moved"))
+        cycle.cycle(room)
+    assert where(room, "t1") == ["passed"] and claims.claim_path(room, "t1").exists()
+    assert where(room, "review-style-t1") == []  # its reviews were never queued
+    said = cycle.recover(room, settings_file.load(room), mine=None)
+    assert said == [
+        "recovered t1: its slot 0 is free, so the cycle that held it is gone; its cycle died after it "
+        "moved the task to swarm/passed/: its reviews queued: review-style-t1"
+    ]
+    assert where(room, "review-style-t1") == ["queue"] and not claims.claim_path(room, "t1").exists()
+    assert task_json(room, "passed", "t1")["review_tasks"] == ["review-style-t1"]
+    assert cycle.recover(room, settings_file.load(room), mine=None) == []  # never twice
+    assert ran(tmp_path) == ["ran"]
+
+
+def test_a_claim_whose_cycle_still_runs_is_left_to_it(room: Room) -> None:
+    queue(room, "t1")
+    claims.write_claim(room, "t1", {"host": claims.host(room), "pid": os.getpid(), "slot": 0})
+    swarm.move(room, "t1", "queue", "done")  # its cycle, alive, between the move and the claim's end
+    taken = claims.take_slot(room, 1)  # its slot, held (this process is its cycle)
+    assert taken is not None and taken[0] == 0
+    try:
+        assert cycle.recover(room, settings_file.load(room), mine=None) == []
+    finally:
+        os.close(taken[1])
+    assert claims.claim_path(room, "t1").exists()
+
+
+def test_a_review_moved_before_its_verdict_was_recorded_settles_its_task_at_recovery(room: Room) -> None:
+    # its cycle moved review-style-t1 to done/ and died before it recorded the verdict
+    put(room, "passed", "t1", route="r1", review_tasks=["review-style-t1"])
+    put(
+        room,
+        "done",
+        "review-style-t1",
+        reviews="t1",
+        lens="style",
+        route="r1",
+        passed_at="2026-12-07T00:00:00Z",
+    )
+    folder = room.swarm / "results" / "review-style-t1"
+    folder.mkdir(parents=True)
+    (folder / "report.md").write_text(
+        "DECISION: accept\nWHY: clean\nEVIDENCE:\n- INFERRED: nothing wrong\nMISSING: none\n"
+        "NEXT COMMAND: control-room status\nSTOP RULE: stop\n"
+    )
+    (folder / "meta.json").write_text('{"adapter": "probe"}')
+    said = unfinished.follow_up(room, settings_file.load(room), "review-style-t1", "its cycle is gone")
+    assert said == (
+        "recovered review-style-t1: its cycle is gone; its cycle died after it moved the task to "
+        "swarm/done/: t1 accepted (its one review accepts); done"
+    )
+    assert task_json(room, "done", "review-style-t1")["verdict"] == "accept"
+    assert where(room, "t1") == ["done"] and task_json(room, "done", "t1")["review_verdict"] == "accept"
+    assert [(e.outcome, e.detail) for e in entries(room, "review")] == [
+        ("accept", "style (review-style-t1): clean"), ("accepted", "its one review accepts")]  # fmt: skip
+    assert unfinished.follow_up(room, settings_file.load(room), "review-style-t1", "again") is None
