@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 from control_room import reaper
 
@@ -33,10 +34,46 @@ def inside_run(command: str = "") -> str | None:
     dispatcher above us says so); None for a person's own shell. ``command``: the command
     asking (by default this process's own, from its command line); a ``cycle`` that ``run
     --parallel`` started is the person's, not an agent's: it writes and claims as its host."""
-    own = os.environ.get(TASK_VARIABLE)
+    own = env(TASK_VARIABLE)
     if own is not None:
         return own.strip() or UNKNOWN
     return _above(command or _own_command())
+
+
+def env(name: str) -> str | None:
+    """``os.environ.get(name)``, for what is read on every ledger line (``CONTROL_ROOM_TASK``,
+    ``CONTROL_ROOM_WRITER``): looked up in the mapping ``os.environ`` keeps of the environment
+    (every change made through ``os.environ`` updates it: a test's monkeypatch, the MCP server's
+    writer), without the three Python calls of ``get`` and, for a variable not set, its two
+    exceptions. Where ``os.environ`` keeps none (replaced by a plain dict), it is ``get``."""
+    environ, data, keys = _env
+    if os.environ is not environ:
+        environ, data, keys = _env_of(os.environ)
+    if data is None:
+        said: str | None = environ.get(name)
+        return said
+    key = keys.get(name)
+    if key is None:
+        key = keys[name] = environ.encodekey(name)
+    raw = data.get(key)
+    if raw is None:
+        return None
+    last = _values.get(key)
+    if last is None or last[0] is not raw:  # decoded once per value it is given
+        last = _values[key] = (raw, environ.decodevalue(raw))
+    return last[1]
+
+
+def _env_of(environ: Any) -> tuple[Any, dict[Any, Any] | None, dict[str, Any]]:
+    global _env
+    data = getattr(environ, "_data", None)
+    known = isinstance(data, dict) and callable(getattr(environ, "encodekey", None))
+    _env = (environ, data if known else None, {})
+    return _env
+
+
+_env: tuple[Any, dict[Any, Any] | None, dict[str, Any]] = (None, None, {})  # os.environ, its mapping, keys
+_values: dict[Any, tuple[Any, str]] = {}  # encoded key -> (its raw value, decoded)
 
 
 @functools.cache

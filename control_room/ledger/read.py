@@ -153,17 +153,30 @@ def torn_and_last_hash(fd: int, end: int, writer: str) -> tuple[bool, str | None
     the file's last KiB when the last line is ``writer``'s; else ``last_hash`` searches backwards
     as far as it must (to the first table header: a header line further down is no table's start,
     as ``verify`` reads it)."""
-    block = os.pread(fd, min(end, TAIL_BLOCK), max(0, end - TAIL_BLOCK))
+    start = max(0, end - TAIL_BLOCK)
+    block = os.pread(fd, end - start, start)
     torn = block[-1:] not in (b"\n", b"")
-    lines = block.split(b"\n")[: None if torn else -1]  # the last whole or torn line is lines[-1]
-    if len(lines) > 1 or (lines and end <= TAIL_BLOCK):  # it starts in the block
-        last = lines[-1].decode("utf-8", errors="replace")
-        cells = split_cells(last) if last != HEADER else None  # the header reads as a row of "writer"
-        if cells is not None and len(cells) == len(COLUMNS) and unescape(cells[Col.WRITER]) == writer:
-            return torn, unescape(cells[Col.HASH])
+    stop = len(block) - (not torn) if block else 0  # where the last (whole or torn) line ends
+    begin = block.rfind(b"\n", 0, stop) + 1
+    if block and (begin or not start):  # the last line starts in the block
+        last = block[begin:stop]
+        if last.find(b"\\") < 0:  # most lines: cells split as bytes, nothing to unescape (not `in`: slow)
+            cells = last[2:-2].split(b" | ") if last[:2] == b"| " and last[-2:] == b" |" else []
+            if (
+                len(cells) == len(COLUMNS)
+                and last != _HEADER
+                and cells[Col.WRITER].decode(errors="replace") == writer
+            ):
+                return torn, cells[Col.HASH].decode(errors="replace")
+        else:
+            text = last.decode("utf-8", errors="replace")
+            split = split_cells(text)
+            if split is not None and len(split) == len(COLUMNS) and unescape(split[Col.WRITER]) == writer:
+                return torn, unescape(split[Col.HASH])
     return torn, last_hash(fd, end, writer)
 
 
+_HEADER = HEADER.encode()  # the header reads as a row of writer "writer"
 TAIL_BLOCK = 1 << 10  # a ledger line is ~200 bytes
 
 

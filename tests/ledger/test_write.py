@@ -13,7 +13,7 @@ from support import data_lines, ev, five_lines, lineno
 
 from control_room.errors import RoomInvalidError
 from control_room.ledger import append, write
-from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse
+from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse, render
 from control_room.ledger.verify import verify
 from control_room.ledger.write import restore_header
 from control_room.store import lock
@@ -156,15 +156,28 @@ def test_threads_of_one_process_appending_at_once(ledger: Path) -> None:
     assert (report.ok, report.lines) == (True, 1200)
 
 
-def test_a_line_made_before_the_lock_takes_the_time_the_lock_was_got(
-    ledger: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Lines stay in time order: a line whose second passed while it waited is made again."""
-    clock = iter(["2026-01-31T12:00:00Z", "2026-01-31T12:00:01Z", "2026-01-31T12:00:01Z"])
-    monkeypatch.setattr(write, "now_iso", lambda: next(clock))
+def test_a_line_takes_the_time_the_lock_was_got(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines stay in time order: the time is read once the lock is ours, not before it."""
+    clock = ["2026-01-31T12:00:00Z"]
+    real_hold = lock.hold
+
+    def hold(fd: int, what: Path) -> None:
+        real_hold(fd, what)
+        clock[0] = "2026-01-31T12:00:01Z"  # the second turned while we waited for the lock
+
+    monkeypatch.setattr(write, "now_iso", lambda: clock[0])
+    monkeypatch.setattr(lock, "hold", hold)
     entry = append(ledger, ev("e"))
     assert entry.time == "2026-01-31T12:00:01Z" and [parse(ln) for ln in data_lines(ledger)] == [entry]
     assert verify(ledger).ok
+
+
+def test_a_hand_made_last_line_links_with_its_hash_cell_escaped(ledger: Path) -> None:
+    """The previous line's hash cell is whatever that line says: escaped again in ``prev``."""
+    odd = "| 2026-01-31T12:00:00Z | 0000000000000000 | w | e |  |  |  |  | 0 |  | - | a|b\tc |"
+    ledger.write_text(ledger.read_text() + odd + "\n")
+    entry = append(ledger, ev("e"), writer="w")
+    assert entry.prev == "a|b\tc" and data_lines(ledger) == [odd, render(entry)[0]]
 
 
 # many processes at once -----------------------------------------------------------------
