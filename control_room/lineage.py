@@ -34,7 +34,13 @@ def inside_run(command: str = "") -> str | None:
     dispatcher above us says so); None for a person's own shell. ``command``: the command
     asking (by default this process's own, from its command line); a ``cycle`` that ``run
     --parallel`` started is the person's, not an agent's: it writes and claims as its host."""
-    own = env(TASK_VARIABLE)
+    return run_of(env(TASK_VARIABLE), command)
+
+
+def run_of(own: str | None, command: str = "") -> str | None:
+    """``inside_run`` when this process's ``CONTROL_ROOM_TASK`` is ``own`` (None: not set): the
+    answer depends on nothing else that can change while the process lives (its ancestors and
+    its own command are read once), so a caller may keep it by ``own``."""
     if own is not None:
         return own.strip() or UNKNOWN
     return _above(command or _own_command())

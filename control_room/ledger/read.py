@@ -153,30 +153,33 @@ def torn_and_last_hash(fd: int, end: int, writer: str) -> tuple[bool, str | None
     the file's last KiB when the last line is ``writer``'s; else ``last_hash`` searches backwards
     as far as it must (to the first table header: a header line further down is no table's start,
     as ``verify`` reads it)."""
-    start = max(0, end - TAIL_BLOCK)
+    start = end - TAIL_BLOCK if end > TAIL_BLOCK else 0
     block = os.pread(fd, end - start, start)
-    torn = block[-1:] not in (b"\n", b"")
-    stop = len(block) - (not torn) if block else 0  # where the last (whole or torn) line ends
+    if not block:
+        return False, last_hash(fd, end, writer)
+    torn = block[-1] != 10  # no newline at the end
+    stop = len(block) if torn else len(block) - 1  # where the last (whole or torn) line ends
     begin = block.rfind(b"\n", 0, stop) + 1
-    if block and (begin or not start):  # the last line starts in the block
-        last = block[begin:stop]
-        if last.find(b"\\") < 0:  # most lines: cells split as bytes, nothing to unescape (not `in`: slow)
-            cells = last[2:-2].split(b" | ") if last[:2] == b"| " and last[-2:] == b" |" else []
+    if begin or not start:  # the last line starts in the block
+        if block.find(b"\\", begin, stop) < 0:  # most lines: cells split as bytes, nothing unescaped
+            row = block.startswith(b"| ", begin) and block.endswith(b" |", begin, stop)
+            cells = block[begin + 2 : stop - 2].split(b" | ") if row else ()
             if (
-                len(cells) == len(COLUMNS)
-                and last != _HEADER
-                and cells[Col.WRITER].decode(errors="replace") == writer
+                len(cells) == _COLUMNS
+                and cells[Col.WRITER].decode("utf-8", "replace") == writer
+                and block[begin:stop] != _HEADER
             ):
-                return torn, cells[Col.HASH].decode(errors="replace")
+                return torn, cells[Col.HASH].decode("utf-8", "replace")
         else:
-            text = last.decode("utf-8", errors="replace")
-            split = split_cells(text)
-            if split is not None and len(split) == len(COLUMNS) and unescape(split[Col.WRITER]) == writer:
+            last = block[begin:stop].decode("utf-8", "replace")
+            split = split_cells(last)
+            if split is not None and len(split) == _COLUMNS and unescape(split[Col.WRITER]) == writer:
                 return torn, unescape(split[Col.HASH])
     return torn, last_hash(fd, end, writer)
 
 
 _HEADER = HEADER.encode()  # the header reads as a row of writer "writer"
+_COLUMNS = len(COLUMNS)
 TAIL_BLOCK = 1 << 10  # a ledger line is ~200 bytes
 
 

@@ -41,7 +41,7 @@ from control_room.ledger.line import (
     short_hash,
 )
 from control_room.ledger.read import torn_and_last_hash
-from control_room.lineage import env, inside_run
+from control_room.lineage import TASK_VARIABLE, env, run_of
 from control_room.store import lock
 from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
@@ -74,16 +74,16 @@ def _host_id(cr: Path | None) -> str:
 def _writer(raw: str) -> str:
     """``raw``, the name of the person or machine, as a writer: cell-safe, and inside an
     agent's run naming its task."""
-    task = inside_run()
-    name = _names.get((raw, task))
+    own = env(TASK_VARIABLE)  # all inside_run goes by: the rest is read once per process
+    name = _names.get((raw, own))
     if name is None:
         if len(_names) >= 256:
             _names.clear()
-        name = _names[raw, task] = _name(raw, task)
+        name = _names[raw, own] = _name(raw, run_of(own))
     return name
 
 
-_names: dict[tuple[str, str | None], str] = {}  # (raw name, task) -> writer: its regex work once
+_names: dict[tuple[str, str | None], str] = {}  # (raw name, CONTROL_ROOM_TASK) -> writer, worked out once
 
 
 def _name(raw: str, task: str | None) -> str:
@@ -151,9 +151,9 @@ def append(
     if len(said) > DETAIL_MAX:
         said = cut_detail(said)
     cost = _costs.get(cost_usd) or _cost(cost_usd)
-    cells = (new_event_id(), who, event.name, task, route, adapter, result, cost, said)
+    cells = (next(_ids, None) or _more_ids(), who, event.name, task, route, adapter, result, cost, said)
     middle = f" | {join_cells(cells)} | "  # the cells between time and prev, made before the lock
-    ours = _mutex.acquire(blocking=False)  # False: another of our threads appends, with the kept one
+    ours = _mutex.acquire(False)  # False: another of our threads appends, with the kept one
     try:
         while True:
             led = _kept
@@ -179,7 +179,7 @@ def append(
     finally:
         if ours:
             _mutex.release()
-    return Entry(when, *cells, prev, h)
+    return tuple.__new__(Entry, (when, *cells, prev, h))  # Entry(...) less its Python __new__
 
 
 def _cost(cost: float) -> str:
