@@ -155,24 +155,22 @@ def torn_and_last_hash(fd: int, end: int, writer: str) -> tuple[bool, str | None
     as ``verify`` reads it)."""
     start = end - TAIL_BLOCK if end > TAIL_BLOCK else 0
     block = os.pread(fd, end - start, start)
-    if not block:
-        return False, last_hash(fd, end, writer)
-    torn = block[-1] != 10  # no newline at the end
-    stop = len(block) if torn else len(block) - 1  # where the last (whole or torn) line ends
-    begin = block.rfind(b"\n", 0, stop) + 1
-    if begin or not start:  # the last line starts in the block
-        if block.find(b"\\", begin, stop) < 0:  # most lines: cells split as bytes, nothing unescaped
-            row = block.startswith(b"| ", begin) and block.endswith(b" |", begin, stop)
-            cells = block[begin + 2 : stop - 2].split(b" | ") if row else ()
-            if (
-                len(cells) == _COLUMNS
-                and cells[Col.WRITER].decode("utf-8", "replace") == writer
-                and block[begin:stop] != _HEADER
-            ):
-                return torn, cells[Col.HASH].decode("utf-8", "replace")
-        else:
-            last = block[begin:stop].decode("utf-8", "replace")
-            split = split_cells(last)
+    parts = block.rsplit(b"\n", 2)  # [..., the last line, b""], or [..., the last line] when torn
+    torn = parts[-1] != b""
+    n = len(parts) - (not torn)  # lines, the last one's start included when n > 1
+    if n > 1 or (n and not start):  # the last line starts in the block
+        last = parts[n - 1]
+        cells = last.split(b" | ")
+        if (  # then they are split_cells's, split whole: less "| " before the first, " |" after the last
+            len(cells) == _COLUMNS
+            and cells[0][:2] == b"| "
+            and cells[Col.HASH][-2:] == b" |"
+            and last.find(b"\\") < 0  # no escapes to read (bytes' `in` is slower than find)
+        ):
+            if cells[Col.WRITER].decode("utf-8", "replace") == writer and last != _HEADER:
+                return torn, cells[Col.HASH][:-2].decode("utf-8", "replace")
+        elif last != _HEADER:
+            split = split_cells(last.decode("utf-8", errors="replace"))
             if split is not None and len(split) == _COLUMNS and unescape(split[Col.WRITER]) == writer:
                 return torn, unescape(split[Col.HASH])
     return torn, last_hash(fd, end, writer)

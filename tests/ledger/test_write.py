@@ -113,6 +113,27 @@ def test_an_edit_in_place_that_keeps_the_size_is_seen(ledger: Path) -> None:
     assert entry.prev == "-"  # the torn line is no line of ours to chain to
 
 
+@pytest.mark.skipif(not hasattr(os, "O_NOATIME"), reason="O_NOATIME is Linux's")
+def test_a_ledger_that_is_not_ours_is_opened_without_noatime(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """O_NOATIME needs the file's owner (EPERM otherwise): another user's ledger is opened as before."""
+    real, flags = os.open, []
+
+    def not_owner(path: object, how: int, *args: object, **kw: object) -> int:
+        flags.append(how)
+        if how & os.O_NOATIME:
+            raise PermissionError(1, "Operation not permitted")
+        return real(path, how, *args, **kw)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(write.os, "open", not_owner)
+        first = append(ledger, ev("e"))
+    assert [bool(f & os.O_NOATIME) for f in flags] == [True, False]
+    second = append(ledger, ev("e"))
+    assert second.prev == first.hash and verify(ledger).ok
+
+
 def test_a_failed_write_is_cut_back_and_the_next_append_opens_the_file_again(
     ledger: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
