@@ -77,15 +77,19 @@ _CELLS = r"((?:[^\\|]|\\.)*)\|"
 
 def join_cells(values: tuple[str, ...]) -> str:
     """The cells ``values``, escaped, joined as a line joins them (``" | "``); joined first and
-    tested as one string, as most are plain text (printable ASCII, no ``\\``, and no ``|`` but
-    the joins' own)."""
+    tested as one string, as most are plain text: ASCII, and once the joins' own ``|`` are taken
+    out, with no ``|``, ``\\`` or control character left (bytes' translate: a quarter of the time
+    ``isprintable`` takes)."""
     try:
         text = " | ".join(values)
     except TypeError:  # a value that is not a string: escape makes it one
         return " | ".join(map(escape, values))
-    if text.isascii() and text.isprintable() and text.count("|") == len(values) - 1 and "\\" not in text:
+    if text.isascii() and len(text.encode().translate(None, _UNPLAIN)) == len(text) - len(values) + 1:
         return text
     return " | ".join(map(escape, values))
+
+
+_UNPLAIN = bytes(range(0x20)) + b"\x7f|\\"  # what no plain ASCII cell holds
 
 
 def escape(value: object) -> str:

@@ -150,8 +150,8 @@ def append(
     said = redact.scrub(detail) if detail else ""
     if len(said) > DETAIL_MAX:
         said = cut_detail(said)
-    cost = _costs.get(cost_usd) or _cost(cost_usd)
-    cells = (next(_ids, None) or _more_ids(), who, event.name, task, route, adapter, result, cost, said)
+    cost, eid, name = _costs.get(cost_usd) or _cost(cost_usd), next(_ids, None) or _more_ids(), event.name
+    cells = (eid, who, name, task, route, adapter, result, cost, said)
     middle = f" | {join_cells(cells)} | "  # the cells between time and prev, made before the lock
     ours = _mutex.acquire(False)  # False: another of our threads appends, with the kept one
     try:
@@ -179,7 +179,7 @@ def append(
     finally:
         if ours:
             _mutex.release()
-    return tuple.__new__(Entry, (when, *cells, prev, h))  # Entry(...) less its Python __new__
+    return tuple.__new__(Entry, (when, eid, who, name, task, route, adapter, result, cost, said, prev, h))
 
 
 def _cost(cost: float) -> str:
@@ -207,7 +207,7 @@ def _write(led: _Open, path: Path, end: int, who: str, when: str, middle: str) -
     else:
         torn, last = torn_and_last_hash(led.fd, end, who)
         prev = last or GENESIS
-        cell = escape(prev)
+        cell = prev if prev.isalnum() and prev.isascii() else escape(prev)  # a hash: plain already
     stamp = _stamps.get(when) or _stamp(when)
     body = f"{stamp}{middle}{cell} |".encode()
     h = short_hash(body)
