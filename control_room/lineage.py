@@ -58,16 +58,15 @@ def env(name: str) -> str | None:
     if data is None:
         said: str | None = environ.get(name)
         return said
-    key = keys.get(name)
-    if key is None:
-        key = keys[name] = environ.encodekey(name)
-    raw = data.get(key)
+    raw = data.get(keys.get(name) or _key(environ, keys, name))
     if raw is None:
         return None
-    last = _values.get(key)
-    if last is None or last[0] is not raw:  # decoded once per value it is given
-        last = _values[key] = (raw, environ.decodevalue(raw))
-    return last[1]
+    text: str | None = _decoded.get(raw)  # decoded once per value
+    if text is None:
+        if len(_decoded) >= 64:
+            _decoded.clear()
+        text = _decoded[raw] = environ.decodevalue(raw)
+    return text
 
 
 def _env_of(environ: Any) -> tuple[Any, dict[Any, Any] | None, dict[str, Any]]:
@@ -78,8 +77,13 @@ def _env_of(environ: Any) -> tuple[Any, dict[Any, Any] | None, dict[str, Any]]:
     return _env
 
 
+def _key(environ: Any, keys: dict[str, Any], name: str) -> Any:
+    keys[name] = key = environ.encodekey(name)
+    return key
+
+
 _env: tuple[Any, dict[Any, Any] | None, dict[str, Any]] = (None, None, {})  # os.environ, its mapping, keys
-_values: dict[Any, tuple[Any, str]] = {}  # encoded key -> (its raw value, decoded)
+_decoded: dict[Any, str] = {}  # a raw value (bytes on POSIX) -> its text
 
 
 @functools.cache
