@@ -8,10 +8,11 @@ previous hash of our writer by reading backwards from the end, and write the lin
 ``os.write`` on an ``O_APPEND`` descriptor. A failed write (disk full) is cut back off, so the
 ledger never keeps half a line.
 
-Everything but the time and ``prev`` is rendered before the lock is taken, and a process keeps
-its descriptor open from one append to the next (``_keep``), with the line it last wrote: when
-the file ends with that very line, nobody wrote since, so it is the previous line of our writer
-and the file needs no read backwards.
+Everything but the time and ``prev`` is rendered before the lock is taken; the time is read and
+the line hashed once it is held. A process keeps its descriptor open from one append to the
+next (``_keep``), with the line it last wrote: when the file ends with that very line, nobody
+wrote since, so it is the previous line of our writer and the file needs no read backwards.
+An append is five system calls: ``flock``, ``stat``, ``pread``, ``write``, ``flock``.
 """
 
 from __future__ import annotations
