@@ -163,6 +163,24 @@ def test_a_forked_child_locks_the_ledger_through_a_descriptor_of_its_own(ledger:
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+def test_a_forked_child_draws_event_ids_of_its_own(ledger: Path) -> None:
+    """Ids come from a pool drawn at once: a child must not hand out the ones its parent will."""
+    append(ledger, ev("e"))  # the parent's pool is drawn, 255 ids left in it
+    read, send = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(send, append(ledger, ev("e"), detail="child").id.encode())
+        os._exit(0)
+    os.close(send)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    ours = [append(ledger, ev("e"), detail="parent").id for _ in range(3)]
+    assert len(child) == 16 and child not in ours
+    report = verify(ledger)
+    assert (report.ok, report.lines) == (True, 5)
+
+
 def test_threads_of_one_process_appending_at_once(ledger: Path) -> None:
     def work(k: int) -> None:
         for i in range(300):
