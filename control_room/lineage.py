@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 from control_room import reaper
 
@@ -33,10 +34,56 @@ def inside_run(command: str = "") -> str | None:
     dispatcher above us says so); None for a person's own shell. ``command``: the command
     asking (by default this process's own, from its command line); a ``cycle`` that ``run
     --parallel`` started is the person's, not an agent's: it writes and claims as its host."""
-    own = os.environ.get(TASK_VARIABLE)
+    return run_of(env(TASK_VARIABLE), command)
+
+
+def run_of(own: str | None, command: str = "") -> str | None:
+    """``inside_run`` when this process's ``CONTROL_ROOM_TASK`` is ``own`` (None: not set): the
+    answer depends on nothing else that can change while the process lives (its ancestors and
+    its own command are read once), so a caller may keep it by ``own``."""
     if own is not None:
         return own.strip() or UNKNOWN
     return _above(command or _own_command())
+
+
+def env(name: str) -> str | None:
+    """``os.environ.get(name)``, for what is read on every ledger line (``CONTROL_ROOM_TASK``,
+    ``CONTROL_ROOM_WRITER``): looked up in the mapping ``os.environ`` keeps of the environment
+    (every change made through ``os.environ`` updates it: a test's monkeypatch, the MCP server's
+    writer), without the three Python calls of ``get`` and, for a variable not set, its two
+    exceptions. Where ``os.environ`` keeps none (replaced by a plain dict), it is ``get``."""
+    environ, data, keys = _env
+    if os.environ is not environ:
+        environ, data, keys = _env_of(os.environ)
+    if data is None:
+        said: str | None = environ.get(name)
+        return said
+    raw = data.get(keys.get(name) or _key(environ, keys, name))
+    if raw is None:
+        return None
+    text: str | None = _decoded.get(raw)  # decoded once per value
+    if text is None:
+        if len(_decoded) >= 64:
+            _decoded.clear()
+        text = _decoded[raw] = environ.decodevalue(raw)
+    return text
+
+
+def _env_of(environ: Any) -> tuple[Any, dict[Any, Any] | None, dict[str, Any]]:
+    global _env
+    data = getattr(environ, "_data", None)
+    known = isinstance(data, dict) and callable(getattr(environ, "encodekey", None))
+    _env = (environ, data if known else None, {})
+    return _env
+
+
+def _key(environ: Any, keys: dict[str, Any], name: str) -> Any:
+    keys[name] = key = environ.encodekey(name)
+    return key
+
+
+_env: tuple[Any, dict[Any, Any] | None, dict[str, Any]] = (None, None, {})  # os.environ, its mapping, keys
+_decoded: dict[Any, str] = {}  # a raw value (bytes on POSIX) -> its text
 
 
 @functools.cache

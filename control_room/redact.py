@@ -73,7 +73,7 @@ def mark(name: str) -> str:
 
 def scrub(text: str) -> str:
     """``text`` with every secret value replaced by ``[redacted:NAME]``."""
-    found = table()
+    found = _table if _table is not None else table()  # the table, made on first use
     if not found or _text is None:
         return text
     return _text.sub(lambda m: mark(found[m.group(0)]), text)

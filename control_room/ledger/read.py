@@ -153,17 +153,31 @@ def torn_and_last_hash(fd: int, end: int, writer: str) -> tuple[bool, str | None
     the file's last KiB when the last line is ``writer``'s; else ``last_hash`` searches backwards
     as far as it must (to the first table header: a header line further down is no table's start,
     as ``verify`` reads it)."""
-    block = os.pread(fd, min(end, TAIL_BLOCK), max(0, end - TAIL_BLOCK))
-    torn = block[-1:] not in (b"\n", b"")
-    lines = block.split(b"\n")[: None if torn else -1]  # the last whole or torn line is lines[-1]
-    if len(lines) > 1 or (lines and end <= TAIL_BLOCK):  # it starts in the block
-        last = lines[-1].decode("utf-8", errors="replace")
-        cells = split_cells(last) if last != HEADER else None  # the header reads as a row of "writer"
-        if cells is not None and len(cells) == len(COLUMNS) and unescape(cells[Col.WRITER]) == writer:
-            return torn, unescape(cells[Col.HASH])
+    start = end - TAIL_BLOCK if end > TAIL_BLOCK else 0
+    block = os.pread(fd, end - start, start)
+    parts = block.rsplit(b"\n", 2)  # [..., the last line, b""], or [..., the last line] when torn
+    torn = parts[-1] != b""
+    n = len(parts) - (not torn)  # lines, the last one's start included when n > 1
+    if n > 1 or (n and not start):  # the last line starts in the block
+        last = parts[n - 1]
+        cells = last.split(b" | ")
+        if (  # then they are split_cells's, split whole: less "| " before the first, " |" after the last
+            len(cells) == _COLUMNS
+            and cells[0][:2] == b"| "
+            and cells[Col.HASH][-2:] == b" |"
+            and last.find(b"\\") < 0  # no escapes to read (bytes' `in` is slower than find)
+        ):
+            if cells[Col.WRITER].decode("utf-8", "replace") == writer and last != _HEADER:
+                return torn, cells[Col.HASH][:-2].decode("utf-8", "replace")
+        elif last != _HEADER:
+            split = split_cells(last.decode("utf-8", errors="replace"))
+            if split is not None and len(split) == _COLUMNS and unescape(split[Col.WRITER]) == writer:
+                return torn, unescape(split[Col.HASH])
     return torn, last_hash(fd, end, writer)
 
 
+_HEADER = HEADER.encode()  # the header reads as a row of writer "writer"
+_COLUMNS = len(COLUMNS)
 TAIL_BLOCK = 1 << 10  # a ledger line is ~200 bytes
 
 

@@ -8,37 +8,41 @@ previous hash of our writer by reading backwards from the end, and write the lin
 ``os.write`` on an ``O_APPEND`` descriptor. A failed write (disk full) is cut back off, so the
 ledger never keeps half a line.
 
-Everything but the time and ``prev`` is rendered before the lock is taken, and a process keeps
-its descriptor open from one append to the next (``_keep``), with the line it last wrote: when
-the file ends with that very line, nobody wrote since, so it is the previous line of our writer
-and the file needs no read backwards.
+Everything but the time and ``prev`` is rendered before the lock is taken; the time is read and
+the line hashed once it is held. A process keeps its descriptor open from one append to the
+next (``_keep``), with the line it last wrote: when the file ends with that very line, nobody
+wrote since, so it is the previous line of our writer and the file needs no read backwards.
+An append is five system calls: ``flock``, ``stat``, ``pread``, ``write``, ``flock``.
 """
 
 from __future__ import annotations
 
 import _thread
+import contextlib
 import errno
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from control_room import crashpoint, redact
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
 from control_room.ledger.events import Event
 from control_room.ledger.line import (
+    DETAIL_MAX,
     GENESIS,
     HEADER,
     PREAMBLE,
     SEPARATOR,
     Entry,
-    Head,
     cut_detail,
     escape,
     format_cost,
     join_cells,
+    short_hash,
 )
 from control_room.ledger.read import torn_and_last_hash
-from control_room.lineage import inside_run
+from control_room.lineage import TASK_VARIABLE, env, run_of
 from control_room.store import lock
 from control_room.store.files import atomic_write, read_optional
 from control_room.timeutil import now_iso
@@ -54,7 +58,7 @@ def writer_name(cr: Path | None = None) -> str:
     room's ``control-room/.host`` (``cr``: the room's control-room/ folder), else this
     machine's host name; made cell-safe. Inside an agent's run (lineage.py) it ends with
     ``.task.<id>``: what an agent writes itself is never written as the machine's person."""
-    return _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(cr))
+    return _writer(env("CONTROL_ROOM_WRITER") or _host_id(cr))
 
 
 def _host_id(cr: Path | None) -> str:
@@ -71,16 +75,16 @@ def _host_id(cr: Path | None) -> str:
 def _writer(raw: str) -> str:
     """``raw``, the name of the person or machine, as a writer: cell-safe, and inside an
     agent's run naming its task."""
-    task = inside_run()
-    name = _names.get((raw, task))
+    own = env(TASK_VARIABLE)  # all inside_run goes by: the rest is read once per process
+    name = _names.get((raw, own))
     if name is None:
         if len(_names) >= 256:
             _names.clear()
-        name = _names[raw, task] = _name(raw, task)
+        name = _names[raw, own] = _name(raw, run_of(own))
     return name
 
 
-_names: dict[tuple[str, str | None], str] = {}  # (raw name, task) -> writer: its regex work once
+_names: dict[tuple[str, str | None], str] = {}  # (raw name, CONTROL_ROOM_TASK) -> writer, worked out once
 
 
 def _name(raw: str, task: str | None) -> str:
@@ -99,8 +103,22 @@ def cell_safe(raw: str) -> str:
 
 
 def new_event_id() -> str:
-    """A random 64-bit event id: unique across machines without any counter to share."""
-    return os.urandom(8).hex()
+    """A random 64-bit event id: unique across machines without any counter to share. Taken from
+    a pool of 256 drawn at once from ``os.urandom`` (one system call, not one per line); a forked
+    child starts a pool of its own (``_forked``), so it never repeats its parent's ids."""
+    return next(_ids, None) or _more_ids()
+
+
+def _more_ids() -> str:
+    global _ids
+    pool = os.urandom(8 * 256).hex()
+    ids = iter([pool[i : i + 16] for i in range(0, len(pool), 16)])
+    first = next(ids)
+    _ids = ids  # another thread refilling at the same time keeps its own: both are random
+    return first
+
+
+_ids: Iterator[str] = iter(())  # `next` on it is one step under the GIL: two threads never share an id
 
 
 def append(
@@ -117,28 +135,41 @@ def append(
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome; a secret in ``detail`` is redacted."""
-    who = writer or _writer(os.environ.get("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name()
-    result = event.check(
-        outcome, {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
-    )
-    said = cut_detail(redact.scrub(detail))
-    cells = (new_event_id(), who, event.name, task, route, adapter, result, format_cost(cost_usd), said)
-    middle = join_cells(cells)  # the columns between time and prev, before the lock
-    ours = _mutex.acquire(blocking=False)  # False: another of our threads appends, with the kept one
+    who = writer or _writer(env("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name()
+    cols, outcomes = event.columns, event.outcomes
+    if (
+        (task and "task" not in cols)
+        or (route and "route" not in cols)
+        or (adapter and "adapter" not in cols)
+        or (cost_usd and "cost_usd" not in cols)
+        or (detail and "detail" not in cols)
+        or (outcome is not None and outcomes and outcome not in outcomes)
+    ):  # a bug in the writer: check says which
+        filled = {"task": task, "route": route, "adapter": adapter, "cost_usd": cost_usd, "detail": detail}
+        event.check(outcome, filled)
+    result = outcome if outcome is not None else outcomes[0] if outcomes else ""
+    said = redact.scrub(detail) if detail else ""
+    if len(said) > DETAIL_MAX:
+        said = cut_detail(said)
+    cost, eid, name = _costs.get(cost_usd) or _cost(cost_usd), next(_ids, None) or _more_ids(), event.name
+    cells = (eid, who, name, task, route, adapter, result, cost, said)
+    middle = f" | {join_cells(cells)} | "  # the cells between time and prev, made before the lock
+    ours = _mutex.acquire(False)  # False: another of our threads appends, with the kept one
     try:
         while True:
-            led = _keep(path) if ours else _Open(path)
-            when = now_iso()
-            head = Head(f"| {escape(when)} | {middle} | ")  # all but prev, hashed before the lock
+            led = _kept
+            if not ours or led is None or not (led.path is path or led.path == path):
+                led = _keep(path) if ours else _Open(path)
             kept = False
             try:
                 lock.hold(led.fd, path)
-                st = _stat(led.name)
-                if led.names(st):  # else replaced while we waited for the lock: lock the new file
-                    now = now_iso()
-                    if now != when:  # the clock turned a second while we waited: lines keep time order
-                        when, head = now, Head(f"| {escape(now)} | {middle} | ")
-                    prev, h = _write(led, path, st.st_size, who, head)  # type: ignore[union-attr]
+                try:
+                    st = os.stat(led.name)
+                except FileNotFoundError:
+                    continue  # removed while we waited for the lock: open the path again
+                if st.st_ino == led.ino and st.st_dev == led.dev:  # else replaced: lock the new file
+                    when = now_iso()  # the time the lock was got: lines keep time order
+                    prev, h = _write(led, path, st.st_size, who, when, middle)
                     kept = ours
                     break
             finally:
@@ -149,19 +180,39 @@ def append(
     finally:
         if ours:
             _mutex.release()
-    return Entry(when, *cells, prev, h)
+    return tuple.__new__(Entry, (when, eid, who, name, task, route, adapter, result, cost, said, prev, h))
 
 
-def _write(led: _Open, path: Path, end: int, who: str, head: Head) -> tuple[str, str]:
-    """Under the lock, with the file ``end`` bytes long: write the line that ``head`` starts,
-    with one ``os.write``; return its prev and hash."""
-    if led.ends_with_ours(end, who):
-        torn, prev = False, led.hash  # the file ends with our last line: nobody wrote since
+def _cost(cost: float) -> str:
+    said = format_cost(cost)
+    if len(_costs) < 256:
+        _costs[cost] = said
+    return said
+
+
+_costs: dict[float, str] = {0.0: "0"}  # cost_usd -> its cell: most lines cost 0, a bench's one sum
+
+
+def _write(led: _Open, path: Path, end: int, who: str, when: str, middle: str) -> tuple[str, str]:
+    """Under the lock, with the file ``end`` bytes long: write the line of time ``when`` and
+    cells ``middle`` (those between time and prev, escaped) with one ``os.write``; return its
+    prev and hash."""
+    mark = led.mark
+    if (
+        end == led.end
+        and who == led.writer
+        and end >= len(mark)
+        and os.pread(led.fd, len(mark), end - len(mark)) == mark
+    ):
+        torn, prev, cell = False, led.hash, led.hash  # the file ends with our last line: nobody wrote since
     else:
         torn, last = torn_and_last_hash(led.fd, end, who)
         prev = last or GENESIS
-    line, h = head.seal(prev)
-    data = line.encode("utf-8") + b"\n"
+        cell = prev if prev.isalnum() and prev.isascii() else escape(prev)  # a hash: plain already
+    stamp = _stamps.get(when) or _stamp(when)
+    body = f"{stamp}{middle}{cell} |".encode()
+    h = short_hash(body)
+    data = b"%s %s |\n" % (body, h.encode())
     try:
         written = os.write(led.fd, b"\n" + data if torn else data)
         if written != len(data) + torn:
@@ -172,46 +223,44 @@ def _write(led: _Open, path: Path, end: int, who: str, head: Head) -> tuple[str,
             f"cannot append to {path}: {exc.strerror or exc}; nothing was written", exit_code=IO_ERROR
         ) from None
     crashpoint.hit("ledger.written")  # the line is whole; the lock is not let go yet
-    led.end, led.tail, led.writer, led.hash = end + written, data, who, h
+    led.end, led.mark, led.writer, led.hash = end + written, b"\n" + data, who, h
     return prev, h
+
+
+def _stamp(when: str) -> str:
+    """The line's start up to its time cell, ``| <time>``: made once a second."""
+    _stamps.clear()
+    _stamps[when] = said = f"| {escape(when)}"
+    return said
+
+
+_stamps: dict[str, str] = {}
 
 
 class _Open:
     """A descriptor of the ledger at ``path`` (``O_APPEND``), the file it opened (``dev``,
-    ``ino``), and the line it last wrote there: ``tail``, its bytes, ending at byte ``end``.
+    ``ino``), and the line it last wrote there: ``mark``, a newline and its bytes, ending at byte
+    ``end``.
 
-    A process keeps one open from one append to the next (``_keep``), used by one thread at a
+    A process keeps one open from one append to the next (``_kept``), used by one thread at a
     time (``_mutex``): ``flock``s taken through one open file do not exclude each other, so
     another thread appending meanwhile opens one of its own, and a forked child does not use its
-    parent's (``pid``). A descriptor whose file was replaced, or that an append failed with, is
-    closed, and the next append opens a new one."""
+    parent's (``_forked``). A descriptor whose file was replaced, or that an append failed with,
+    is closed, and the next append opens a new one."""
 
-    __slots__ = ("dev", "end", "fd", "hash", "ino", "name", "path", "pid", "tail", "writer")
+    __slots__ = ("dev", "end", "fd", "hash", "ino", "mark", "name", "path", "writer")
 
     def __init__(self, path: Path) -> None:
         try:
-            self.fd = _open(path, os.O_RDWR | os.O_APPEND)
+            self.fd = _open(path, os.O_RDWR | os.O_APPEND | _NOATIME)
         except FileNotFoundError:
             raise NoRoomError(
                 f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
             ) from None
         st = os.fstat(self.fd)
-        self.path, self.name, self.pid = path, os.fspath(path), os.getpid()
+        self.path, self.name = path, os.fsencode(path)  # bytes: os.stat need not encode it
         self.dev, self.ino = st.st_dev, st.st_ino
-        self.end, self.tail, self.writer, self.hash = -1, b"", "", ""
-
-    def names(self, st: os.stat_result | None) -> bool:
-        """Whether ``st``, the path's ``stat``, is of the file this descriptor opened."""
-        return st is not None and st.st_ino == self.ino and st.st_dev == self.dev
-
-    def ends_with_ours(self, end: int, writer: str) -> bool:
-        """Whether the file, ``end`` bytes long, still ends with the line ``writer`` last wrote
-        through this descriptor, byte for byte and on a line of its own: then nobody wrote since,
-        and that line is ``writer``'s previous one."""
-        start = end - len(self.tail) - 1
-        if end != self.end or writer != self.writer or start < 0:
-            return False
-        return os.pread(self.fd, end - start, start) == b"\n" + self.tail
+        self.end, self.mark, self.writer, self.hash = -1, b"", "", ""
 
 
 _kept: _Open | None = None  # this process's open ledger, kept between appends
@@ -222,9 +271,9 @@ def _keep(path: Path) -> _Open:
     """The kept descriptor of the ledger at ``path``: the last append's, else a new one."""
     global _kept
     led = _kept
-    if led is not None and (led.path is path or led.path == path) and led.pid == os.getpid():
+    if led is not None and (led.path is path or led.path == path):
         return led
-    if led is not None:  # another ledger's (a process keeps one), or our parent's (we were forked)
+    if led is not None:  # another ledger's: a process keeps one
         _close(led)
     _kept = _Open(path)
     return _kept
@@ -237,21 +286,38 @@ def _close(led: _Open) -> None:
     os.close(led.fd)
 
 
+def _forked() -> None:
+    """In a forked child: forget the parent's descriptor (its ``flock``s would be the parent's
+    too), its pool of event ids, and its thread's hold on ``_mutex``."""
+    global _kept, _ids, _mutex
+    led, _kept, _ids, _mutex = _kept, None, iter(()), _thread.allocate_lock()
+    if led is not None:
+        with contextlib.suppress(OSError):
+            os.close(led.fd)  # the parent's stays open, and its lock with it
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def _open(path: Path, flags: int) -> int:
-    """The ledger opened for writing, never through a link (``lock.refused_link``)."""
+    """The ledger opened for writing, never through a link (``lock.refused_link``). With
+    ``O_NOATIME`` where the file is ours: an append reads the file's end, and on a
+    ``relatime`` mount a read after a write updates the access time, which costs more than the
+    read (the inode written to the journal again); another user's file is opened without it."""
     try:
-        return os.open(path, flags | os.O_NOFOLLOW)
+        try:
+            return os.open(path, flags | os.O_NOFOLLOW)
+        except PermissionError:
+            if not flags & _NOATIME:
+                raise
+            return os.open(path, flags & ~_NOATIME | os.O_NOFOLLOW)  # not our file: atime as usual
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise lock.refused_link(path) from None
         raise
 
 
-def _stat(path: Path | str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        return None
+_NOATIME = getattr(os, "O_NOATIME", 0)  # Linux
 
 
 def restore_header(path: Path) -> int | None:
@@ -266,8 +332,11 @@ def restore_header(path: Path) -> int | None:
         fd = _open(path, os.O_RDWR)
         try:
             lock.hold(fd, path)
-            st = _stat(path)
-            if st is None or not os.path.samestat(st, os.fstat(fd)):
+            try:
+                same = os.path.samestat(os.stat(path), os.fstat(fd))
+            except FileNotFoundError:
+                same = False
+            if not same:
                 continue  # replaced while we waited for the lock
             data = os.pread(fd, os.fstat(fd).st_size, 0)
             lines = data.split(b"\n")

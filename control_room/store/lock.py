@@ -64,7 +64,8 @@ def refused_link(path: Path) -> RoomInvalidError:
 
 def hold(fd: int, what: Path) -> None:
     """Block until the exclusive lock on ``fd`` is ours; it lasts until ``fd`` is closed."""
-    _posix(what)
+    if fcntl is None:  # pragma: no cover - Windows
+        _posix(what)
     fcntl.flock(fd, fcntl.LOCK_EX)
 
 

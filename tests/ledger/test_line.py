@@ -12,12 +12,10 @@ from control_room.ledger import append
 from control_room.ledger.line import (
     DETAIL_MAX,
     PREAMBLE,
-    Head,
     escape,
     join_cells,
     parse,
     render,
-    seal,
     split_cells,
     unescape,
 )
@@ -100,10 +98,3 @@ def test_join_cells_escapes_a_cell_that_is_not_text() -> None:
 def test_a_line_as_append_writes_it_is_the_line_render_gives(ledger: Path) -> None:
     entry = append(ledger, ev("e"), task="t|1", detail="tab\there; é")
     assert data_lines(ledger) == [render(entry)[0]] and render(entry)[1] == entry.hash
-
-
-@settings(max_examples=200)
-@given(start=st.lists(nasty_text, min_size=11, max_size=11), prev=nasty_text)
-def test_a_head_sealed_is_the_line_seal_makes_of_the_whole_body(start: list[str], prev: str) -> None:
-    text = "| " + join_cells(tuple(start)) + " | "
-    assert Head(text).seal(prev) == seal(text + escape(prev) + " |")

@@ -13,7 +13,7 @@ from support import data_lines, ev, five_lines, lineno
 
 from control_room.errors import RoomInvalidError
 from control_room.ledger import append, write
-from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse
+from control_room.ledger.line import HEADER, PREAMBLE, SEPARATOR, parse, render
 from control_room.ledger.verify import verify
 from control_room.ledger.write import restore_header
 from control_room.store import lock
@@ -113,6 +113,27 @@ def test_an_edit_in_place_that_keeps_the_size_is_seen(ledger: Path) -> None:
     assert entry.prev == "-"  # the torn line is no line of ours to chain to
 
 
+@pytest.mark.skipif(not hasattr(os, "O_NOATIME"), reason="O_NOATIME is Linux's")
+def test_a_ledger_that_is_not_ours_is_opened_without_noatime(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """O_NOATIME needs the file's owner (EPERM otherwise): another user's ledger is opened as before."""
+    real, flags = os.open, []
+
+    def not_owner(path: object, how: int, *args: object, **kw: object) -> int:
+        flags.append(how)
+        if how & os.O_NOATIME:
+            raise PermissionError(1, "Operation not permitted")
+        return real(path, how, *args, **kw)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        m.setattr(write.os, "open", not_owner)
+        first = append(ledger, ev("e"))
+    assert [bool(f & os.O_NOATIME) for f in flags] == [True, False]
+    second = append(ledger, ev("e"))
+    assert second.prev == first.hash and verify(ledger).ok
+
+
 def test_a_failed_write_is_cut_back_and_the_next_append_opens_the_file_again(
     ledger: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,6 +163,24 @@ def test_a_forked_child_locks_the_ledger_through_a_descriptor_of_its_own(ledger:
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+def test_a_forked_child_draws_event_ids_of_its_own(ledger: Path) -> None:
+    """Ids come from a pool drawn at once: a child must not hand out the ones its parent will."""
+    append(ledger, ev("e"))  # the parent's pool is drawn, 255 ids left in it
+    read, send = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(send, append(ledger, ev("e"), detail="child").id.encode())
+        os._exit(0)
+    os.close(send)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    ours = [append(ledger, ev("e"), detail="parent").id for _ in range(3)]
+    assert len(child) == 16 and child not in ours
+    report = verify(ledger)
+    assert (report.ok, report.lines) == (True, 5)
+
+
 def test_threads_of_one_process_appending_at_once(ledger: Path) -> None:
     def work(k: int) -> None:
         for i in range(300):
@@ -156,15 +195,28 @@ def test_threads_of_one_process_appending_at_once(ledger: Path) -> None:
     assert (report.ok, report.lines) == (True, 1200)
 
 
-def test_a_line_made_before_the_lock_takes_the_time_the_lock_was_got(
-    ledger: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Lines stay in time order: a line whose second passed while it waited is made again."""
-    clock = iter(["2026-01-31T12:00:00Z", "2026-01-31T12:00:01Z", "2026-01-31T12:00:01Z"])
-    monkeypatch.setattr(write, "now_iso", lambda: next(clock))
+def test_a_line_takes_the_time_the_lock_was_got(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines stay in time order: the time is read once the lock is ours, not before it."""
+    clock = ["2026-01-31T12:00:00Z"]
+    real_hold = lock.hold
+
+    def hold(fd: int, what: Path) -> None:
+        real_hold(fd, what)
+        clock[0] = "2026-01-31T12:00:01Z"  # the second turned while we waited for the lock
+
+    monkeypatch.setattr(write, "now_iso", lambda: clock[0])
+    monkeypatch.setattr(lock, "hold", hold)
     entry = append(ledger, ev("e"))
     assert entry.time == "2026-01-31T12:00:01Z" and [parse(ln) for ln in data_lines(ledger)] == [entry]
     assert verify(ledger).ok
+
+
+def test_a_hand_made_last_line_links_with_its_hash_cell_escaped(ledger: Path) -> None:
+    """The previous line's hash cell is whatever that line says: escaped again in ``prev``."""
+    odd = "| 2026-01-31T12:00:00Z | 0000000000000000 | w | e |  |  |  |  | 0 |  | - | a|b\tc |"
+    ledger.write_text(ledger.read_text() + odd + "\n")
+    entry = append(ledger, ev("e"), writer="w")
+    assert entry.prev == "a|b\tc" and data_lines(ledger) == [odd, render(entry)[0]]
 
 
 # many processes at once -----------------------------------------------------------------
