@@ -24,13 +24,13 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from control_room import crashpoint, reaper, redact
 from control_room.errors import ControlRoomError
 from control_room.interrupt import deferred
+from control_room.plain import Plain
 
 POLL_S = 0.1
 KILL_GRACE_S = 1.0
@@ -45,12 +45,16 @@ class TimedOut(ControlRoomError):
     """A short command of ours (``call``) gave no answer in its time; it was killed."""
 
 
-@dataclass
-class Stream:
-    path: Path
-    bytes_seen: int = 0
-    bytes_kept: int = 0
-    error: str = ""  # why the stream could not be saved (the disk filled), if it could not
+class Stream(Plain):
+    """A child's stdout or stderr, as captured into its file."""
+
+    __slots__ = ("bytes_kept", "bytes_seen", "error", "path")
+
+    def __init__(self, path: Path, bytes_seen: int = 0, bytes_kept: int = 0, error: str = "") -> None:
+        self.path = path
+        self.bytes_seen = bytes_seen
+        self.bytes_kept = bytes_kept
+        self.error = error  # why the stream could not be saved (the disk filled), if it could not
 
     @property
     def truncated(self) -> bool:
@@ -68,18 +72,37 @@ class Stream:
         return "\n".join(text.splitlines()[-lines:])
 
 
-@dataclass
-class Result:
-    argv: list[str]
-    exit_code: int | None  # None when we killed it
-    duration_s: float
-    stdout: Stream
-    stderr: Stream
-    timed_out: bool = False
-    stopped: bool = False  # killed because STOP appeared
-    ended: str = ""  # killed because ``watch`` said so, and why (a live spend cap)
-    notes: list[str] = field(default_factory=list)
-    limit_s: float | None = None  # the wall clock it ran under
+class Result(Plain):
+    """How a run of ``run`` ended."""
+
+    __slots__ = (
+        "argv", "duration_s", "ended", "exit_code", "limit_s", "notes", "stderr", "stdout", "stopped",
+        "timed_out",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        argv: list[str],
+        exit_code: int | None,
+        duration_s: float,
+        stdout: Stream,
+        stderr: Stream,
+        timed_out: bool = False,
+        stopped: bool = False,
+        ended: str = "",
+        notes: list[str] | None = None,
+        limit_s: float | None = None,
+    ) -> None:
+        self.argv = argv
+        self.exit_code = exit_code  # None when we killed it
+        self.duration_s = duration_s
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+        self.stopped = stopped  # killed because STOP appeared
+        self.ended = ended  # killed because ``watch`` said so, and why (a live spend cap)
+        self.notes: list[str] = [] if notes is None else notes
+        self.limit_s = limit_s  # the wall clock it ran under
 
     @property
     def ok(self) -> bool:

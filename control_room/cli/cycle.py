@@ -14,7 +14,6 @@ import click
 from control_room import errors, interrupt, proc
 from control_room.cli.common import current_room, echo, notify_people, person_only, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
-from control_room.dispatch.shared import sharing, sync
 from control_room.ledger import follow
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -225,6 +224,8 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
     the next sync pushes it."""
     if not settings_file.mentions(room, "remote"):
         return
+    from control_room.dispatch.shared import sharing, sync  # a shared room's only: git and the remote
+
     try:
         share = sharing.shared(room, settings_file.load(room))
         if share is None:

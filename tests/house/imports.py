@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room.git",
             "control_room.text",
             "control_room.redact",
+            "control_room.plain",
         ),
     ),
     ("store", ("control_room.store",)),
