@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -107,6 +106,8 @@ class _LiveLine:
             f"{task}  {adapter}  {elapsed:.0f}s / {limit:.0f}s  output {size}  "
             "(Ctrl-C to interrupt, `control-room stop` to halt all)"
         )
+        import shutil  # a terminal's only: ~7 M instructions (bz2, lzma) no cron run needs
+
         width = shutil.get_terminal_size((100, 20)).columns - 1
         sys.stdout.write("\r\x1b[2K" + text[:width])
         sys.stdout.flush()

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room.text",
             "control_room.redact",
             "control_room.plain",
+            "control_room.capture",
         ),
     ),
     ("store", ("control_room.store",)),
