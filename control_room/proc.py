@@ -144,7 +144,7 @@ def run(
     start = time.monotonic()
     try:  # not under ``deferred``: a child inherits the signal mask, and must get the normal one
         child = subprocess.Popen(
-            reaper.watched([exe, *argv[1:]], timeout_s),
+            reaper.watched([exe, *argv[1:]], timeout_s, env),
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -153,12 +153,14 @@ def run(
             start_new_session=True,
         )
     except OSError as exc:
+        reaper.started(None)
         for fd in sinks:
             if fd is not None:
                 os.close(fd)
         if adopting:
             reaper.subreaper(False)
         raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+    reaper.started(child.pid)  # before anything else: a run loop's watchdog now knows its group
     reaper.spawned.add(child.pid)
     assert child.stdout is not None and child.stderr is not None
     pipes = capture.Pipes(
@@ -253,6 +255,7 @@ def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:
     with contextlib.suppress(subprocess.TimeoutExpired):
         child.wait(timeout=KILL_GRACE_S)
     reaper.spawned.discard(child.pid)
+    reaper.ended(child.pid)
     if not adopting:
         return 0
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from control_room import errors, interrupt, proc
+from control_room import errors, interrupt, proc, reaper
 from control_room.cli.common import current_room, echo, notify_people, person_only, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
 from control_room.ledger import follow
@@ -152,6 +152,8 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
         raise click.BadParameter(str(exc), param_hint="--every") from None
     room = current_room()
     one_round = _in_process if parallel == 1 else _in_parallel(room, parallel)
+    if parallel == 1:
+        reaper.keep_watch()  # one watchdog for all the loop's runs (else a `timeout` process a run)
     tty = sys.stdout.isatty()
     done = 0
     with interrupt.handled():
