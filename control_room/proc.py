@@ -152,14 +152,16 @@ def run(
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-    except OSError as exc:
+    except BaseException as exc:  # (a run announced to the watchdog is said never started)
         reaper.started(None)
         for fd in sinks:
             if fd is not None:
                 os.close(fd)
         if adopting:
             reaper.subreaper(False)
-        raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+        raise
     reaper.started(child.pid)  # before anything else: a run loop's watchdog now knows its group
     reaper.spawned.add(child.pid)
     assert child.stdout is not None and child.stderr is not None
