@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,6 +56,7 @@ def racing(tmp: Path, n: int, loops: int, profile: str | None, budget: float = 0
     argv = [*CR, "run", "--every", "0", "--cycles", str(10 * n)]
     profiled = [sys.executable, "-m", "cProfile", "-o", profile, *argv] if profile else argv
     done = room / "swarm" / "done"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     quiet = {"cwd": room, "env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     procs = [subprocess.Popen(profiled if k == 0 else argv, **quiet) for k in range(loops)]  # type: ignore[call-overload]
@@ -67,8 +69,11 @@ def racing(tmp: Path, n: int, loops: int, profile: str | None, budget: float = 0
     subprocess.run([*CR, "stop", "--reason", "bench done"], cwd=room, env=env, capture_output=True)
     for p in procs:
         p.wait(timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the loops and all they ran (and `stop`)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     claims, results, twice = doubles(room / "control-room" / "LEDGER.md")
     print(f"{loops} racing loops, {n:,} tasks: {finished:,} done in {took:.1f} s")
+    print(f"  CPU {cpu:.1f} s: {cpu / max(1, finished) * 1000:.1f} ms a claim (target <= 10 on 2 cores)")
     print(f"  claims/s {finished / took:.1f} (target >= 200); claims {claims:,}, results {results:,}, "
           f"doubles {twice}")  # fmt: skip
     return finished, took, twice

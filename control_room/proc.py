@@ -8,33 +8,31 @@
 - stdout and stderr stream to files as they arrive, so a crash leaves what was said, and
   each is capped: past ``cap_bytes`` the rest is read and dropped, and the cut is noted; each
   file is made before the child starts, and a link at its path (an earlier agent's, pointing
-  out of the room) is replaced, never followed;
-- the stdin payload (the prompt) is written from a thread, so a child that does not read it
-  cannot block us.
+  out of the room) is replaced, never followed (``capture``);
+- the stdin payload (the prompt) goes in as the pipe takes it, from the same loop that reads
+  the output and hears the child's exit (``capture.Pipes``): no thread, and a child that does
+  not read its stdin cannot block us.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import stat
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
-from control_room import crashpoint, reaper, redact
+from control_room import capture, crashpoint, reaper, redact
+from control_room.capture import Stream
 from control_room.errors import ControlRoomError
 from control_room.interrupt import deferred
+from control_room.plain import Plain
 
 POLL_S = 0.1
 KILL_GRACE_S = 1.0
-CHUNK = 1 << 16
 
 
 class ExecutableNotFound(ControlRoomError):
@@ -45,41 +43,37 @@ class TimedOut(ControlRoomError):
     """A short command of ours (``call``) gave no answer in its time; it was killed."""
 
 
-@dataclass
-class Stream:
-    path: Path
-    bytes_seen: int = 0
-    bytes_kept: int = 0
-    error: str = ""  # why the stream could not be saved (the disk filled), if it could not
+class Result(Plain):
+    """How a run of ``run`` ended."""
 
-    @property
-    def truncated(self) -> bool:
-        return self.bytes_seen > self.bytes_kept and not self.error
+    __slots__ = (
+        "argv", "duration_s", "ended", "exit_code", "limit_s", "notes", "stderr", "stdout", "stopped",
+        "timed_out",
+    )  # fmt: skip
 
-    def tail(self, lines: int = 10, max_bytes: int = 4096) -> str:
-        """The last lines kept, decoded leniently."""
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(max(0, self.bytes_kept - max_bytes))
-                data = f.read()
-        except OSError:
-            return ""
-        text = data.decode("utf-8", "replace").rstrip("\n")
-        return "\n".join(text.splitlines()[-lines:])
-
-
-@dataclass
-class Result:
-    argv: list[str]
-    exit_code: int | None  # None when we killed it
-    duration_s: float
-    stdout: Stream
-    stderr: Stream
-    timed_out: bool = False
-    stopped: bool = False  # killed because STOP appeared
-    ended: str = ""  # killed because ``watch`` said so, and why (a live spend cap)
-    notes: list[str] = field(default_factory=list)
-    limit_s: float | None = None  # the wall clock it ran under
+    def __init__(
+        self,
+        argv: list[str],
+        exit_code: int | None,
+        duration_s: float,
+        stdout: Stream,
+        stderr: Stream,
+        timed_out: bool = False,
+        stopped: bool = False,
+        ended: str = "",
+        notes: list[str] | None = None,
+        limit_s: float | None = None,
+    ) -> None:
+        self.argv = argv
+        self.exit_code = exit_code  # None when we killed it
+        self.duration_s = duration_s
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timed_out = timed_out
+        self.stopped = stopped  # killed because STOP appeared
+        self.ended = ended  # killed because ``watch`` said so, and why (a live spend cap)
+        self.notes: list[str] = [] if notes is None else notes
+        self.limit_s = limit_s  # the wall clock it ran under
 
     @property
     def ok(self) -> bool:
@@ -96,7 +90,7 @@ def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
     found = _FOUND.get((program, path))
     if found is not None and os.access(found, os.X_OK) and os.path.isfile(found):
         return found
-    found = shutil.which(program, path=path)
+    found = _search(program, path)
     if found is not None:
         if len(_FOUND) > 64:
             _FOUND.clear()
@@ -105,6 +99,20 @@ def which(program: str, env: Mapping[str, str] | None = None) -> str | None:
 
 
 _FOUND: dict[tuple[str, str], str] = {}  # (program, PATH) -> where ``which`` found it
+
+
+def _search(program: str, path: str) -> str | None:
+    """The first executable file ``program`` in the folders of ``path``, as ``shutil.which``
+    finds it on POSIX (an empty entry: the current folder), without loading shutil."""
+    seen = set()
+    for folder in path.split(os.pathsep):
+        if folder in seen:
+            continue
+        seen.add(folder)
+        name = os.path.join(folder, program)
+        if os.access(name, os.X_OK) and os.path.exists(name) and not os.path.isdir(name):
+            return name
+    return None
 
 
 def run(
@@ -131,12 +139,12 @@ def run(
     if exe is None:
         raise ExecutableNotFound(f"{argv[0]}: command not found on PATH")
     out, err = Stream(stdout_path), Stream(stderr_path)
-    sinks = [_sink(out), _sink(err)]
+    sinks = [capture.sink(out), capture.sink(err)]
     adopting = reaper.subreaper(True)  # an orphan below us comes to us, not to init
     start = time.monotonic()
     try:  # not under ``deferred``: a child inherits the signal mask, and must get the normal one
         child = subprocess.Popen(
-            reaper.watched([exe, *argv[1:]], timeout_s),
+            reaper.watched([exe, *argv[1:]], timeout_s, env),
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -144,56 +152,59 @@ def run(
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-    except OSError as exc:
-        for sink in sinks:
-            if sink is not None:
-                sink.close()
+    except BaseException as exc:  # (a run announced to the watchdog is said never started)
+        reaper.started(None)
+        for fd in sinks:
+            if fd is not None:
+                os.close(fd)
         if adopting:
             reaper.subreaper(False)
-        raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise ExecutableNotFound(f"{argv[0]}: cannot start: {exc.strerror or exc}") from None
+        raise
+    reaper.started(child.pid)  # before anything else: a run loop's watchdog now knows its group
     reaper.spawned.add(child.pid)
-    threads = [
-        threading.Thread(target=_pump, args=(child.stdout, out, cap_bytes, sinks[0]), daemon=True),
-        threading.Thread(target=_pump, args=(child.stderr, err, cap_bytes, sinks[1]), daemon=True),
-    ]
-    if stdin is not None:
-        threads.append(threading.Thread(target=_feed, args=(child.stdin, stdin), daemon=True))
+    assert child.stdout is not None and child.stderr is not None
+    pipes = capture.Pipes(
+        [(child.stdout, out, sinks[0]), (child.stderr, err, sinks[1])],
+        cap_bytes,
+        child.stdin,
+        stdin or b"",
+        capture.exit_fd(child.pid),
+    )
     result = Result(list(argv), None, 0.0, out, err, limit_s=timeout_s)
     deadline = start + timeout_s
     code: int | None
     try:
-        with deferred():  # the pumps inherit the blocked mask: Ctrl-C always reaches this thread
-            for t in threads:
-                t.start()
         crashpoint.hit("agent.started")  # the child runs; who it is not written down yet
         if on_start is not None:
             on_start(child.pid)  # the child leads its own process group: pgid == pid
-        while True:
-            try:
-                code = child.wait(timeout=POLL_S)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if on_tick is not None:
-                on_tick(time.monotonic() - start, out.bytes_seen + err.bytes_seen)
-            if stop_file is not None and os.path.lexists(stop_file):
-                result.stopped = True
-            elif time.monotonic() >= deadline:
-                result.timed_out = True
-            elif watch is not None:
-                result.ended = watch()
-            if result.stopped or result.timed_out or result.ended:
-                _kill_group(child)
-                code = None
-                break
+        tick = start + POLL_S
+        while (code := child.poll()) is None:
+            now = time.monotonic()
+            if now >= tick:
+                tick = now + POLL_S
+                if on_tick is not None:
+                    on_tick(now - start, out.bytes_seen + err.bytes_seen)
+                if stop_file is not None and os.path.lexists(stop_file):
+                    result.stopped = True
+                elif now >= deadline:
+                    result.timed_out = True
+                elif watch is not None:
+                    result.ended = watch()
+                if result.stopped or result.timed_out or result.ended:
+                    _kill_group(child)
+                    break
+            pipes.wait(tick - now)
     except BaseException:  # Interrupted, or a bug: the child's whole group ends before we go
         with deferred():
             _kill_group(child)
             _end_the_rest(child, adopting)
+            pipes.close()
         raise
     strays = _end_the_rest(child, adopting)
-    for t in threads:
-        t.join(timeout=2.0)
+    pipes.drain(2.0)
+    pipes.close()
     result.exit_code = code
     result.duration_s = time.monotonic() - start
     for name, s in (("stdout", out), ("stderr", err)):
@@ -246,6 +257,7 @@ def _end_the_rest(child: subprocess.Popen[bytes], adopting: bool) -> int:
     with contextlib.suppress(subprocess.TimeoutExpired):
         child.wait(timeout=KILL_GRACE_S)
     reaper.spawned.discard(child.pid)
+    reaper.ended(child.pid)
     if not adopting:
         return 0
     try:
@@ -336,61 +348,3 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
         os.killpg(child.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         child.wait(timeout=KILL_GRACE_S)
-
-
-def _sink(stream: Stream) -> BinaryIO | None:
-    """The capture file of ``stream``, made empty. A link at its path is removed first and
-    never followed (``O_NOFOLLOW``): an agent that linked its validator's capture to a person's
-    file outside the room cannot have it overwritten. None, the error noted, if it cannot be
-    made."""
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISLNK(os.lstat(stream.path).st_mode):
-                os.unlink(stream.path)
-        fd = os.open(stream.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    except OSError as exc:
-        stream.error = f"{stream.path}: {exc.strerror or exc}"
-        return None
-    return os.fdopen(fd, "wb")
-
-
-def _pump(pipe: object, stream: Stream, cap: int, sink: BinaryIO | None) -> None:
-    """Copy a child's stream to its file. If the file cannot be written (the disk filled), keep
-    reading and dropping, so the child never blocks on a full pipe; the error is noted."""
-    fd = pipe.fileno()  # type: ignore[attr-defined]
-    try:
-        if sink is None:  # it could not be made: the error is noted already
-            raise OSError
-        with sink:
-            _copy(fd, stream, cap, sink)
-    except OSError as exc:
-        stream.error = stream.error or f"{stream.path}: {exc.strerror or exc}"
-        _copy(fd, stream, 0, None)
-    with contextlib.suppress(OSError):
-        pipe.close()  # type: ignore[attr-defined]
-
-
-def _copy(fd: int, stream: Stream, cap: int, sink: BinaryIO | None) -> None:
-    """Read ``fd`` to its end, keeping the first ``cap`` bytes in ``sink``. A failed write
-    raises; a failed read ends the stream."""
-    while True:
-        try:
-            chunk = os.read(fd, CHUNK)
-        except OSError:
-            return
-        if not chunk:
-            return
-        stream.bytes_seen += len(chunk)
-        room = cap - stream.bytes_kept
-        if room > 0 and sink is not None:
-            kept = chunk[:room]
-            sink.write(kept)
-            sink.flush()
-            stream.bytes_kept += len(kept)
-
-
-def _feed(pipe: object, data: bytes) -> None:
-    with contextlib.suppress(OSError):
-        pipe.write(data)  # type: ignore[attr-defined]
-    with contextlib.suppress(OSError):
-        pipe.close()  # type: ignore[attr-defined]

@@ -8,9 +8,12 @@ escaped that kill. Two mechanisms close the gap (docs/faults.md):
   anywhere below us is re-parented to us rather than to init, so after the run ``end_strays``
   finds it among our own children (``/proc``) and ends it, its own group with it, until none is
   left;
-- **a watchdog** (``watched``): the agent runs under coreutils ``timeout``, which ends the whole
-  group a few seconds after the wall clock even when the dispatcher itself was SIGKILLed, so an
-  orphaned agent never outlives its lease into another machine's takeover.
+- **a watchdog** (``watched``): something outside the dispatcher ends the whole group a few
+  seconds after the wall clock even when the dispatcher itself was SIGKILLed, so an orphaned
+  agent never outlives its lease into another machine's takeover. A single cycle runs each
+  child under coreutils ``timeout``; a run loop starts one watchdog of its own for all its runs
+  (``keep_watch``, ``control_room/watchdog.py``), told of each run before it starts (``watched``)
+  and once it has (``started``): a ``timeout`` process a run costs about 1 ms of CPU.
 
 Elsewhere (macOS: no subreaper, no ``timeout``) only the process group is ended, as before.
 """
@@ -20,10 +23,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import signal
 import sys
 import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 PR_SET_CHILD_SUBREAPER = 36
 WATCHDOG_GRACE_S = 5.0  # after the wall clock; well inside a claim's grace_s (default 60)
@@ -119,15 +127,83 @@ def _reap(pid: int, wait_s: float = 2.0) -> bool:
 
 @functools.cache
 def _timeout_program() -> str | None:
-    return shutil.which("timeout") if sys.platform.startswith("linux") else None
+    if not sys.platform.startswith("linux"):
+        return None
+    for folder in os.get_exec_path():  # (what shutil.which does, without loading shutil)
+        name = os.path.join(folder, "timeout")
+        if os.access(name, os.X_OK) and os.path.isfile(name):
+            return name
+    return None
 
 
-def watched(argv: list[str], limit_s: float) -> list[str]:
+def watched(argv: list[str], limit_s: float, env: Mapping[str, str] | None = None) -> list[str]:
     """``argv`` under a watchdog that kills its whole group ``WATCHDOG_GRACE_S`` after
-    ``limit_s``, should we no longer be there to do it; ``argv`` itself where there is none."""
+    ``limit_s``, should we no longer be there to do it: this process's own (``keep_watch``), told
+    of the run now (``env``: the room and task it names, to find it by should we die before
+    ``started``), else coreutils ``timeout``; ``argv`` itself where there is neither."""
+    deadline = time.monotonic() + limit_s
+    room, task = ((env or os.environ).get(k, "") for k in ("CONTROL_ROOM", "CONTROL_ROOM_TASK"))
+    if _tell(f"? {deadline:.3f} {task or '-'} {room}".replace("\n", " ")):  # (an id holds no space)
+        _PENDING.append(True)
+        return argv
+    _PENDING.append(False)
     program = _timeout_program()
     if program is None:
         return argv
     # TERM, then KILL 2 s later: the TERM that proc sends at a time-out or STOP reaches the
     # agent as TERM (``timeout`` passes on the signal it gets as its own), with that grace
     return [program, "-s", "TERM", "-k", "2", f"{limit_s + WATCHDOG_GRACE_S:g}", *argv]
+
+
+def started(pid: int | None) -> None:
+    """The run ``watched`` was last asked for started as process group ``pid`` (None: it could
+    not start): this process's watchdog, if it watches that run, now knows the group."""
+    if _PENDING and _PENDING.pop():
+        _tell(f"+ {pid}" if pid is not None else "+ 0")
+
+
+def ended(pid: int) -> None:
+    """Process group ``pid``'s run ended (its group killed with it): no longer watched."""
+    _tell(f"- {pid}")
+
+
+def keep_watch() -> bool:
+    """Start this process's own watchdog, for all the runs it makes from now on (a run loop:
+    one process for thousands of runs, instead of a ``timeout`` process each); whether there is
+    one. Linux only, like the subreaper."""
+    if not sys.platform.startswith("linux"):
+        return False
+    if _WATCHDOG and _WATCHDOG[0].poll() is None:
+        return True
+    import subprocess  # a run loop's only: `status` and `task list` read /proc through this module
+
+    try:
+        dog = subprocess.Popen(
+            [sys.executable, "-m", "control_room.watchdog"],
+            cwd=Path(__file__).resolve().parent.parent,  # where control_room is, installed or not
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C at the terminal is ours to handle, not its
+        )
+    except OSError:
+        return False
+    spawned.add(dog.pid)  # ours: never a stray
+    _WATCHDOG[:] = [dog]
+    return True
+
+
+_WATCHDOG: list[subprocess.Popen[bytes]] = []  # this process's watchdog, once started
+_PENDING: list[bool] = []  # per run ``watched`` was asked for: whether the watchdog was told
+
+
+def _tell(line: str) -> bool:
+    """Say ``line`` to this process's watchdog; False when there is none (or it is gone)."""
+    if not _WATCHDOG or _WATCHDOG[0].stdin is None:
+        return False
+    try:
+        os.write(_WATCHDOG[0].stdin.fileno(), line.encode() + b"\n")
+    except OSError:  # it died: runs go under `timeout` again
+        _WATCHDOG.clear()
+        return False
+    return True

@@ -16,11 +16,11 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from control_room.errors import InvalidError
+from control_room.plain import Frozen, Plain
 
 if TYPE_CHECKING:  # proc imports subprocess and threading: only a cycle needs them
     from control_room.adapters.faults import Fault
@@ -61,20 +61,29 @@ def allowed(name: str, patterns: tuple[str, ...]) -> bool:
     return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(Frozen):
     """The adapter's entry in CONTROL.md ``adapters:``, a role's front matter overriding it key
     by key (docs/adapters.md). All empty, the default: the CLI runs as the user runs it, with
     the user's own login and settings, untouched."""
 
-    base_url: str | None = None  # the endpoint: a gateway, a local model server
-    api_key_env: str | None = None  # the NAME of the variable holding the key, never the key
-    model: str | None = None  # the model to ask for (a task's or role's `model` wins)
-    isolated: bool = False  # the CLI's home is the adapter's state folder, not the user's
+    __slots__ = ("api_key_env", "base_url", "isolated", "model")
+    NAMES = ("base_url", "api_key_env", "model", "isolated")  # in the order docs and messages give them
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        model: str | None = None,
+        isolated: bool = False,
+    ) -> None:
+        self.base_url = base_url  # the endpoint: a gateway, a local model server
+        self.api_key_env = api_key_env  # the NAME of the variable holding the key, never the key
+        self.model = model  # the model to ask for (a task's or role's `model` wins)
+        self.isolated = isolated  # the CLI's home is the adapter's state folder, not the user's
 
     def given(self) -> list[str]:
         """The names of the settings that are set."""
-        return [k for k, v in vars(self).items() if v not in (None, False)]
+        return [k for k in self.NAMES if getattr(self, k) not in (None, False)]
 
 
 def new_session() -> str:
@@ -86,35 +95,82 @@ def new_session() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-@dataclass
-class Invocation:
-    task: Mapping[str, Any]  # the task (room/tasks.py Task): adapters read, never write it
-    prompt: str
-    brief: Path  # the prompt, written into the work dir
-    workdir: Path
-    model: str | None = None
-    extra_args: list[str] = field(default_factory=list)
-    settings: Mapping[str, Any] = field(default_factory=dict)  # CONTROL.md + role front matter
-    setup: Setup = field(default_factory=Setup)
-    state: Path | None = None  # the adapter's state folder (control-room/.adapters/NAME), if set up
-    results: Path | None = None  # the run's results folder (swarm/results/ID), where outputs go
-    command: list[str] | None = None  # the task's own `command` as argv (the probe runs it), if any
-    # The id of this run's session, for a CLI that takes one from its caller (``--session-id``):
-    # its usage log is then known before it starts (``Adapter.usage_log``). New for every run.
-    session: str = field(default_factory=new_session)
-    max_turns: int = 0  # the task's (or CONTROL.md's) max_turns: 0, none
+class Invocation(Plain):
+    """One run of an adapter's CLI: what its ``command`` is made from."""
+
+    __slots__ = (
+        "brief", "command", "extra_args", "max_turns", "model", "prompt", "results", "session",
+        "settings", "setup", "state", "task", "workdir",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        task: Mapping[str, Any],
+        prompt: str,
+        brief: Path,
+        workdir: Path,
+        model: str | None = None,
+        extra_args: list[str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        setup: Setup | None = None,
+        state: Path | None = None,
+        results: Path | None = None,
+        command: list[str] | None = None,
+        session: str | None = None,
+        max_turns: int = 0,
+    ) -> None:
+        self.task = task  # the task (room/tasks.py Task): adapters read, never write it
+        self.prompt = prompt
+        self.brief = brief  # the prompt, written into the work dir
+        self.workdir = workdir
+        self.model = model
+        self.extra_args: list[str] = [] if extra_args is None else extra_args
+        self.settings: Mapping[str, Any] = (
+            {} if settings is None else settings
+        )  # CONTROL.md + role front matter
+        self.setup = Setup() if setup is None else setup
+        self.state = state  # the adapter's state folder (control-room/.adapters/NAME), if set up
+        self.results = results  # the run's results folder (swarm/results/ID), where outputs go
+        self.command = command  # the task's own `command` as argv (the probe runs it), if any
+        # The id of this run's session, for a CLI that takes one from its caller (``--session-id``):
+        # its usage log is then known before it starts (``Adapter.usage_log``). New for every run.
+        self.session = new_session() if session is None else session
+        self.max_turns = max_turns  # the task's (or CONTROL.md's) max_turns: 0, none
 
 
-@dataclass
-class Outcome:
-    ok: bool  # the CLI did its job (not: the task passed; the validator decides that)
-    final_message: str  # where the report is looked for
-    error: str | None = None  # one line: what went wrong
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    fault: Fault | None = None  # the provider refused (adapters/faults.py): set by ``Adapter.fault``
+class Outcome(Plain):
+    """What a run of the CLI said, as its adapter read it."""
+
+    __slots__ = (
+        "cost_usd",
+        "error",
+        "extra",
+        "fault",
+        "final_message",
+        "input_tokens",
+        "ok",
+        "output_tokens",
+    )
+
+    def __init__(
+        self,
+        ok: bool,
+        final_message: str,
+        error: str | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cost_usd: float | None = None,
+        extra: dict[str, Any] | None = None,
+        fault: Fault | None = None,
+    ) -> None:
+        self.ok = ok  # the CLI did its job (not: the task passed; the validator decides that)
+        self.final_message = final_message  # where the report is looked for
+        self.error = error  # one line: what went wrong
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        self.cost_usd = cost_usd
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.fault = fault  # the provider refused (adapters/faults.py): set by ``Adapter.fault``
 
 
 class Usage:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+
+from control_room.plain import Frozen
 
 RATE_LIMIT = "rate-limit"  # too many requests, or a plan's usage limit (resets at a time)
 QUOTA = "quota"  # credit, billing or quota exhausted: waits for a person, or the month's reset
@@ -29,11 +30,15 @@ KINDS = (RATE_LIMIT, QUOTA, OVERLOADED, AUTH, CONTEXT)
 PROVIDERS = (RATE_LIMIT, QUOTA, OVERLOADED, AUTH)  # the kinds that are never the task's
 
 
-@dataclass(frozen=True)
-class Fault:
-    kind: str  # one of KINDS
-    detail: str  # the CLI's own words, one line
-    reset_at: float | None = None  # when the provider said it resets (epoch seconds), if it did
+class Fault(Frozen):
+    """A provider's refusal, as a run's output told it."""
+
+    __slots__ = ("detail", "kind", "reset_at")
+
+    def __init__(self, kind: str, detail: str, reset_at: float | None = None) -> None:
+        self.kind = kind  # one of KINDS
+        self.detail = detail  # the CLI's own words, one line
+        self.reset_at = reset_at  # when the provider said it resets (epoch seconds), if it did
 
     def is_providers(self) -> bool:
         return self.kind in PROVIDERS

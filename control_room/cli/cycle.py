@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -11,10 +10,9 @@ from pathlib import Path
 
 import click
 
-from control_room import errors, interrupt, proc
+from control_room import errors, interrupt, proc, reaper
 from control_room.cli.common import current_room, echo, notify_people, person_only, refresh_views, room_option
 from control_room.dispatch.run.cycle import cycle as run_cycle
-from control_room.dispatch.shared import sharing, sync
 from control_room.ledger import follow
 from control_room.room import settings as settings_file
 from control_room.room.layout import Room
@@ -108,6 +106,8 @@ class _LiveLine:
             f"{task}  {adapter}  {elapsed:.0f}s / {limit:.0f}s  output {size}  "
             "(Ctrl-C to interrupt, `control-room stop` to halt all)"
         )
+        import shutil  # a terminal's only: ~7 M instructions (bz2, lzma) no cron run needs
+
         width = shutil.get_terminal_size((100, 20)).columns - 1
         sys.stdout.write("\r\x1b[2K" + text[:width])
         sys.stdout.flush()
@@ -152,6 +152,8 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
         raise click.BadParameter(str(exc), param_hint="--every") from None
     room = current_room()
     one_round = _in_process if parallel == 1 else _in_parallel(room, parallel)
+    if parallel == 1:
+        reaper.keep_watch()  # one watchdog for all the loop's runs (else a `timeout` process a run)
     tty = sys.stdout.isatty()
     done = 0
     with interrupt.handled():
@@ -225,6 +227,8 @@ def publish(room: Room, say: Callable[[str], None]) -> None:
     the next sync pushes it."""
     if not settings_file.mentions(room, "remote"):
         return
+    from control_room.dispatch.shared import sharing, sync  # a shared room's only: git and the remote
+
     try:
         share = sharing.shared(room, settings_file.load(room))
         if share is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -22,9 +21,21 @@ ENV_VAR = "CONTROL_ROOM"
 PACKAGE = Path(__file__).resolve().parent.parent  # control_room/
 
 
-@dataclass(frozen=True)
 class Room:
-    root: Path
+    """A room, by its root folder; its paths are computed once each. (A plain class, not a
+    dataclass: every command builds one, and a dataclass costs ~3 M instructions to build.)"""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Room and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
+
+    def __repr__(self) -> str:
+        return f"Room(root={self.root!r})"
 
     @cached_property
     def cr(self) -> Path:

@@ -21,7 +21,6 @@ import os
 import posixpath
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from control_room.room.values import is_id, is_number
@@ -29,14 +28,22 @@ from control_room.room.values import is_id, is_number
 PERSON, DISPATCHER = "person", "dispatcher"
 
 
-@dataclass(frozen=True)
 class Field:
-    name: str
-    kind: str  # text | id | ids | cost | seconds | int | count | strs | argv | paths | sides
-    required: bool
-    default: Any  # what an absent field means (None: nothing)
-    writer: str  # PERSON or DISPATCHER
-    help: str
+    """One field of the task schema. (A plain class: a dataclass costs every command that reads
+    a task ~3 M instructions to build.)"""
+
+    __slots__ = ("default", "help", "kind", "name", "required", "writer")
+
+    def __init__(self, name: str, kind: str, required: bool, default: Any, writer: str, help: str) -> None:
+        self.name = name
+        self.kind = kind  # text | id | ids | cost | seconds | int | count | strs | argv | paths | sides
+        self.required = required
+        self.default = default  # what an absent field means (None: nothing)
+        self.writer = writer  # PERSON or DISPATCHER
+        self.help = help
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.kind!r})"
 
 
 def _f(name: str, kind: str, help: str, *, default: Any = None, required: bool = False) -> Field:

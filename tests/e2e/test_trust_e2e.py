@@ -10,6 +10,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from support import dead, entries, queue, wait_for, where
 
 from control_room import errors
@@ -130,14 +131,21 @@ def test_a_child_that_left_the_agents_group_ends_with_the_run(cr: Any, room: Roo
     assert "ended 1 process(es) it left running outside its group" in json.dumps(meta)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["cycle"], ["run", "--every", "0", "--cycles", "1"]],
+    ids=["cycle-timeout", "run-own-watchdog"],
+)
 def test_an_agent_whose_dispatcher_was_killed_ends_by_its_wall_clock(
-    cr: Any, room: Room, tmp_path: Any
+    cr: Any, room: Room, tmp_path: Any, command: list[str]
 ) -> None:
+    """A single cycle runs its agent under `timeout`; a run loop, under its own watchdog
+    (control_room/watchdog.py): either way, the agent ends by its wall clock."""
     py = sys.executable
     started = tmp_path / "agent.pid"
     sleeper = f"import os, time; open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
     queue(room, "t1", command=[py, "-c", sleeper], wall_clock_s=2)
-    cycle = subprocess.Popen([cr.exe, "cycle"], cwd=room.root, env=cr.env, start_new_session=True,
+    cycle = subprocess.Popen([cr.exe, *command], cwd=room.root, env=cr.env, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     wait_for(started)
     os.kill(cycle.pid, signal.SIGKILL)  # the dispatcher only: its agent is orphaned, still running

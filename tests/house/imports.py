@@ -38,6 +38,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "control_room.git",
             "control_room.text",
             "control_room.redact",
+            "control_room.plain",
+            "control_room.capture",
         ),
     ),
     ("store", ("control_room.store",)),

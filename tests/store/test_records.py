@@ -120,3 +120,34 @@ def test_write_replaces_a_file(tmp_path: Path) -> None:
     records.write(path, [])
     assert path.read_text(encoding="utf-8") == "[]\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claim.json"]
+
+
+def test_dumps_writes_what_json_writes_indented() -> None:
+    import json
+    import random
+
+    from control_room.store import records
+
+    rng = random.Random(7)
+    words = ["", "a", "é", "tab\there", 'q"uote', "back\\slash", "\x00\x1f", "\u2028", "日本", "\U0001f600"]
+
+    def value(depth: int) -> object:
+        kind = rng.randrange(9 if depth < 4 else 6)
+        return [
+            lambda: rng.choice(words),
+            lambda: rng.randint(-(10**20), 10**20),
+            lambda: rng.choice([0.0, -0.0, 1.5, 1e-7, 1e300, float("inf"), float("-inf"), rng.random()]),
+            lambda: rng.choice([True, False, None]),
+            lambda: rng.randint(-3, 3),
+            lambda: rng.choice(words) * 3,
+            lambda: {
+                rng.choice([*words, 1, 2.5, True, None]): value(depth + 1) for _ in range(rng.randrange(4))
+            },
+            lambda: [value(depth + 1) for _ in range(rng.randrange(4))],
+            lambda: tuple(value(depth + 1) for _ in range(rng.randrange(3))),
+        ][kind]()
+
+    for _ in range(3000):
+        v = value(0)
+        assert records.dumps(v) == json.dumps(v, indent=2, ensure_ascii=False) + "\n", v
+    assert records.dumps(float("nan")) == "NaN\n"

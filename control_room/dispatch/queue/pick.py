@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from control_room import errors, ledger
@@ -25,6 +24,7 @@ from control_room.dispatch.queue.resolve import Plan
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.ledger import events
 from control_room.ledger.events import Event
+from control_room.plain import Plain
 from control_room.proc import which
 from control_room.room import swarm
 from control_room.room.layout import Room
@@ -36,10 +36,13 @@ from control_room.timeutil import today
 REJECTED = ("rejected",)  # the one folder whose count a pick compares (not done/'s 10,000 names)
 
 
-@dataclass
-class Pick:
-    task: Task
-    plan: Plan
+class Pick(Plain):
+    """The task a cycle claims, and how it runs."""
+
+    __slots__ = ("plan", "task")
+
+    def __init__(self, task: Task, plan: Plan) -> None:
+        self.task, self.plan = task, plan
 
 
 def ahead(room: Room, settings: Settings, n: int) -> Ahead:

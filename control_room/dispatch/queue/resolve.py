@@ -7,11 +7,11 @@ review's independence check resolve through here too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from control_room.errors import RoomInvalidError
+from control_room.plain import Plain
 from control_room.room import shell
 from control_room.room.layout import Room
 from control_room.room.tasks import Task
@@ -22,20 +22,37 @@ if TYPE_CHECKING:  # loaded when a task is resolved, never by the queue scan
     from control_room.room.settings import Settings
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Plain):
     """How a task will run: its role, the adapter, the model and what the adapter sees."""
 
-    role: str
-    role_meta: dict[str, Any]
-    adapter: Adapter
-    model: str | None
-    adapter_settings: dict[str, Any]  # CONTROL.md's values, overridden by the role's
-    setup: Setup  # CONTROL.md ``adapters.<adapter>``, overridden key by key by the role's
-    setup_where: str = "CONTROL.md"  # where the setup was written, for messages
-    state: Path | None = None  # its state folder, control-room/.adapters/NAME; None: no setup
-    instead_of: str = ""  # a fallback's: the adapter it stands in for while that one cools down
-    max_turns: int = 0  # the task's max_turns, else CONTROL.md's: 0, none
+    __slots__ = (
+        "adapter", "adapter_settings", "instead_of", "max_turns", "model", "role", "role_meta", "setup",
+        "setup_where", "state",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        role: str,
+        role_meta: dict[str, Any],
+        adapter: Adapter,
+        model: str | None,
+        adapter_settings: dict[str, Any],
+        setup: Setup,
+        setup_where: str = "CONTROL.md",
+        state: Path | None = None,
+        instead_of: str = "",
+        max_turns: int = 0,
+    ) -> None:
+        self.role = role
+        self.role_meta = role_meta
+        self.adapter = adapter
+        self.model = model
+        self.adapter_settings = adapter_settings  # CONTROL.md's values, overridden by the role's
+        self.setup = setup  # CONTROL.md ``adapters.<adapter>``, overridden key by key by the role's
+        self.setup_where = setup_where  # where the setup was written, for messages
+        self.state = state  # its state folder, control-room/.adapters/NAME; None: no setup
+        self.instead_of = instead_of  # a fallback's: the adapter it stands in for while that one cools down
+        self.max_turns = max_turns  # the task's max_turns, else CONTROL.md's: 0, none
 
     def invocation(
         self,

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 
 from control_room import git
+from control_room.dispatch.review.which import serves
 from control_room.dispatch.worktrees import place, worktree
 from control_room.room import lenses, swarm, tasks
 from control_room.room import results as results_folder
@@ -36,11 +37,6 @@ NOT_SHOWN = {
 NEVER_SHOWN = "the executor's prompt; the room's context and digest; other reviews and their verdicts"
 WITHHELD = "[withheld]"
 QUOTED_MIN = 8  # characters: a shorter objective or falsifier line is not looked for in the material
-
-
-def serves(task: Task) -> str | None:
-    """The task a review or arbiter task is about."""
-    return task.get("reviews") or task.get("arbitrates")
 
 
 def materials(room: Room, settings: Settings, task: Task) -> str:

@@ -19,11 +19,10 @@ from pathlib import Path
 
 from control_room import git, ledger
 from control_room.dispatch.review import independence
-from control_room.dispatch.review.materials import serves as serves  # its callers say review.serves
+from control_room.dispatch.review.which import serves
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.report import Report
 from control_room.dispatch.worktrees import place, worktree
-from control_room.errors import RoomInvalidError
 from control_room.ledger import events
 from control_room.room import lenses, swarm, tasks
 from control_room.room.layout import Room
@@ -39,29 +38,6 @@ def check_of(lens: lenses.Lens, task: Task) -> list[str] | str:
     (``check_report``); this run is what its CONFIRMED claims are checked against (a failure does
     not fail the review's round, it makes a success claim unsupported)."""
     return lens.check if lens.check is not None else task["validator"]
-
-
-def lenses_for(settings: Settings, task: Task) -> list[str]:
-    """The lenses that review ``task`` when it passes: its own ``review``, else its route's in
-    CONTROL.md, else CONTROL.md's. Reviews, arbiters and the merge queue's helpers are not
-    reviewed (a helper carries work reviewed already)."""
-    if serves(task) or task.get("for_task"):
-        return []
-    if "review" in task:
-        return list(task["review"])
-    wanted = settings.review
-    if isinstance(wanted, dict):
-        return list(wanted.get(str(task.get("route") or ""), wanted.get("*", [])))
-    return list(wanted)
-
-
-def check_lenses(room: Room, settings: Settings, task: Task) -> list[lenses.Lens]:
-    """The task's lenses, read; a missing or broken lens is the room's fault (RoomInvalidError),
-    found before the agent runs."""
-    try:
-        return [lenses.read(room, name) for name in lenses_for(settings, task)]
-    except Exception as exc:  # InvalidError, a broken front matter: one line either way
-        raise RoomInvalidError(f"room invalid: {exc}") from None
 
 
 def needs_verdict(task: Task) -> bool:

@@ -16,8 +16,8 @@ import random
 from control_room import ledger
 from control_room.dispatch.person import decisions
 from control_room.dispatch.review import independence, materials
-from control_room.dispatch.review.materials import serves
 from control_room.dispatch.review.queueing import check_of, free_id, needs_verdict, word
+from control_room.dispatch.review.which import serves
 from control_room.dispatch.round.outcome import fail_round, park
 from control_room.dispatch.round.report import Report, validate
 from control_room.dispatch.worktrees import place, worktree

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import time
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ def shared_host(room: Room) -> str:
     machine's name and a random clone id (``mybox-3f9a1c``), kept in ``.host``: two clones of one
     room on one machine must never share an id, or each takes the other's claims for its own."""
     if not os.environ.get("CONTROL_ROOM_WRITER") and not (room.cr / HOST_FILE).exists():
-        made = cell_safe(f"{os.uname().nodename or 'host'}"[:57] + "-" + secrets.token_hex(3))
+        made = cell_safe(f"{os.uname().nodename or 'host'}"[:57] + "-" + os.urandom(3).hex())
         create_exclusive(room.cr / HOST_FILE, made + "\n")  # made by another cycle first: that one
     return writer_name(room.cr)
 

@@ -11,12 +11,11 @@ times is parked as a poison task.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from control_room import ledger
 from control_room.dispatch.round import claims
 from control_room.ledger import events, result
 from control_room.ledger.events import Event
+from control_room.plain import Plain
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -26,13 +25,24 @@ from control_room.timeutil import now_iso
 LAST_FAILURE_MAX = 8000  # characters of what failed kept in the task file, for the next brief
 
 
-@dataclass
-class CycleResult:
-    code: int  # an exit code from control_room.errors
-    message: str  # one line for the person or the log
-    task_id: str | None = None
-    notes: list[str] = field(default_factory=list)  # what the cycle did first (recoveries), one line each
-    merge: str | None = None  # a task now ready for the merge queue (auto_integrate takes it)
+class CycleResult(Plain):
+    """What a cycle did: its exit code and its line."""
+
+    __slots__ = ("code", "merge", "message", "notes", "task_id")
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        task_id: str | None = None,
+        notes: list[str] | None = None,
+        merge: str | None = None,
+    ) -> None:
+        self.code = code  # an exit code from control_room.errors
+        self.message = message  # one line for the person or the log
+        self.task_id = task_id
+        self.notes: list[str] = [] if notes is None else notes  # what the cycle did first (recoveries)
+        self.merge = merge  # a task now ready for the merge queue (auto_integrate takes it)
 
 
 def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str, stuck: str = "") -> str:

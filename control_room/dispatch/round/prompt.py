@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from control_room.errors import InvalidError
+from control_room.plain import Plain
 from control_room.room import roles
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
@@ -27,10 +27,13 @@ CHARS_PER_TOKEN = 4
 LESSON_MAX = 2_000  # characters of one lesson: every later prompt carries it (docs/mcp.md caps)
 
 
-@dataclass
-class Prompt:
-    text: str
-    warnings: list[str]
+class Prompt(Plain):
+    """A run's prompt, and what assembling it warned of."""
+
+    __slots__ = ("text", "warnings")
+
+    def __init__(self, text: str, warnings: list[str]) -> None:
+        self.text, self.warnings = text, warnings
 
     def pressure(self, context_window: int) -> dict[str, Any]:
         tokens = (len(self.text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from control_room.plain import Plain
 
 HEADERS = ("DECISION", "WHY", "EVIDENCE", "MISSING", "NEXT COMMAND", "STOP RULE")
 LABELS = ("CONFIRMED", "INFERRED", "UNKNOWN")
@@ -44,49 +45,84 @@ _EMPTY = {
 }
 
 
-@dataclass
-class Violation:
-    line: int
-    message: str
+class Violation(Plain):
+    """A rule of the format the report breaks, and where."""
+
+    __slots__ = ("line", "message")
+
+    def __init__(self, line: int, message: str) -> None:
+        self.line, self.message = line, message
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}"
 
 
-@dataclass
-class Evidence:
-    label: str
-    text: str
-    line: int
+class Evidence(Plain):
+    """One item under EVIDENCE: its label, its text and its line."""
+
+    __slots__ = ("label", "line", "text")
+
+    def __init__(self, label: str, text: str, line: int) -> None:
+        self.label, self.text, self.line = label, text, line
 
 
-@dataclass
-class Report:
-    ok: bool
-    violations: list[Violation] = field(default_factory=list)
-    start_line: int | None = None
-    decision: str = ""
-    why: str = ""
-    evidence: list[Evidence] = field(default_factory=list)
-    missing: str = ""
-    next_command: str = ""
-    stop_rule: str = ""
+class Report(Plain):
+    """A report, checked: whether it follows the format, what breaks it, and its sections."""
+
+    __slots__ = (
+        "decision", "evidence", "missing", "next_command", "ok", "start_line", "stop_rule", "violations",
+        "why",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        ok: bool,
+        violations: list[Violation] | None = None,
+        start_line: int | None = None,
+        decision: str = "",
+        why: str = "",
+        evidence: list[Evidence] | None = None,
+        missing: str = "",
+        next_command: str = "",
+        stop_rule: str = "",
+    ) -> None:
+        self.ok = ok
+        self.violations: list[Violation] = [] if violations is None else violations
+        self.start_line = start_line
+        self.decision = decision
+        self.why = why
+        self.evidence: list[Evidence] = [] if evidence is None else evidence
+        self.missing = missing
+        self.next_command = next_command
+        self.stop_rule = stop_rule
 
     @property
     def confirmed(self) -> list[Evidence]:
         return [e for e in self.evidence if e.label == "CONFIRMED"]
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "ok": self.ok,
+            "violations": [{"line": v.line, "message": v.message} for v in self.violations],
+            "start_line": self.start_line,
+            "decision": self.decision,
+            "why": self.why,
+            "evidence": [{"label": e.label, "text": e.text, "line": e.line} for e in self.evidence],
+            "missing": self.missing,
+            "next_command": self.next_command,
+            "stop_rule": self.stop_rule,
+        }
 
 
-@dataclass
 class _Section:
-    name: str
-    written: str  # the header name as written (differs from name when miscased)
-    line: int
-    text: str  # after the colon, on the header line
-    body: list[tuple[int, str]] = field(default_factory=list)
+    __slots__ = ("body", "line", "name", "text", "written")
+
+    def __init__(self, name: str, written: str, line: int, text: str) -> None:
+        self.name = name
+        self.written = written  # the header name as written (differs from name when miscased)
+        self.line = line
+        self.text = text  # after the colon, on the header line
+        self.body: list[tuple[int, str]] = []
 
     def joined(self) -> str:
         return "\n".join([self.text, *(s for _, s in self.body)]).strip()

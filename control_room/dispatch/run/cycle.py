@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from control_room import crashpoint, errors, interrupt, ledger
 from control_room.dispatch.queue import pick
@@ -22,13 +23,15 @@ from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.round import claims
 from control_room.dispatch.round.outcome import CycleResult, dispatcher_died, requeue
 from control_room.dispatch.run import preflight, runner, unfinished
-from control_room.dispatch.shared import claiming, lost_claims, sharing, sync
 from control_room.ledger import events
 from control_room.room import settings as settings_file
 from control_room.room import swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.timeutil import now_iso
+
+if TYPE_CHECKING:
+    from control_room.dispatch.shared import sync
 
 
 def cycle(
@@ -41,7 +44,7 @@ def cycle(
     # 1. STOP: the dumbest possible brake, before any parsing or locking. (In a shared room, a
     # STOP committed for every machine is lifted by a commit too: the sync below looks.)
     stopped = room.stopped()
-    if stopped and not sharing.stop_is_shared(room):
+    if stopped and not _stop_is_shared(room):
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
     # Then what the cycle needs, before it claims anything: a fault of the room is the room's.
     try:
@@ -51,7 +54,7 @@ def cycle(
     if settings.remote:
         room.make_folders()  # git keeps no empty folder: a fresh clone lacks them
     preflight.check(room, settings)
-    share = sharing.shared(room, settings)
+    share = _shared(room, settings)
     if stopped and share is None:
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran")
     # 2. A free slot, held until this process ends.
@@ -106,6 +109,8 @@ def _shared_start(
     """Fetch; let go of our dead claims other machines took over (before the merge brings their
     files); sync. The settings after the merge (CONTROL.md may have come with it) and what was
     said, or why the cycle ends here: offline (fail closed) or a STOP from the remote."""
+    from control_room.dispatch.shared import sync  # a shared room's only (``_shared``)
+
     try:
         share.fetch()
         with interrupt.deferred(), claims.claim_lock(room):
@@ -120,6 +125,25 @@ def _shared_start(
         why = how if stopped else "came with the sync"
         return CycleResult(errors.STOPPED, f"stopped: {room.stop} {why}; nothing ran", notes=notes)
     return settings_file.load(room), notes
+
+
+def _stop_is_shared(room: Room) -> bool:
+    """Whether STOP is committed in a shared room, where a commit may lift it (``sharing``)."""
+    if not settings_file.mentions(room, "remote"):
+        return False
+    from control_room.dispatch.shared import sharing  # a shared room's only: git and the remote
+
+    return sharing.stop_is_shared(room)
+
+
+def _shared(room: Room, settings: Settings) -> sync.Shared | None:
+    """The room's sharing (CONTROL.md ``remote:``), or None: the shared wing is loaded only for
+    a shared room."""
+    if not settings.remote:
+        return None
+    from control_room.dispatch.shared import sharing  # a shared room's only: git and the remote
+
+    return sharing.shared(room, settings)
 
 
 CLAIM_TRIES = 10  # in a shared room: tasks another machine may take from under us, one cycle
@@ -137,7 +161,11 @@ def _pick_and_claim(
     """Pick the next ready task (the first of ``found`` still ready, else from the whole queue)
     and claim it: here, and first on the remote in a shared room, where a refused claim means
     another machine took the task: pick again."""
-    chooser = claiming.Chooser(share, settings.grace_s) if share is not None else None
+    chooser = None
+    if share is not None:
+        from control_room.dispatch.shared import claiming  # a shared room's only (``_shared``)
+
+        chooser = claiming.Chooser(share, settings.grace_s)
     for _ in range(CLAIM_TRIES):
         taken = chooser.taken if chooser is not None else None
         picked = pick.pick(room, settings, taken=taken, ahead=found)
@@ -212,7 +240,11 @@ def recover(
     """Recover every dead claim; return what was done, one line each. In a shared room, a dead
     claim another machine took over meanwhile is only let go."""
     said = []
-    lost = lost_claims.lost(share) if share is not None else {}
+    lost = {}
+    if share is not None:
+        from control_room.dispatch.shared import lost_claims  # a shared room's only (``_shared``)
+
+        lost = lost_claims.lost(share)
     for task_id in claims.running_ids(room):
         info = claims.read_claim(room, task_id)
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)

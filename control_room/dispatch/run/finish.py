@@ -11,16 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room import crashpoint, errors, git, ledger, proc
-from control_room.dispatch.merge import integrate
+from control_room import crashpoint, errors, ledger, proc
 from control_room.dispatch.queue.pick import Pick
-from control_room.dispatch.review import queueing, verdicts
+from control_room.dispatch.review.which import check_lenses, serves
 from control_room.dispatch.round import claims, validator
 from control_room.dispatch.round.outcome import CycleResult, fail_round
 from control_room.dispatch.round.report import Report, claims_success
 from control_room.dispatch.run import destination
-from control_room.dispatch.shared import repo_remote
-from control_room.dispatch.worktrees import place, worktree
+from control_room.dispatch.worktrees import place
 from control_room.knowledge import history, routes
 from control_room.ledger import events, result
 from control_room.ledger.result import RunResult, fingerprint
@@ -80,7 +78,7 @@ def finish(room: Room, settings: Settings, ran: Ran) -> CycleResult:
     """Write the run down: its failures (or the commit of its work), meta.json, its ledger
     lines, and the task's move: a failed round, or where a pass goes."""
     failures = _failures(settings, ran)
-    if not failures and settings.repo and not queueing.serves(ran.task):
+    if not failures and settings.repo and not serves(ran.task):
         _commit(room, settings, ran, failures)
     run = _record(ran, failures)
     task = ran.task
@@ -96,7 +94,7 @@ def finish(room: Room, settings: Settings, ran: Ran) -> CycleResult:
             adapter=ran.picked.plan.adapter.name,
             detail=f"spent ${cost:.4f}, above the task's max_cost_usd ${task['max_cost_usd']}",
         )
-    if failures and not queueing.serves(task):  # a review's verdict is no attempt at the work
+    if failures and not serves(task):  # a review's verdict is no attempt at the work
         run.fingerprint = fingerprint(run.failed, _change(ran.workdir) if settings.repo else "")
     _log_result(room, ran.picked, "fail" if failures else "pass", cost, run)
     crashpoint.hit("result.logged")
@@ -121,11 +119,13 @@ def _failures(settings: Settings, ran: Ran) -> list[str]:
         failures.append(
             "broken report: " + "; ".join(f"line {v.line}: {v.message}" for v in rep.violations[:3])
         )
-    elif queueing.serves(task):  # a review or an arbiter: its report must be a verdict
+    elif serves(task):  # a review or an arbiter: its report must be a verdict
+        from control_room.dispatch.review import queueing  # a review's only: the rest of the review wing
+
         not_a_verdict = queueing.check_report(task, rep)
         if not_a_verdict:
             failures.append(not_a_verdict)
-    if (val is None or not val.ok) and not queueing.serves(task):
+    if (val is None or not val.ok) and not serves(task):
         # a review's validator re-runs the reviewed task's check: it judges the reviewer's claims
         # (an unsupported one is flagged in ``_record``), not whether the review is one
         failures.append(validator.failure(val, settings))
@@ -135,6 +135,9 @@ def _failures(settings: Settings, ran: Ran) -> list[str]:
 def _commit(room: Room, settings: Settings, ran: Ran, failures: list[str]) -> None:
     """The work of a passing run: a commit on its branch (a failure if it cannot be made),
     pushed to ``repo_remote:`` so other machines see it (a warning if not)."""
+    from control_room.dispatch.shared import repo_remote  # with a target repository only: git's wings
+    from control_room.dispatch.worktrees import worktree  # (the same)
+
     task = ran.task
     try:
         message = _message(task, ran.picked.plan.adapter.name, ran.round)
@@ -192,7 +195,7 @@ def _record(ran: Ran, failures: list[str]) -> RunResult:
         validator=validator.word(val),
         model=plan.model or "default",  # no model set: the adapter CLI's own default
         role=plan.role,
-        serves=str(queueing.serves(ran.task) or ""),
+        serves=str(serves(ran.task) or ""),
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
         metrics=validator.metrics(val),
@@ -238,9 +241,9 @@ def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleRe
     """Move a passing task where ``destination.decide`` says, and do what follows there."""
     task = ran.task
     tid = task["id"]
-    chosen = queueing.check_lenses(room, settings, task)
-    served = bool(queueing.serves(task))
-    ahead = bool(settings.repo) and not served and worktree.ahead(room, settings, ran.workdir)
+    chosen = check_lenses(room, settings, task)
+    served = bool(serves(task))
+    ahead = bool(settings.repo) and not served and _ahead(room, settings, ran.workdir)
     goes = destination.decide(
         serves=served,
         lenses=bool(chosen),
@@ -259,6 +262,8 @@ def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleRe
     ready = tid if goes.merge else None
     waits = ""
     if goes.then == destination.REVIEWS:
+        from control_room.dispatch.review import queueing  # a reviewed task's only
+
         warned: list[str] = []
         ids = queueing.queue_reviews(room, settings, moved, chosen, "passed", warned)
         waits = f"; waits for {count(len(ids), 'review')}: {', '.join(ids)}"
@@ -267,14 +272,25 @@ def passed(room: Room, settings: Settings, ran: Written, cost: float) -> CycleRe
         waits = "; waits in swarm/passed/ for `control-room integrate`"
     elif goes.then == destination.NOTHING_TO_MERGE:
         waits = "; nothing to merge: its branch holds no change against the base"
+        from control_room.dispatch.merge import integrate  # with a target repository only
+
         integrate.tidy(room, settings, task)
     elif goes.then == destination.VERDICT:  # what the reviewed task's reviews now add up to
+        from control_room.dispatch.review import verdicts  # a review's or an arbiter's pass only
+
         said, ready = verdicts.after_pass(room, settings, moved, ran.rep, ran.adapter)
         waits = f"; {said}"
     # Last: a claim file whose task has left running/ while its cycle is dead tells recovery
     # that what follows the move may not be done (``unfinished.follow_up``)
     claims.release(room, tid)
     return CycleResult(errors.PASSED, f"passed: {tid} ({ran.summary}){waits}", tid, merge=ready)
+
+
+def _ahead(room: Room, settings: Settings, workdir: Path) -> bool:
+    """Whether the route's branch holds commits its base does not (with a target repository)."""
+    from control_room.dispatch.worktrees import worktree  # with a target repository only
+
+    return worktree.ahead(room, settings, workdir)
 
 
 def failed(room: Room, settings: Settings, task: Task, why: str, cost: float) -> CycleResult:
@@ -301,8 +317,10 @@ def failed(room: Room, settings: Settings, task: Task, why: str, cost: float) ->
     _after(room, settings, task, "fail", cost)
     back = swarm.task_file(room, "queue", tid)
     if settings.review_when == "always" and back.exists():  # its next round waits for reviews
-        chosen = queueing.check_lenses(room, settings, task)
+        chosen = check_lenses(room, settings, task)
         if chosen:
+            from control_room.dispatch.review import queueing  # a reviewed task's only
+
             failed, _ = swarm.read_task(back)
             warned: list[str] = []
             ids = queueing.queue_reviews(room, settings, failed, chosen, "queue", warned)
@@ -317,6 +335,8 @@ UNTRACKED_MAX = 500  # untracked files whose content a fingerprint reads, at mos
 def _change(workdir: Path) -> str:
     """What a failed round left in its worktree, for its fingerprint: the diff against HEAD and
     each untracked file's name and content ("" when git cannot say)."""
+    from control_room import git  # with a target repository only
+
     code, diff, _ = git.run(workdir, "diff", "HEAD", "--no-color", "--no-ext-diff")
     code2, untracked, _ = git.run(workdir, "ls-files", "-z", "--others", "--exclude-standard")
     if code != 0 or code2 != 0:
@@ -356,7 +376,7 @@ def _log_result(room: Room, picked: Pick, outcome: str, cost: float, run: RunRes
 def _after(room: Room, settings: Settings, task: Task, verdict: str, cost: float) -> None:
     """Step 8, the model's part: ROUTES.md and a new death loop's announcement. The views
     (DIGEST.md, CURRENT_CONTEXT.md) are refreshed at the edge of the command."""
-    if task.get("route") and not queueing.serves(task):  # a review is no run of the route's own
+    if task.get("route") and not serves(task):  # a review is no run of the route's own
         routes.record_run(room, task["route"], task["id"], verdict, cost)
     for key, loop in history.held(room, settings).items():
         if not loop["announced"]:

@@ -7,31 +7,27 @@ the merge queue takes a pass at once. A STOP, a missing CLI or the provider's re
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from control_room import errors, interrupt, ledger, proc
-from control_room.dispatch.merge import integrate
 from control_room.dispatch.queue import ready
 from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.queue.pick import Pick
-from control_room.dispatch.review import materials, queueing
+from control_room.dispatch.review.which import check_lenses, serves
 from control_room.dispatch.round import claims, prompt, validator
 from control_room.dispatch.round.outcome import CycleResult, requeue
 from control_room.dispatch.round.report import validate as validate_report
 from control_room.dispatch.run import agent, finish, preflight, provider, spend
-from control_room.dispatch.worktrees import worktree
 from control_room.knowledge import digest
 from control_room.ledger import events
 from control_room.room import cooldowns, swarm
 from control_room.room import results as results_folder
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
+from control_room.room.tasks import Task
 from control_room.store.files import atomic_write
 from control_room.timeutil import now_iso
-
-if TYPE_CHECKING:
-    pass
-
 
 # (task id, adapter, seconds elapsed, the time limit, output bytes so far)
 Progress = Callable[[str, str, float, float, int], None]
@@ -48,16 +44,15 @@ def run_claimed(
     results_folder.archive(results)
     linked = results_folder.parent_linked(results)  # a person's link stays; one an agent makes goes
     if settings.repo:  # the route's worktree of the target repository, made or reused
+        from control_room.dispatch.worktrees import worktree  # with a target repository only
+
         workdir = worktree.workdir(room, settings, task)
     else:
         workdir = preflight.workdir(room, settings)
         if not workdir.is_dir():  # checked before the claim: it vanished since, the room's fault
             raise errors.RoomInvalidError(f"{room.control}: workdir {workdir} does not exist")
-    queueing.check_lenses(room, settings, task)  # a missing lens is the room's fault: before the run
-    try:
-        shown = materials.materials(room, settings, task)  # a review's or an arbiter's view
-    except errors.InvalidError as exc:
-        raise errors.RoomInvalidError(f"room invalid: {exc}") from None
+    check_lenses(room, settings, task)  # a missing lens is the room's fault: before the run
+    shown = _materials(room, settings, task) if serves(task) else ""  # a review's or an arbiter's view
     history = digest.route_history(room, task["route"]) if task.get("route") else ""
     runs_on = f"{adapter.name}, " + (f"model {plan.model}" if plan.model else "its default model")
     if plan.instead_of:
@@ -122,7 +117,7 @@ def run_claimed(
         meta["cost_estimated"] = True  # dollars from tokens and CONTROL.md prices:, not the CLI's
     if outcome.fault is not None and outcome.fault.is_providers():  # not the task's fault
         brief.unlink(missing_ok=True)
-        queueing.discard_edits(room, settings, task, workdir)
+        _discard_edits(room, settings, task, workdir)
         return provider.refused(room, picked, outcome.fault)
     if outcome.ok:
         cooldowns.clear(room, adapter.name, plan.model)
@@ -141,11 +136,11 @@ def run_claimed(
     brief.unlink(missing_ok=True)
     # reviewers and arbiters never edit: what they changed goes before their validator runs, so
     # that it checks their claims on the reviewed tree; then what the check itself left goes too
-    queueing.discard_edits(room, settings, task, workdir)
+    _discard_edits(room, settings, task, workdir)
     # the validator gets the minimal environment (and CONTROL.md env_allow), never the agent's
     val = validator.run(room, settings, task, workdir, agent_env(room, settings, task), results)
     results_folder.own(results, linked)
-    queueing.discard_edits(room, settings, task, workdir, by="its validator")
+    _discard_edits(room, settings, task, workdir, by="its validator")
     if val is not None and val.stopped:
         return _stopped(room, picked, "while its validator ran")
     # From here the run is written down whole (results, ledger line, move): Ctrl-C waits.
@@ -162,6 +157,8 @@ def _auto_integrate(room: Room, settings: Settings, ready: str, passed: CycleRes
     """``auto_integrate: true``: the task that just passed (or whose reviews just accepted it)
     goes through the merge queue now, unless its ``merge`` gate waits for a person. The cycle's
     code is then the merge queue's."""
+    from control_room.dispatch.merge import integrate  # auto_integrate only: the merge queue
+
     task, _ = swarm.read_task(swarm.task_file(room, "passed", ready))
     if integrate.waits_for_gate(settings, task):
         return passed
@@ -176,6 +173,26 @@ def _auto_integrate(room: Room, settings: Settings, ready: str, passed: CycleRes
             passed.code, f"{passed.message}; not merged yet: {exc}", passed.task_id, passed.notes
         )
     return CycleResult(merged.code, f"{passed.message}; {merged.message}", passed.task_id, passed.notes)
+
+
+def _materials(room: Room, settings: Settings, task: Task) -> str:
+    """The prompt section of a review or an arbiter task: what its lens shows it."""
+    from control_room.dispatch.review import materials  # a review's or an arbiter's only
+
+    try:
+        return materials.materials(room, settings, task)
+    except errors.InvalidError as exc:
+        raise errors.RoomInvalidError(f"room invalid: {exc}") from None
+
+
+def _discard_edits(room: Room, settings: Settings, task: Task, workdir: Path, *, by: str = "") -> None:
+    """What a reviewer or an arbiter (or, ``by`` its validator) changed in the worktree, undone;
+    nothing to do for any other task, or without a target repository."""
+    if not serves(task) or not settings.repo:
+        return
+    from control_room.dispatch.review import queueing  # a review's or an arbiter's only
+
+    queueing.discard_edits(room, settings, task, workdir, by=by)
 
 
 def _stopped(room: Room, picked: Pick, when: str) -> CycleResult:

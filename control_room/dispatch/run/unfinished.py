@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from control_room import errors, ledger
-from control_room.dispatch.review import queueing, verdicts
+from control_room.dispatch.review import which
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.dispatch.round.report import validate as validate_report
 from control_room.dispatch.run import finish
@@ -103,20 +103,22 @@ def follow_up(room: Room, settings: Settings, task_id: str, why: str) -> str | N
     task, problems = swarm.read_task(path)
     if problems or not task.get("passed_at"):
         return None
+    from control_room.dispatch.review import queueing, verdicts  # after a crash only: not for a plain cycle
+
     done = ""
-    if queueing.serves(task) and state == "done":
+    if which.serves(task) and state == "done":
         if not task.get("verdict"):
             folder = results_folder.folder(room, task_id)
             meta = records.read_object(folder / "meta.json") or {}
             rep = validate_report(read_optional(folder / "report.md") or "")
             done, _ = verdicts.after_pass(room, settings, task, rep, str(meta.get("adapter", "")))
         else:  # recorded: what the task it serves waits for may still be to settle
-            target = str(queueing.serves(task))
+            target = str(which.serves(task))
             before = _as_is(room, target)
             said, _ = verdicts.settle(room, settings, target)
             done = said if _as_is(room, target) != before else ""
     elif state == "passed" and not task.get("review_tasks"):
-        chosen = queueing.check_lenses(room, settings, task)
+        chosen = which.check_lenses(room, settings, task)
         if chosen:
             ids = queueing.queue_reviews(room, settings, task, chosen, "passed")
             done = f"its reviews queued: {', '.join(ids)}"

@@ -10,50 +10,11 @@ import pytest
 from reviewing import lens, put, rep, warned
 from support import TIME, entries, git, task, task_json, unsealed
 
-from control_room.dispatch.review import queueing
+from control_room.dispatch.review import queueing, which
 from control_room.dispatch.round import report
-from control_room.errors import RoomInvalidError
 from control_room.room import results, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
-
-
-def test_lenses_for_a_task_are_its_own_else_its_routes_else_the_rooms() -> None:
-    listed = Settings(review=["correctness", "security"])
-    assert queueing.lenses_for(listed, task("t1")) == ["correctness", "security"]
-    assert queueing.lenses_for(listed, task("t1", review=[])) == []  # its own overrides
-    assert queueing.lenses_for(listed, task("t1", review=["claims"])) == ["claims"]
-    by_route = Settings(review={"r1": ["falsifier"], "*": ["correctness"]})
-    assert queueing.lenses_for(by_route, task("t1", route="r1")) == ["falsifier"]
-    assert queueing.lenses_for(by_route, task("t1", route="r2")) == ["correctness"]
-    assert queueing.lenses_for(by_route, task("t1")) == ["correctness"]
-    assert queueing.lenses_for(Settings(review={"r1": ["falsifier"]}), task("t1", route="r2")) == []
-
-
-def test_reviews_arbiters_and_helpers_are_never_reviewed() -> None:
-    s = Settings(review=["correctness"])
-    for served in ({"reviews": "t0"}, {"arbitrates": "t0"}, {"for_task": "t0"}):
-        assert queueing.lenses_for(s, task("t1", review=["claims"], **served)) == []
-
-
-def test_check_lenses_reads_them_and_a_missing_or_broken_one_is_the_rooms_fault(room: Room) -> None:
-    s = Settings(review=["security"])
-    [sec] = queueing.check_lenses(room, s, task("t1"))
-    assert (sec.name, sec.sees, sec.max_cost_usd, sec.wall_clock_s) == ("security", ("diff",), 0.5, 600.0)
-    path = room.root / "agents" / "lenses"
-    with pytest.raises(RoomInvalidError) as err:
-        queueing.check_lenses(room, s, task("t1", review=["security", "nope"]))
-    assert str(err.value) == (
-        f"room invalid: lens 'nope' has no file: {path / 'nope.md'} is missing (lenses here: arbiter, "
-        "claims, correctness, falsifier, security)"
-    )
-    (path / "odd.md").write_text("---\nsees: [smell]\n---\nbody\n")
-    with pytest.raises(RoomInvalidError) as err:
-        queueing.check_lenses(room, s, task("t1", review=["odd"]))
-    assert str(err.value) == (
-        f"room invalid: {path / 'odd.md'}: sees must list some of diff, history, code, spec, positions "
-        "(got ['smell'])"
-    )
 
 
 def test_a_task_needs_a_verdict_while_it_has_reviews_and_no_accept() -> None:
@@ -96,7 +57,7 @@ def test_queue_reviews_writes_one_review_task_per_lens_and_a_ledger_line(room: R
     lens(room, "style", adapter="codex", model="m-style")
     lens(room, "safety", "[history]")
     target = put(room, "passed", "t1", route="r1", priority=3, review_verdict="reject", reviewed_commit="old")
-    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style", "safety"]))
+    chosen = which.check_lenses(room, Settings(), task("t1", review=["style", "safety"]))
     ids = queueing.queue_reviews(room, Settings(), target, chosen, "passed")
     assert ids == ["review-style-t1", "review-safety-t1"]
     style = unsealed(task_json(room, "queue", "review-style-t1"))
@@ -147,7 +108,7 @@ def test_a_lens_on_the_adapter_and_model_of_the_work_it_reviews_is_warned_of(roo
     target = put(room, "passed", "t1")
     ran(room, "t1", adapter="probe", model="m-work")
     put(room, "done", "review-style-t1")  # an id taken: the next free one
-    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    chosen = which.check_lenses(room, Settings(), task("t1", review=["style"]))
     said: list[str] = []
     assert queueing.queue_reviews(room, Settings(), target, chosen, "passed", said) == ["review-style-t1-2"]
     [line] = entries(room, "warning")
@@ -163,7 +124,7 @@ def test_no_model_on_either_side_is_the_same_default_model(room: Room) -> None:
     lens(room, "style")
     target = put(room, "passed", "t1")
     ran(room, "t1", adapter="probe", model=None)  # no model named: the adapter's own default
-    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    chosen = which.check_lenses(room, Settings(), task("t1", review=["style"]))
     queueing.queue_reviews(room, Settings(), target, chosen, "passed")
     assert [e.detail for e in entries(room, "warning")] == [
         "review-style-t1 runs on probe, model default, as the work of t1 did: not an independent review; "
@@ -176,7 +137,7 @@ def test_another_adapter_or_another_model_is_independent(room: Room, adapter: st
     lens(room, "style", adapter=adapter, model=model)
     target = put(room, "passed", "t1")
     ran(room, "t1", adapter="probe", model="m-work" if model else None)
-    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    chosen = which.check_lenses(room, Settings(), task("t1", review=["style"]))
     queueing.queue_reviews(room, Settings(), target, chosen, "passed")
     assert entries(room, "warning") == []
 
@@ -184,7 +145,7 @@ def test_another_adapter_or_another_model_is_independent(room: Room, adapter: st
 def test_reviews_of_a_failed_round_become_the_tasks_deps(room: Room) -> None:
     lens(room, "style")
     target = put(room, "queue", "t1", deps=["t0"], rounds=1, last_failure="validator exited 1")
-    chosen = queueing.check_lenses(room, Settings(), task("t1", review=["style"]))
+    chosen = which.check_lenses(room, Settings(), task("t1", review=["style"]))
     assert queueing.queue_reviews(room, Settings(), target, chosen, "queue") == ["review-style-t1"]
     assert task_json(room, "queue", "review-style-t1")["objective"] == (
         "Review the failed round of task t1 through the style lens: reject, with findings, what its next "
@@ -200,7 +161,7 @@ def test_reviews_record_the_commit_or_the_failed_rounds_work_they_review(
 ) -> None:
     s, tree = repo_room
     lens(room, "style")
-    chosen = queueing.check_lenses(room, s, task("t1", review=["style"]))
+    chosen = which.check_lenses(room, s, task("t1", review=["style"]))
     queueing.queue_reviews(room, s, put(room, "passed", "t1", route="r1"), chosen, "passed")
     head = git(tree, "rev-parse", "HEAD")
     assert task_json(room, "passed", "t1")["reviewed_commit"] == head
@@ -249,7 +210,7 @@ def test_an_arbiters_changes_to_a_failed_rounds_work_are_undone_and_the_work_put
     lens(room, "style")
     (tree / "c.txt").write_text("c\n")
     failed = put(room, "queue", "t1", route="r1", rounds=1)
-    chosen = queueing.check_lenses(room, s, task("t1", review=["style"]))
+    chosen = which.check_lenses(room, s, task("t1", review=["style"]))
     queueing.queue_reviews(room, s, failed, chosen, "queue")
     (tree / "c.txt").write_text("changed by the arbiter\n")
     arbiter = put(room, "running", "arbitrate-t1", arbitrates="t1", lens="arbiter", route="r1")
