@@ -26,7 +26,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -191,6 +191,25 @@ def keep_watch() -> bool:
     spawned.add(dog.pid)  # ours: never a stray
     _WATCHDOG[:] = [dog]
     return True
+
+
+@contextlib.contextmanager
+def watch_kept() -> Iterator[bool]:
+    """``keep_watch`` for the time of a run loop: its watchdog let go at the end (all its runs
+    ended by then, it exits at once), so a process that runs a loop and goes on (a test's) runs
+    under ``timeout`` again."""
+    kept = keep_watch()
+    try:
+        yield kept
+    finally:
+        if kept and _WATCHDOG:
+            dog = _WATCHDOG.pop()
+            with contextlib.suppress(OSError):
+                if dog.stdin is not None:
+                    dog.stdin.close()
+            spawned.discard(dog.pid)
+            with contextlib.suppress(Exception):
+                dog.wait(timeout=2)
 
 
 _WATCHDOG: list[subprocess.Popen[bytes]] = []  # this process's watchdog, once started

@@ -152,11 +152,11 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
         raise click.BadParameter(str(exc), param_hint="--every") from None
     room = current_room()
     one_round = _in_process if parallel == 1 else _in_parallel(room, parallel)
-    if parallel == 1:
-        reaper.keep_watch()  # one watchdog for all the loop's runs (else a `timeout` process a run)
     tty = sys.stdout.isatty()
     done = 0
-    with interrupt.handled():
+    # one watchdog for all the loop's runs (else a `timeout` process a run); with --parallel,
+    # each cycle is a process of its own, under `timeout`
+    with reaper.watch_kept() if parallel == 1 else contextlib.nullcontext(), interrupt.handled():
         try:
             with follow.kept():  # the ledger's folds stay in memory from one cycle to the next
                 while True:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -10,7 +11,7 @@ from pathlib import Path
 from click.testing import Result
 from support import TIME, events, queue, snapshot, where
 
-from control_room import errors
+from control_room import errors, reaper
 from control_room.ledger.events import approval_needed
 from control_room.room.layout import Room
 
@@ -111,6 +112,14 @@ def test_run_runs_exactly_the_cycles_asked_for(run: Run, inside: Room) -> None:
     assert re.fullmatch(rf"{TIME}  cycle 3  nothing to do: the queue is empty", lines[2])
     assert (where(inside, "first"), where(inside, "second")) == (["done"], ["done"])
     assert events(inside.ledger) == ["init", "claim", "result", "claim", "result"]
+
+
+def test_a_run_loop_lets_its_watchdog_go_when_it_ends(run: Run, inside: Room) -> None:
+    queue(inside, "first")
+    assert run("run", "--every", "0", "--cycles", "1").exit_code == 0
+    assert reaper._WATCHDOG == []  # this process's next run goes under `timeout` again
+    assert os.path.basename(reaper.watched(["agent"], 60)[0]) == "timeout"
+    reaper.started(None)
 
 
 def test_run_stops_at_once_when_stop_exists(run: Run, inside: Room) -> None:
