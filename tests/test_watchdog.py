@@ -83,3 +83,15 @@ def test_a_process_without_its_own_watchdog_runs_under_timeout() -> None:
     reaper.started(None)
     if sys.platform.startswith("linux"):
         assert os.path.basename(argv[0]) == "timeout"
+
+
+def test_the_pipe_is_read_in_batches_whole_lines_each() -> None:
+    r, w = os.pipe()
+    os.write(w, b"? 10 t1 /r\n+ 10")  # a line cut in two by the writer's timing
+    os.write(w, b"1\n- 101\n? 20 t2 /r")  # and a last line without its newline
+    os.close(w)
+    try:
+        got = list(watchdog.lines_of(r, pause_s=0))
+    finally:
+        os.close(r)
+    assert got == [b"? 10 t1 /r\n", b"+ 101\n", b"- 101\n", b"? 20 t2 /r"]

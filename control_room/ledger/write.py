@@ -57,7 +57,12 @@ def writer_name(cr: Path | None = None) -> str:
     """Who writes, the host id of every ledger line and claim: ``CONTROL_ROOM_WRITER``, else the
     room's ``control-room/.host`` (``cr``: the room's control-room/ folder), else this
     machine's host name; made cell-safe. Inside an agent's run (lineage.py) it ends with
-    ``.task.<id>``: what an agent writes itself is never written as the machine's person."""
+    ``.task.<id>``: what an agent writes itself is never written as the machine's person.
+
+    Read afresh each time; ``append`` reads ``.host`` once per ledger and keeps it until the
+    next ``writer_name`` (a claim asks it each cycle, before its lines), so an append makes no
+    system call to know its writer."""
+    _hosts.clear()
     return _writer(env("CONTROL_ROOM_WRITER") or _host_id(cr))
 
 
@@ -69,7 +74,30 @@ def _host_id(cr: Path | None) -> str:
             raw = (read_optional(cr / HOST_FILE) or "").strip()
         except OSError:
             raw = ""  # unreadable: the machine's name, below
-    return raw or os.uname().nodename or "unknown"
+    return raw or _node()
+
+
+def _node() -> str:
+    global _nodename
+    if _nodename is None:
+        _nodename = os.uname().nodename or "unknown"
+    return _nodename
+
+
+_nodename: str | None = None
+
+
+def _ledger_host(path: Path) -> str:
+    """The host id of the room whose ledger is at ``path``: read once, then kept (``_hosts``)."""
+    said = _hosts.get(path)
+    if said is None:
+        if len(_hosts) >= 64:
+            _hosts.clear()
+        said = _hosts[path] = _host_id(path.parent)
+    return said
+
+
+_hosts: dict[Path, str] = {}  # ledger path -> its room's host id, until the next writer_name()
 
 
 def _writer(raw: str) -> str:
@@ -135,7 +163,7 @@ def append(
 ) -> Entry:
     """Append one event (``ledger.events``) to the ledger at ``path``; return it as written.
     ``outcome`` defaults to the event's first outcome; a secret in ``detail`` is redacted."""
-    who = writer or _writer(env("CONTROL_ROOM_WRITER") or _host_id(path.parent))  # writer_name()
+    who = writer or _writer(env("CONTROL_ROOM_WRITER") or _ledger_host(path))  # writer_name()
     cols, outcomes = event.columns, event.outcomes
     if (
         (task and "task" not in cols)

@@ -92,9 +92,16 @@ class Room:
             (self.swarm / name).mkdir(parents=True, exist_ok=True)
 
     def state_dir(self, state: str) -> Path:
-        if state not in STATES:
-            raise InvalidError(f"unknown task state {state!r} (valid: {', '.join(STATES)})")
-        return self.swarm / state
+        folder = self._state_dirs.get(state)
+        if folder is None:
+            if state not in STATES:
+                raise InvalidError(f"unknown task state {state!r} (valid: {', '.join(STATES)})")
+            folder = self._state_dirs[state] = self.swarm / state
+        return folder
+
+    @cached_property
+    def _state_dirs(self) -> dict[str, Path]:
+        return {}  # state -> its folder, made once (a cycle asks some fifty times)
 
     def counts(self, states: tuple[str, ...] = STATES) -> dict[str, int]:
         """Task files per state folder (of ``states``: a cycle asks only for ``rejected``, not

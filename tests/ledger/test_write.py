@@ -344,3 +344,15 @@ def test_a_ledger_that_is_a_link_is_never_written_through(ledger: Path, tmp_path
         with pytest.raises(RoomInvalidError, match=rf"^{ledger} is a link \(to {outside}\), not a file of"):
             writes()
     assert outside.read_text() == PREAMBLE
+
+
+def test_an_append_reads_the_host_id_once_until_the_writer_is_asked_again(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONTROL_ROOM_WRITER")
+    (ledger.parent / write.HOST_FILE).write_text("box-a\n", encoding="utf-8")
+    assert append(ledger, ev("claim"), task="t1").writer == "box-a"
+    (ledger.parent / write.HOST_FILE).write_text("box-b\n", encoding="utf-8")  # `sync --host` elsewhere
+    assert append(ledger, ev("claim"), task="t2").writer == "box-a"  # kept: no read an append
+    assert write.writer_name(ledger.parent) == "box-b"  # asked afresh (a claim, each cycle)
+    assert append(ledger, ev("claim"), task="t3").writer == "box-b"
