@@ -117,6 +117,21 @@ def median_time(cmd: list[str], runs: int, env: dict[str, str] | None = None) ->
     return statistics.median(times), max(peaks)
 
 
+def paired_times(
+    floor: list[str], cmd: list[str], runs: int, env: dict[str, str] | None = None
+) -> tuple[float, float, int]:
+    """(median seconds of ``floor``, of ``cmd``, max peak RSS KiB of ``cmd``): ``runs`` runs of
+    each, taken in turns, so a machine that slows down or speeds up meanwhile (a shared VM's
+    neighbours) moves both alike and the ratio stays honest."""
+    base, times, peaks = [], [], []
+    for _ in range(runs):
+        base.append(run_once(floor, bench_env())[0])
+        t, rss, _ = run_once(cmd, env)
+        times.append(t)
+        peaks.append(rss)
+    return statistics.median(base), statistics.median(times), max(peaks)
+
+
 def verdict(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 

@@ -18,8 +18,8 @@ from common import (
     big_room_main,
     build_room,
     control_room_cmd,
-    median_time,
     no_budget,
+    paired_times,
     run_once,
     settle,
 )
@@ -37,8 +37,7 @@ def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 15) -> list
         _, _, code = run_once(cmd, env)
         assert code == 10, f"the first cycle exited {code}, not 10 (passed)"
         settle(room)  # the background fold of the older history: done before anything is timed
-        floor, _ = median_time(CLICK_FLOOR, runs, bench_env())
-        warm, rss = median_time(cmd, runs, env)
+        floor, warm, rss = paired_times(CLICK_FLOOR, cmd, runs, env)
         full = []
         for _ in range(3):  # a cycle that fires more than RECHECK_S after the last full check
             time.sleep(RECHECK_S + 1)
