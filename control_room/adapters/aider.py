@@ -35,8 +35,8 @@ from control_room.adapters.base import (
     Invocation,
     Outcome,
     Usage,
-    last_line,
 )
+from control_room.adapters.output import last_line
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed

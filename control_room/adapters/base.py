@@ -12,13 +12,12 @@ No adapter ever adds a permission-bypass flag; ``bypass_flags`` only documents t
 
 from __future__ import annotations
 
-import json
-import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from control_room.adapters.output import last_line
 from control_room.errors import InvalidError
 from control_room.plain import Frozen, Plain
 
@@ -357,58 +356,7 @@ class Adapter:
         return [flag, inv.model] if inv.model else []
 
 
-def json_lines(text: str) -> Iterator[dict[str, Any]]:
-    """Each line of ``text`` that is a JSON object; other lines are skipped."""
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(obj, dict):
-                yield obj
-
-
-def last_json(text: str) -> dict[str, Any] | None:
-    """The whole of ``text`` as one JSON object, else its last JSON-object line."""
-    try:
-        obj = json.loads(text)
-        if isinstance(obj, dict):
-            return obj
-    except (ValueError, RecursionError):
-        pass
-    found = None
-    for obj in json_lines(text):
-        found = obj
-    return found
-
-
-def last_line(text: str, skip: tuple[str, ...] = ()) -> str:
-    """The last non-blank line of ``text`` that starts with none of ``skip``, on one line, cut
-    at 200 characters."""
-    for line in reversed(text.splitlines()):
-        line = " ".join(line.split())
-        if line and not line.startswith(skip):
-            return line[:200]
-    return ""
-
-
 def killed(result: Result) -> str:
     """What ended a run killed at its wall clock: ``the agent was killed at its 60s time limit``."""
     at = f"{result.limit_s:g}s " if result.limit_s is not None else ""
     return f"the agent was killed at its {at}time limit"
-
-
-def as_int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def as_float(v: object) -> float | None:
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        try:
-            f = float(v)
-        except OverflowError:  # an int beyond any float
-            return None
-        return f if math.isfinite(f) else None
-    return None

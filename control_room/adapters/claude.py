@@ -29,19 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import (
-    CLI_ENV,
-    NO_KEY,
-    Adapter,
-    Invocation,
-    Outcome,
-    Usage,
-    as_float,
-    as_int,
-    json_lines,
-    last_json,
-    last_line,
-)
+from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage
+from control_room.adapters.output import as_float, as_int, json_lines, last_json, last_line
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed

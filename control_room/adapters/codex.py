@@ -23,16 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import (
-    CLI_ENV,
-    Adapter,
-    Invocation,
-    Outcome,
-    Usage,
-    as_int,
-    json_lines,
-    killed,
-)
+from control_room.adapters.base import CLI_ENV, Adapter, Invocation, Outcome, Usage, killed
+from control_room.adapters.output import as_int, json_lines
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed

@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage, as_int, last_line
+from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage
+from control_room.adapters.output import as_int, last_line
 from control_room.proc import Result
 
 CONFIG = "config.toml"

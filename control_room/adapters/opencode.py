@@ -35,10 +35,8 @@ from control_room.adapters.base import (
     Invocation,
     Outcome,
     Usage,
-    as_float,
-    as_int,
-    json_lines,
 )
+from control_room.adapters.output import as_float, as_int, json_lines
 from control_room.proc import Result
 
 if TYPE_CHECKING:  # faults is only read for a run that failed

@@ -1,4 +1,4 @@
-"""control_room.adapters.base: Setup, the Adapter defaults (check, read, explain...), the output helpers."""
+"""control_room.adapters.base: Setup, the Adapter defaults (check, read, explain...)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,7 @@ from control_room.adapters.base import (
     Outcome,
     Setup,
     allowed,
-    as_float,
-    as_int,
-    json_lines,
     killed,
-    last_json,
-    last_line,
 )
 from control_room.errors import InvalidError
 from control_room.proc import Result, Stream
@@ -203,37 +198,3 @@ def test_killed_names_the_limit_when_it_is_known() -> None:
 
 
 # output helpers -----------------------------------------------------------------------------------------
-
-
-def test_json_lines_yields_the_lines_that_are_json_objects() -> None:
-    text = '{"a": 1}\nplain\n  {"b": [2]}  \n[1, 2]\n{broken\n"s"\n{"c": {"d": null}}\n'
-    assert list(json_lines(text)) == [{"a": 1}, {"b": [2]}, {"c": {"d": None}}]
-    assert list(json_lines("{" * 10_000)) == []  # too deep for json: skipped
-
-
-def test_last_json_is_the_whole_text_else_its_last_object_line() -> None:
-    assert last_json('{\n  "result": "x"\n}\n') == {"result": "x"}
-    assert last_json('{"n": 1}\nnoise\n{"n": 2}\ntail\n') == {"n": 2}
-    assert last_json('[{"n": 1}]') is None  # a list is no object, and no line starts one
-    assert last_json("") is None
-    assert last_json("[" * 100_000) is None
-
-
-def test_last_line_is_the_last_non_blank_line_on_one_line_cut_at_200() -> None:
-    assert last_line("first\n  second\t line  \n\n   \n") == "second line"
-    assert last_line("") == ""
-    assert last_line("x" * 300) == "x" * 200
-    assert last_line("real cause\nWARN noise\nDEBUG more\n", skip=("WARN", "DEBUG")) == "real cause"
-    assert last_line("WARN only\n", skip=("WARN",)) == ""
-
-
-def test_as_int_takes_only_ints() -> None:
-    assert [as_int(v) for v in (3, -1, 0)] == [3, -1, 0]
-    assert [as_int(v) for v in (True, 3.0, "3", None)] == [None, None, None, None]
-
-
-def test_as_float_takes_finite_numbers_only() -> None:
-    assert [as_float(v) for v in (1.5, 2, 0)] == [1.5, 2.0, 0.0]
-    assert isinstance(as_float(2), float)
-    bad = (False, float("inf"), float("nan"), 10**400, "1.5", None)
-    assert [as_float(v) for v in bad] == [None] * len(bad)
