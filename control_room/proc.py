@@ -193,7 +193,8 @@ def run(
                 elif watch is not None:
                     result.ended = watch()
                 if result.stopped or result.timed_out or result.ended:
-                    _kill_group(child)
+                    # a run past its cap gets no grace: given one, a CLI may send another request
+                    _kill_group(child, grace=not result.ended)
                     break
             pipes.wait(tick - now)
     except BaseException:  # Interrupted, or a bug: the child's whole group ends before we go
@@ -337,13 +338,14 @@ def run_all(argvs: list[list[str]], *, cwd: Path) -> list[tuple[int, str, str]]:
         reaper.spawned.difference_update(c.pid for c in children)
 
 
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(child.pid, signal.SIGTERM)
-    try:
-        child.wait(timeout=KILL_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
+def _kill_group(child: subprocess.Popen[bytes], *, grace: bool = True) -> None:
+    if grace:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
