@@ -225,6 +225,13 @@ LIMITED = {"rate_limit": faults.RATE_LIMIT, "overloaded": faults.OVERLOADED, "qu
            "context": faults.CONTEXT}  # fmt: skip
 
 
+def killed_at_wall_clock(name: str) -> tuple[proc.Result, Outcome]:
+    """A run of ``name`` killed at its 60 s wall clock with no final message, as ``fault`` gets it."""
+    stream = proc.Stream
+    result = proc.Result([name], None, 60.0, stream(Path("o")), stream(Path("e")), timed_out=True)
+    return result, Outcome(ok=False, final_message="")
+
+
 def refused(spec: Spec, mode: str, tmp_path: Path, wait_s: float | None) -> faults.Fault:
     """Run the fake in a limited mode; the run failed, and ``Adapter.fault`` reads the mode's
     kind, with its reset ``wait_s`` seconds after the run (the CLI said "try again in 20s"),

@@ -2,15 +2,13 @@
 mode exits 0, as the real aider does with the API down: the output decides."""
 
 import os
-from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused, waited
+from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, killed_at_wall_clock, refused, waited
 
 from control_room.adapters import faults
 from control_room.adapters.aider import Aider, unwrap
-from control_room.adapters.base import Outcome, Setup
-from control_room.proc import Result, Stream
+from control_room.adapters.base import Setup
 
 SPEC = Spec(
     Aider(),
@@ -126,8 +124,7 @@ def test_a_refusal_it_got_past_is_not_what_it_waited_on():
         "The API provider has rate limited you. Try again later or check your quotas.\n"
         "Retrying in 0.2 seconds...\n"
     )
-    killed = Result(["aider"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
-    out = Outcome(ok=False, final_message="")
+    killed, out = killed_at_wall_clock("aider")
     assert SPEC.adapter.fault(killed, said, "", out).kind == faults.RATE_LIMIT
     assert (
         SPEC.adapter.fault(killed, said + "Tokens: 2.6k sent, 23 received.\nThinking...\n", "", out) is None

@@ -4,10 +4,20 @@ import json
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused
+from harness import (
+    LIMITED,
+    SCENARIOS,
+    Spec,
+    capped,
+    check,
+    execute,
+    invocation,
+    killed_at_wall_clock,
+    refused,
+)
 
 from control_room.adapters import faults
-from control_room.adapters.base import Outcome, Setup
+from control_room.adapters.base import Setup
 from control_room.adapters.codex import Codex
 from control_room.proc import Result, Stream
 
@@ -139,8 +149,7 @@ def test_killed_while_reconnecting_the_words_say_whose_fault():
     def reconnecting(why):
         return json.dumps({"type": "error", "message": f"Reconnecting... 2/5 ({why})"}) + "\n"
 
-    killed = Result(["codex"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
-    out = Outcome(ok=False, final_message="")
+    killed, out = killed_at_wall_clock("codex")
     limited = reconnecting("unexpected status 429 Too Many Requests: Rate limit reached, try again in 30s")
     assert Codex().fault(killed, limited, "", out).kind == faults.RATE_LIMIT
     down = reconnecting("stream disconnected before completion: error sending request for url")

@@ -1,15 +1,23 @@
 """The copilot adapter against tests/fakes/copilot (numbers documented in the fake): tokens and
 cost come from the --usage-output-file it writes into the run's results folder."""
 
-from pathlib import Path
-
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, capped, check, execute, invocation, refused, waited
+from harness import (
+    LIMITED,
+    SCENARIOS,
+    Spec,
+    capped,
+    check,
+    execute,
+    invocation,
+    killed_at_wall_clock,
+    refused,
+    waited,
+)
 
 from control_room.adapters import faults
-from control_room.adapters.base import Outcome, Setup
+from control_room.adapters.base import Setup
 from control_room.adapters.copilot import Copilot
-from control_room.proc import Result, Stream
 
 SPEC = Spec(Copilot(), extra_args=["--add-dir", "/tmp"], extra={"premium_requests": 1.0},
             input_tokens=2000, output_tokens=250, cost_usd=0.05)  # fmt: skip
@@ -84,7 +92,6 @@ def test_killed_while_it_retried_an_overload_the_time_out_is_the_providers(tmp_p
 def test_a_failed_call_it_got_past_is_not_what_it_waited_on():
     failed = '{"type":"model.call_failure","data":{"statusCode":429,"errorMessage":"slow down"}}\n'
     ok = '{"type":"model.call_finished","data":{"outcome":"success"}}\n'
-    killed = Result(["copilot"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
-    out = Outcome(ok=False, final_message="")
+    killed, out = killed_at_wall_clock("copilot")
     assert SPEC.adapter.fault(killed, failed, "", out).kind == faults.RATE_LIMIT
     assert SPEC.adapter.fault(killed, failed + ok, "", out) is None

@@ -5,10 +5,10 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, refused, waited
+from harness import LIMITED, SCENARIOS, Spec, capped, check, invocation, killed_at_wall_clock, refused, waited
 
 from control_room.adapters import faults
-from control_room.adapters.base import Outcome, Setup
+from control_room.adapters.base import Setup
 from control_room.adapters.opencode import Opencode
 from control_room.proc import Result, Stream
 
@@ -113,8 +113,7 @@ def test_a_refusal_logged_before_its_last_step_is_not_what_it_waited_on():
         'modelID=m session.id=s small=false agent=build mode=primary error.error="AI_APICallError: Rate '
         'limit reached. Please try again in 600s."\n'
     )
-    killed = Result(["opencode"], None, 60.0, Stream(Path("o")), Stream(Path("e")), timed_out=True)
-    out = Outcome(ok=False, final_message="")
+    killed, out = killed_at_wall_clock("opencode")
     assert SPEC.adapter.fault(killed, "", log, out).kind == faults.RATE_LIMIT
     later = '{"type":"step_finish","timestamp":1796644400000,"part":{}}\n'  # 11:53:20Z: it got through
     assert SPEC.adapter.fault(killed, later, log, out) is None
