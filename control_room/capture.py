@@ -111,11 +111,6 @@ class Pipes:
             self.poller.register(exited, select.POLLIN)
         self.idle_s = 0.001
 
-    @property
-    def open(self) -> bool:
-        """Whether an output pipe may still bring something."""
-        return bool(self.reading)
-
     def wait(self, at_most_s: float) -> bool:
         """Move what is ready (output in, payload out), waiting up to ``at_most_s`` for anything;
         True when the child has exited (or may have: without a pidfd, every wait is short)."""

@@ -208,7 +208,9 @@ def watch_kept() -> Iterator[bool]:
                 if dog.stdin is not None:
                     dog.stdin.close()
             spawned.discard(dog.pid)
-            with contextlib.suppress(Exception):
+            import subprocess  # (loaded already: keep_watch started it)
+
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 dog.wait(timeout=2)
 
 

@@ -25,19 +25,19 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 GRACE_S = 5.0  # after the wall clock; well inside a claim's grace_s (default 60)
 KILL_S = 2.0  # SIGTERM, then SIGKILL this much later
 PAUSE_S = 0.25  # between two reads of the pipe
 
 
-def watch(lines: object) -> tuple[dict[int, float], list[tuple[float, str, str]]]:
+def watch(lines: Iterable[bytes]) -> tuple[dict[int, float], list[tuple[float, str, str]]]:
     """The groups still watched (pgid -> deadline) and the runs announced but never said
-    started, once ``lines`` (an iterable of bytes) ends."""
+    started, once ``lines`` end."""
     groups: dict[int, float] = {}
     pending: list[tuple[float, str, str]] = []
-    for raw in lines:  # type: ignore[attr-defined]
+    for raw in lines:
         parts = raw.decode("utf-8", "replace").rstrip("\n").split(" ", 3)
         try:
             if parts[0] == "?" and len(parts) == 4:
