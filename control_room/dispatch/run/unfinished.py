@@ -124,14 +124,15 @@ def follow_up(room: Room, settings: Settings, task_id: str, why: str) -> str | N
             done = f"its reviews queued: {', '.join(ids)}"
     if not done:
         return None
+    said = f"{why}; its cycle died after it moved the task to swarm/{state}/: {done}"
     ledger.append(
         room.ledger,
         events.RECOVER,
         task=task_id,
         route=task.get("route", ""),
-        detail=f"claim is dead: {why}; its cycle died after it moved the task to swarm/{state}/: {done}",
+        detail=f"claim is dead: {said}",
     )
-    return f"recovered {task_id}: {why}; its cycle died after it moved the task to swarm/{state}/: {done}"
+    return f"recovered {task_id}: {said}"
 
 
 def _as_is(room: Room, task_id: str) -> tuple[str, bytes] | None:
