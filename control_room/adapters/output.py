@@ -10,17 +10,23 @@ from collections.abc import Iterator
 from typing import Any
 
 
+def as_object(line: str) -> dict[str, Any] | None:
+    """The JSON object ``line`` (stripped) is, else None."""
+    if not line.startswith("{"):
+        return None
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
 def json_lines(text: str) -> Iterator[dict[str, Any]]:
     """Each line of ``text`` that is a JSON object; other lines are skipped."""
     for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(obj, dict):
-                yield obj
+        obj = as_object(line.strip())
+        if obj is not None:
+            yield obj
 
 
 def last_json(text: str) -> dict[str, Any] | None:

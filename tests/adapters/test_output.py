@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from control_room.adapters.output import as_float, as_int, json_lines, last_json, last_line
+from control_room.adapters.output import as_float, as_int, as_object, json_lines, last_json, last_line
 
 
 def test_json_lines_yields_the_lines_that_are_json_objects() -> None:
@@ -37,3 +37,8 @@ def test_as_float_takes_finite_numbers_only() -> None:
     assert isinstance(as_float(2), float)
     bad = (False, float("inf"), float("nan"), 10**400, "1.5", None)
     assert [as_float(v) for v in bad] == [None] * len(bad)
+
+
+def test_as_object_is_a_line_that_is_a_json_object() -> None:
+    assert as_object('{"a": 1}') == {"a": 1}
+    assert [as_object(t) for t in ("[1]", "noise", '{"a": ', "{" * 10_000, "")] == [None] * 5

@@ -27,12 +27,11 @@ arrives (tests/realcli/test_budget_realcli.py).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from control_room.adapters.base import Adapter, Invocation, Outcome, Usage
+from control_room.adapters.output import as_object
 
 CAP = "cost-cap"  # how the failure of a run ended by its cap starts
 TURN_CAP = "turn-cap"  # ... and of one ended by its max_turns
@@ -57,17 +56,6 @@ class Tail:
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()  # a line not yet whole waits for the next poll
         return [t for line in lines if (t := line.decode("utf-8", "replace").strip())]
-
-
-def as_object(line: str) -> dict[str, Any] | None:
-    """The JSON object ``line`` is, else None."""
-    if not line.startswith("{"):
-        return None
-    try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) else None
 
 
 class Meter:
