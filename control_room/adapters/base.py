@@ -172,7 +172,7 @@ class Outcome(Plain):
         self.fault = fault  # the provider refused (adapters/faults.py): set by ``Adapter.fault``
 
 
-class Usage:
+class Usage(Plain):
     """What one model request cost, as a CLI reports it while it runs (``Adapter.step_usage``).
     ``key``: the request's own id where the CLI may log one request more than once (gemini
     rewrites a message as its tool calls run), so that it is counted once."""
@@ -182,21 +182,8 @@ class Usage:
     def __init__(
         self, input_tokens: int, output_tokens: int, cost_usd: float | None = None, key: str | None = None
     ) -> None:
-        self.input_tokens, self.output_tokens, self.cost_usd, self.key = (
-            input_tokens,
-            output_tokens,
-            cost_usd,
-            key,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Usage) and self._fields() == other._fields()
-
-    def __repr__(self) -> str:
-        return f"Usage{self._fields()!r}"
-
-    def _fields(self) -> tuple[int, int, float | None, str | None]:
-        return self.input_tokens, self.output_tokens, self.cost_usd, self.key
+        self.input_tokens, self.output_tokens = input_tokens, output_tokens
+        self.cost_usd, self.key = cost_usd, key
 
 
 class Adapter:
