@@ -34,6 +34,11 @@ POINTER = (
 # What a CLI that insists on an API key gets when the endpoint needs none (no ``api_key_env``).
 NO_KEY = "none"
 
+# How the failure of a run ended by a cap starts, whoever ended it (the CLI itself or the room's
+# live meter, dispatch/run/spend.py): past its dollars or tokens, past its max_turns.
+COST_CAP = "cost-cap"
+TURN_CAP = "turn-cap"
+
 # The dispatcher's variables a run sees (docs/adapters.md "The environment"): a name, or a prefix
 # ending in ``*``. CONTROL.md ``env_allow`` widens an adapter's list; nothing else gets through.
 # Every run, the probe, the command adapter and every validator: where programs are, the home,

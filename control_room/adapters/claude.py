@@ -29,7 +29,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage
+from control_room.adapters.base import (
+    CLI_ENV,
+    COST_CAP,
+    NO_KEY,
+    TURN_CAP,
+    Adapter,
+    Invocation,
+    Outcome,
+    Usage,
+)
 from control_room.adapters.output import as_float, as_int, json_lines, last_json, last_line
 from control_room.proc import Result
 
@@ -38,8 +47,6 @@ if TYPE_CHECKING:  # faults is only read for a run that failed
 
 BUDGET_STOP = "error_max_budget_usd"  # the result's subtype when --max-budget-usd ended the run
 TURNS_STOP = "error_max_turns"  # ... and when --max-turns did
-COST_CAP = "cost-cap"  # as a run ended by its live cap fails (dispatch/run/spend.py CAP)
-TURN_CAP = "turn-cap"  # ... and by its max_turns (spend.py TURN_CAP)
 QUIET = {  # with a setup: nothing but the model calls leaves the machine
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",

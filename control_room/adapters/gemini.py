@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_room.adapters.base import CLI_ENV, NO_KEY, Adapter, Invocation, Outcome, Usage
+from control_room.adapters.base import CLI_ENV, NO_KEY, TURN_CAP, Adapter, Invocation, Outcome, Usage
 from control_room.adapters.output import as_int, last_line
 from control_room.proc import Result
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # faults is only read for a run that failed
     from control_room.adapters.faults import Fault
 
 TURNS_STOP = 53  # its exit code when model.maxSessionTurns is reached
-TURN_CAP = "turn-cap"  # as a run ended by its max_turns fails (dispatch/run/spend.py TURN_CAP)
 _ATTEMPT = re.compile(r"\bAttempt \d+ failed\b")
 _NODE_NOISE = ("(node:", "(Use `node --trace")
 

@@ -30,11 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from control_room.adapters.base import Adapter, Invocation, Outcome, Usage
+from control_room.adapters.base import COST_CAP, TURN_CAP, Adapter, Invocation, Outcome, Usage
 from control_room.adapters.output import as_object
 
-CAP = "cost-cap"  # how the failure of a run ended by its cap starts
-TURN_CAP = "turn-cap"  # ... and of one ended by its max_turns
 READ_MAX = 1 << 20  # bytes read at one poll at most
 LOOK_EVERY = 10  # polls (of 0.1 s) between two looks for a usage log not yet written
 
@@ -94,7 +92,7 @@ class Meter:
         """``cost-cap: $0.31 (estimated) spent over 4 steps, past max_cost_usd $0.25``"""
         how = " (estimated)" if self.estimated else ""
         return (
-            f"{CAP}: ${self.spent:.4f}{how} spent over {self.steps} step(s) "
+            f"{COST_CAP}: ${self.spent:.4f}{how} spent over {self.steps} step(s) "
             f"({self.input_tokens} tokens in, {self.output_tokens} out), past max_cost_usd ${self.cap:g}"
         )
 
@@ -117,7 +115,7 @@ class Meter:
         used = self.input_tokens + self.output_tokens
         if self.tokens_left is not None and used > self.tokens_left:
             return (
-                f"{CAP}: {used:,} tokens over {self.steps} step(s), past the {self.tokens_left:,} left "
+                f"{COST_CAP}: {used:,} tokens over {self.steps} step(s), past the {self.tokens_left:,} left "
                 "today of daily_budget_tokens"
             )
         if self.max_turns and self.steps > self.max_turns:
