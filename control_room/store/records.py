@@ -104,9 +104,7 @@ def _key(k: Any) -> str:
     """A key as ``json`` writes it: a string, or a number, a boolean or null made one."""
     if isinstance(k, str):
         return encode_basestring(k)
-    if k is True or k is False or k is None:
-        return f'"{_indented(k, "")}"'
-    if isinstance(k, (int, float)):
+    if k is None or isinstance(k, (int, float)):  # (a bool is an int)
         return f'"{_indented(k, "")}"'
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(k).__name__}")
 
