@@ -47,7 +47,9 @@ class CycleResult(Plain):
 
 def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str, stuck: str = "") -> str:
     """Count a failed round: back to the queue with what failed, or parked after the last (or
-    at once when ``stuck`` says why it makes no progress). Returns where the task went, in words."""
+    at once when ``stuck`` says why it makes no progress). Returns where the task went, in words.
+    A claim file is the caller's to remove, last: until then it tells recovery that what follows
+    the move (ROUTES.md, the round's reviews) may not be done (``unfinished.follow_up``)."""
     tid = task["id"]
     rounds = int(task.get("rounds", 0)) + 1
     # Cut (the whole text is in its results), so that the task file stays a size the scan admits.
@@ -70,7 +72,6 @@ def fail_round(room: Room, settings: Settings, task: Task, why: str, *, src: str
     else:
         swarm.move(room, tid, src, "queue", task=updated)
         where = f"back in the queue for round {rounds + 1} of {max_rounds}"
-    claims.release(room, tid)
     return where
 
 

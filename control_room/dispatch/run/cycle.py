@@ -274,7 +274,7 @@ def recover(
         why = claims.why_dead(room, info, settings.grace_s, mine=mine)
         if why is None:
             continue  # its cycle still does what follows the move
-        followed = unfinished.follow_up(room, settings, task_id, why)
+        followed = unfinished.follow_up(room, settings, task_id, why, info)
         if followed is not None:
             said.append(followed)
         claims.release(room, task_id)

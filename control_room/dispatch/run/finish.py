@@ -314,6 +314,7 @@ def failed(room: Room, settings: Settings, task: Task, why: str, cost: float) ->
             "approach to its falsifier",
         )
     where = fail_round(room, settings, task, why, src="running", stuck=stuck)
+    crashpoint.hit("failed.moved")  # what follows the move not done yet: the claim says so
     _after(room, settings, task, "fail", cost)
     back = swarm.task_file(room, "queue", tid)
     if settings.review_when == "always" and back.exists():  # its next round waits for reviews
@@ -326,6 +327,7 @@ def failed(room: Room, settings: Settings, task: Task, why: str, cost: float) ->
             ids = queueing.queue_reviews(room, settings, failed, chosen, "queue", warned)
             where += f"; it waits for {count(len(ids), 'review')} of this round: {', '.join(ids)}"
             where += "".join(f"; warning: {w}" for w in warned)
+    claims.release(room, tid)  # last, as a pass's (``passed``)
     return CycleResult(errors.FAILED, f"failed: {tid} ({why}); {where}", tid)
 
 

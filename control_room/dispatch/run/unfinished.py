@@ -9,9 +9,10 @@ twice), so recovery looks for that line first: the result line of the task's cur
 written since its claim, and does what the cycle would have done next (``finish.passed``, or
 ``finish.failed`` counting the round), from the results it kept.
 
-A cycle killed after it moved a passing task out of ``running/`` but before what follows the
-move (its reviews queued, a review's verdict recorded and settled) left a claim file behind:
-``finish.passed`` removes it last. Recovery finds that claim dead and does what was left
+A cycle killed after it moved a task out of ``running/`` but before what follows the move (a
+pass's reviews queued, a review's verdict recorded and settled; a failed round's reviews with
+``review_when: always``; the run's ROUTES.md row) left a claim file behind: ``finish.passed``
+and ``finish.failed`` remove it last. Recovery finds that claim dead and does what was left
 (``follow_up``), each step only if it was not done: never twice.
 """
 
@@ -25,6 +26,7 @@ from control_room.dispatch.review import which
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.dispatch.round.report import validate as validate_report
 from control_room.dispatch.run import finish
+from control_room.knowledge import routes
 from control_room.ledger import events, result
 from control_room.ledger.line import Entry
 from control_room.ledger.read import entries_since
@@ -41,16 +43,22 @@ def written_down(room: Room, task: Task, claim: dict[str, Any] | None) -> Entry 
     """The ``result`` line of ``task``'s current round, if one was written since its claim; read
     backwards from the end, back to the task's claim line (or, without one, to the time its
     claim file says it started). None without a claim file: its cycle died before the run."""
+    line = _since_claim(room, task["id"], claim, events.RESULT)
+    this_round = int(task.get("rounds", 0)) + 1
+    return line if line is not None and result.read(line.detail).round == this_round else None
+
+
+def _since_claim(room: Room, tid: str, claim: dict[str, Any] | None, event: events.Event) -> Entry | None:
+    """The last ``event`` line of task ``tid`` since its claim (the claim file's), read backwards
+    from the end; None without a claim file, or with no such line since the claim."""
     if claim is None:
         return None
-    tid, started = task["id"], str(claim.get("started", ""))
-    this_round = int(task.get("rounds", 0)) + 1
-    for entry in entries_since(room.ledger, started):  # back to the claim: the lines of this run
+    for entry in entries_since(room.ledger, str(claim.get("started", ""))):  # back to the claim
         if entry.task != tid:
             continue
         if entry.event == events.CLAIM.name:
             return None
-        if entry.event == events.RESULT.name and result.read(entry.detail).round == this_round:
+        if entry.event == event.name:
             return entry
     return None
 
@@ -92,36 +100,31 @@ def finish_written(room: Room, settings: Settings, task: Task, line: Entry, why:
     return f"recovered {tid}: {why}; its run was written down already: {done.message}"
 
 
-def follow_up(room: Room, settings: Settings, task_id: str, why: str) -> str | None:
-    """What follows a pass's move, for a task whose cycle died after the move (its claim file
-    left behind): a review's or an arbiter's verdict recorded (then the task it serves settled),
-    or a reviewed task's reviews queued, where not done; what was done, in one line, or None."""
+def follow_up(
+    room: Room, settings: Settings, task_id: str, why: str, claim: dict[str, Any] | None = None
+) -> str | None:
+    """What follows a round's move, for a task whose cycle died after the move (its claim file
+    left behind, ``claim``), each step only if it was not done: after a pass, a review's or an
+    arbiter's verdict recorded (then the task it serves settled), or a reviewed task's reviews
+    queued; after a failed round, its reviews (``review_when: always``); after either, ROUTES.md
+    recounted from the ledger (the run's row may not have been written). What was done, in one
+    line, or None."""
     found = swarm.locate(room, task_id)
-    if found is None or found[0] not in ("passed", "done"):
-        return None  # a failed round or a requeue: back in the queue, nothing follows there
+    if found is None:
+        return None
     state, path = found
     task, problems = swarm.read_task(path)
-    if problems or not task.get("passed_at"):
+    if problems:
         return None
-    from control_room.dispatch.review import queueing, verdicts  # after a crash only: not for a plain cycle
-
-    done = ""
-    if which.serves(task) and state == "done":
-        if not task.get("verdict"):
-            folder = results_folder.folder(room, task_id)
-            meta = records.read_object(folder / "meta.json") or {}
-            rep = validate_report(read_optional(folder / "report.md") or "")
-            done, _ = verdicts.after_pass(room, settings, task, rep, str(meta.get("adapter", "")))
-        else:  # recorded: what the task it serves waits for may still be to settle
-            target = str(which.serves(task))
-            before = _as_is(room, target)
-            said, _ = verdicts.settle(room, settings, target)
-            done = said if _as_is(room, target) != before else ""
-    elif state == "passed" and not task.get("review_tasks"):
-        chosen = which.check_lenses(room, settings, task)
-        if chosen:
-            ids = queueing.queue_reviews(room, settings, task, chosen, "passed")
-            done = f"its reviews queued: {', '.join(ids)}"
+    judged = _since_claim(room, task_id, claim, events.RESULT)
+    if state in ("passed", "done") and task.get("passed_at"):
+        done = _after_pass(room, settings, task, state)
+    elif state in ("queue", "parked") and judged is not None and judged.outcome == "fail":
+        done = _after_failure(room, settings, task, state, claim)
+    else:
+        return None  # a requeue, a dead dispatcher: back in the queue, nothing follows there
+    if judged is not None and task.get("route") and not which.serves(task) and routes.recount(room):
+        done = "; ".join(filter(None, [done, "ROUTES.md recounted from the ledger"]))
     if not done:
         return None
     said = f"{why}; its cycle died after it moved the task to swarm/{state}/: {done}"
@@ -133,6 +136,48 @@ def follow_up(room: Room, settings: Settings, task_id: str, why: str) -> str | N
         detail=f"claim is dead: {said}",
     )
     return f"recovered {task_id}: {said}"
+
+
+def _after_pass(room: Room, settings: Settings, task: Task, state: str) -> str:
+    """A pass's follow-ups not done yet (see ``follow_up``); what was done, or ""."""
+    from control_room.dispatch.review import queueing, verdicts  # after a crash only: not for a plain cycle
+
+    task_id = task["id"]
+    if which.serves(task) and state == "done":
+        if not task.get("verdict"):
+            folder = results_folder.folder(room, task_id)
+            meta = records.read_object(folder / "meta.json") or {}
+            rep = validate_report(read_optional(folder / "report.md") or "")
+            done, _ = verdicts.after_pass(room, settings, task, rep, str(meta.get("adapter", "")))
+            return done
+        target = str(which.serves(task))  # recorded: what the task it serves waits for may still be to settle
+        before = _as_is(room, target)
+        said, _ = verdicts.settle(room, settings, target)
+        return said if _as_is(room, target) != before else ""
+    if state == "passed" and not task.get("review_tasks"):
+        chosen = which.check_lenses(room, settings, task)
+        if chosen:
+            ids = queueing.queue_reviews(room, settings, task, chosen, "passed")
+            return f"its reviews queued: {', '.join(ids)}"
+    return ""
+
+
+def _after_failure(
+    room: Room, settings: Settings, task: Task, state: str, claim: dict[str, Any] | None
+) -> str:
+    """A failed round's reviews (``review_when: always``, the task back in the queue), unless
+    queued since its claim; what was done, or ""."""
+    if settings.review_when != "always" or state != "queue":
+        return ""
+    if _since_claim(room, task["id"], claim, events.REVIEW_QUEUED) is not None:
+        return ""  # queued before the cycle died
+    chosen = which.check_lenses(room, settings, task)
+    if not chosen:
+        return ""
+    from control_room.dispatch.review import queueing  # after a crash only
+
+    ids = queueing.queue_reviews(room, settings, task, chosen, "queue")
+    return f"the reviews of its failed round queued: {', '.join(ids)}"
 
 
 def _as_is(room: Room, task_id: str) -> tuple[str, bytes] | None:

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import entries, queue, task, task_json, where
+from support import entries, queue, set_gate, task, task_json, where
 
 from control_room import crashpoint
 from control_room.dispatch.round import claims
 from control_room.dispatch.run import cycle, unfinished
+from control_room.knowledge import routes
 from control_room.room import settings as settings_file
 from control_room.room import swarm
 from control_room.room.layout import Room
@@ -124,6 +125,81 @@ def test_a_pass_moved_before_its_reviews_were_queued_gets_them_at_recovery(
     assert task_json(room, "passed", "t1")["review_tasks"] == ["review-style-t1"]
     assert cycle.recover(room, settings_file.load(room), mine=None) == []  # never twice
     assert ran(tmp_path) == ["ran"]
+
+
+def test_a_failed_round_moved_before_its_reviews_and_row_gets_them_at_recovery(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
+    )
+    set_gate(room, "review_when", "always")
+    routes.add(room, "r1", "the route")
+    fails = [sys.executable, "-c", "raise SystemExit(1)"]
+    queue(room, "t1", command=command(tmp_path), validator=fails, review=["style"], route="r1")
+    with monkeypatch.context() as m, pytest.raises(Crash):
+        m.setattr(crashpoint, "hit", hit_at("failed.moved"))
+        cycle.cycle(room)
+    assert where(room, "t1") == ["queue"] and claims.claim_path(room, "t1").exists()
+    assert where(room, "review-style-t1") == []  # the round's reviews were never queued
+    assert _row(room)["attempts"] == "0"  # nor its run counted in ROUTES.md
+    said = cycle.recover(room, settings_file.load(room), mine=None)
+    assert said == [
+        "recovered t1: its slot 0 is free, so the cycle that held it is gone; its cycle died after it "
+        "moved the task to swarm/queue/: the reviews of its failed round queued: review-style-t1; "
+        "ROUTES.md recounted from the ledger"
+    ]
+    assert where(room, "review-style-t1") == ["queue"] and not claims.claim_path(room, "t1").exists()
+    back = task_json(room, "queue", "t1")
+    assert back["review_tasks"] == ["review-style-t1"] and back["deps"] == ["review-style-t1"]
+    assert back["rounds"] == 1
+    assert _row(room)["attempts"] == "1" and _row(room)["last_result"].startswith("fail t1 ")
+    assert cycle.recover(room, settings_file.load(room), mine=None) == []  # never twice
+    assert [e.outcome for e in entries(room, "result")] == ["fail"] and ran(tmp_path) == ["ran"]
+
+
+def test_a_failed_round_whose_reviews_were_queued_is_only_let_go(
+    room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
+    )
+    set_gate(room, "review_when", "always")
+    fails = [sys.executable, "-c", "raise SystemExit(1)"]
+    queue(room, "t1", command=command(tmp_path), validator=fails, review=["style"])
+    with monkeypatch.context() as m, pytest.raises(Crash):  # after all but the claim's removal
+        m.setattr(claims, "release", lambda _room, tid: _crash(tid))
+        cycle.cycle(room)
+    assert where(room, "review-style-t1") == ["queue"] and claims.claim_path(room, "t1").exists()
+    assert cycle.recover(room, settings_file.load(room), mine=None) == []  # nothing left to do
+    assert not claims.claim_path(room, "t1").exists()
+    assert where(room, "review-style-t1") == ["queue"] and len(entries(room, "review-queued")) == 1
+
+
+def test_a_requeue_whose_claim_was_left_queues_nothing(room: Room) -> None:
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
+    )
+    set_gate(room, "review_when", "always")
+    queue(room, "t1", review=["style"], rounds=1)  # a failed round of an earlier claim
+    claim = {"host": "gone", "pid": 1, "slot": 0, "started": "2000-01-01T00:00:00Z"}
+    from control_room import ledger
+    from control_room.ledger import events
+    from control_room.ledger.result import RunResult
+
+    ledger.append(room.ledger, events.RESULT, task="t1", outcome="fail", detail=RunResult(round=1).detail())
+    ledger.append(room.ledger, events.CLAIM, task="t1", detail="round 2")  # then a claim, put back
+    assert unfinished.follow_up(room, settings_file.load(room), "t1", "gone", claim) is None
+    assert where(room, "review-style-t1") == []
+
+
+def _crash(tid: str) -> None:
+    raise Crash(f"release {tid}")
+
+
+def _row(room: Room) -> dict[str, str]:
+    (row,) = [r for r in routes.rows(room) if r["route"] == "r1"]
+    return {k: str(v) for k, v in row.items()}
 
 
 def test_a_claim_whose_cycle_still_runs_is_left_to_it(room: Room) -> None:
