@@ -17,7 +17,11 @@ branch, so claims do not contend with the pushes of results (docs/many-machines.
 
 This machine's claims not yet finished on the remote are remembered in
 ``control-room/.claims/<id>`` (git-ignored: the claim commit's id), so a cycle that died before
-its push is finished, or found lost, by the next sync.
+its push is finished, or found lost, by the next sync. It is written before the claim's push
+(killed after the push, the clone still knows the claim for its own), and once the push landed
+it says so (``<commit> pushed``): the push at the end of the cycle then finishes the claim
+without a fetch first (its lease on the claim ref checks it on the remote), while a claim whose
+push may never have landed waits for a fetch to tell.
 """
 
 from __future__ import annotations
@@ -106,22 +110,34 @@ def _pending_dir(room: Room) -> Path:
     return room.cr / ".claims"
 
 
-def remember(room: Room, task: str, sha: str) -> None:
+PUSHED = "pushed"  # the second word of a claim the remote took (``remember(..., pushed=True)``)
+
+
+def remember(room: Room, task: str, sha: str, pushed: bool = False) -> None:
+    """Keep claim commit ``sha`` of ``task``: before its push (``pushed`` False), and once the
+    remote took it (a file rewritten whole: a crash leaves the one record or the other)."""
     _pending_dir(room).mkdir(exist_ok=True)
-    atomic_write(_pending_dir(room) / task, sha + "\n")
+    atomic_write(_pending_dir(room) / task, f"{sha} {PUSHED}\n" if pushed else sha + "\n")
 
 
-def recorded(room: Room, task: str) -> str | None:
-    """The claim commit this clone keeps for ``task`` (``remember``), or None."""
-    return (read_optional(_pending_dir(room) / task) or "").strip() or None
+def recorded(room: Room, task: str) -> tuple[str | None, bool]:
+    """The claim commit this clone keeps for ``task`` (``remember``; None: none), and whether
+    the remote took it."""
+    return _read(_pending_dir(room) / task)
+
+
+def _read(path: Path) -> tuple[str | None, bool]:
+    words = (read_optional(path) or "").split()
+    return (words[0] if words else None), words[1:2] == [PUSHED]
 
 
 def forget(room: Room, task: str) -> None:
     (_pending_dir(room) / task).unlink(missing_ok=True)
 
 
-def pending(room: Room) -> dict[str, str]:
-    """This machine's claims the remote may still show as ours: task id -> claim commit."""
+def pending(room: Room, pushed: bool = False) -> dict[str, str]:
+    """This machine's claims the remote may still show as ours: task id -> claim commit;
+    ``pushed``: only those whose push landed (``remember``)."""
     try:
         names = sorted(os.listdir(_pending_dir(room)))
     except FileNotFoundError:
@@ -130,7 +146,7 @@ def pending(room: Room) -> dict[str, str]:
     for name in names:
         if name.startswith("."):
             continue
-        sha = (read_optional(_pending_dir(room) / name) or "").strip()
-        if sha:
+        sha, landed = _read(_pending_dir(room) / name)
+        if sha and (landed or not pushed):
             out[name] = sha
     return out

@@ -115,6 +115,20 @@ def _restore(share: Shared, tid: str) -> None:
         share.must("checkout", theirs, "--", *present)
 
 
+def keep_theirs(share: Shared, paths: list[str]) -> None:
+    """Conclude a merge that stopped on ``paths``: each is the remote's version, or ours where
+    only our side still has the file (a task is never lost to a merge)."""
+    for path in paths:
+        stages = {line.split()[2] for line in share.must("ls-files", "-u", "--", path).splitlines() if line}
+        side = "--theirs" if "3" in stages else "--ours" if "2" in stages else None
+        if side is None:
+            share.must("rm", "-q", "--", path)
+            continue
+        share.must("checkout", side, "--", path)
+        share.must("add", "--", path)
+    share.must("commit", "-q", "--no-edit", "--no-verify")
+
+
 def conflicts(share: Shared, paths: list[str]) -> str:
     """A merge kept the remote's version of ``paths``: a ``sync-conflict`` line, committed."""
     shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")

@@ -72,6 +72,8 @@ class Shared:
     def __init__(self, room: Room, remote: str, branch: str, host: str) -> None:
         self.room, self.remote, self.branch, self.host = room, remote, branch, host
         self._seen: claimrefs.Seen | None = None  # the refs, as last scanned (see _scan)
+        self._head_moved = False  # our commit or merge since the scan: its `head` is old
+        self._holds: str | None = None  # a commit of the remote's branch ours is known to hold
 
     # -- git ------------------------------------------------------------------------------
     def git(
@@ -88,15 +90,17 @@ class Shared:
             input_text=input_text,
         )
 
-    def must(self, *args: str) -> str:
-        code, out, err = self.git(*args)
+    def must(self, *args: str, input_text: str | None = None) -> str:
+        code, out, err = self.git(*args, input_text=input_text)
         if code != 0:
             what = f"git {' '.join(args[:2])} in {self.room.root}"
             raise errors.ControlRoomError(f"{what} failed: {_tail(err or out)}")
         return out
 
     def head(self) -> str | None:
-        """Our branch's commit (None: none yet), from the scan."""
+        """Our branch's commit (None: none yet), from the scan (again, if ours moved since)."""
+        if self._head_moved:
+            self._seen = None
         return self._scan().head
 
     def contains(self, sha: str) -> bool:
@@ -105,13 +109,17 @@ class Shared:
 
     def _scan(self) -> claimrefs.Seen:
         """Our branch, the remote's as last fetched and every claim ref: one ``for-each-ref``,
-        kept until a fetch, commit or merge of ours (our own ref moves are written into it)."""
+        kept until a fetch or a push of ours (a commit or merge of ours moves only our branch:
+        ``head`` asks again). The remote's branch seen as ours is known to be in ours (``_holds``)."""
         if self._seen is None:
             ours = f"refs/heads/{self.branch}"
             out = self.must("for-each-ref", f"--format={claimrefs.FORMAT}", MINE, ours)
             self._seen = claimrefs.Seen(ours, TRACKING + self.branch)
             for line in out.splitlines():
                 self._seen.saw(*[*line.split("\0"), "", ""][:3])
+            self._head_moved = False
+            if self._seen.tracking is not None and self._seen.tracking == self._seen.head:
+                self._holds = self._seen.tracking
         return self._seen
 
     def tracking(self) -> str | None:
@@ -122,34 +130,26 @@ class Shared:
         """Every task's claim ref, as last fetched."""
         return self._scan().claims
 
-    def _set_refs(self, names: list[str], sha: str, subject: str = "") -> None:
-        """Our copies of refs we just pushed: they hold ``sha`` (whose subject is ``subject``)
-        now, here and in the scan (no fetch, no second scan needed)."""
-        code, out, err = self.git(
-            "update-ref", "--stdin", input_text="".join(f"update {n} {sha}\n" for n in names)
-        )
-        if code != 0:
-            self._seen = None
-            raise errors.ControlRoomError(f"git update-ref in {self.room.root} failed: {_tail(err or out)}")
-        if self._seen is not None:
-            for name in names:
-                self._seen.saw(name, sha, subject)
-
     # -- commit, fetch, merge, push ---------------------------------------------------------
-    def commit(self, message: str, likely: bool = False) -> bool:
+    def commit(self, message: str, likely: bool = False, views_wait: bool = False) -> bool:
         """Commit what changed in the room (``git add -A``), but STOP, swarm/running/, and the
         queue file, outbox note and results of a task running here (a run lands whole, at its
         end); whether there was anything. Unless ``likely`` (the end of a cycle: its task moved),
         one ``git status`` looks first, and a room with nothing new costs that one process;
-        then ``add`` and ``commit``, and only a commit that found nothing asks ``diff``."""
+        then ``add`` and ``commit``, and only a commit that found nothing asks ``diff``.
+        ``views_wait``: a change of the views alone waits for the next commit (a sync would not
+        push it alone) unless a merge must follow: the remote's branch, just fetched, is not ours."""
         keep_out = [".", ":(exclude)STOP", ":(exclude)swarm/running"]
         for tid in claims.running_ids(self.room):
             keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
             keep_out.append(f":(exclude)swarm/results/{tid}")
         if not likely:
             argv = ("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *keep_out)
-            if not self.must(*argv):
+            changed = {entry[3:] for entry in self.must(*argv).split("\0") if entry}
+            if not changed:
                 return False
+            if views_wait and changed <= VIEWS and self._merged():
+                return False  # (paths from the work tree's top: a room below it always commits)
         self.must("add", "-A", "--", *keep_out)
         self._redact_staged()
         code, out, err = self.git("commit", "-q", "--no-verify", "-m", message)
@@ -157,7 +157,7 @@ class Shared:
             return False  # nothing staged: git's commit refuses with exit 1
         if code != 0:
             raise errors.ControlRoomError(f"git commit in {self.room.root} failed: {_tail(err or out)}")
-        self._seen = None  # our branch moved
+        self._head_moved = True
         return True
 
     def _redact_staged(self) -> None:
@@ -201,16 +201,22 @@ class Shared:
                 return
         raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {_tail(err)}")
 
+    def _merged(self) -> bool:
+        """Whether our branch holds the remote's as last fetched (or the remote has none)."""
+        theirs = self.tracking()
+        return theirs is None or theirs == self._holds
+
     def merge(self) -> tuple[bool, list[str]]:
         """Merge the fetched branch into ours: (whether it brought anything, the paths both
         sides changed that no driver could merge, each resolved to the remote's version)."""
         theirs = self.tracking()
-        if theirs is None or theirs == self.head():
+        if theirs is None or theirs == self._holds:
             return False, []  # nothing to merge: git is not asked
         message = f"control-room sync on {self.host}"
         code, out, err = self.git("merge", "--no-edit", "--no-verify", "--no-stat", "-m", message, theirs)
-        self._seen = None  # our branch may have moved
+        self._head_moved = True  # our branch may have moved
         if code == 0:
+            self._holds = theirs
             return "Already up to date" not in out, []
         conflicted = [p for p in self.must("diff", "--name-only", "--diff-filter=U").splitlines() if p]
         if not conflicted:
@@ -218,37 +224,37 @@ class Shared:
             raise errors.ControlRoomError(
                 f"git merge of {self.remote}/{self.branch} in {self.room.root} failed: {_tail(err or out)}"
             )
-        for path in conflicted:  # the remote's version; the file if only we still have it
-            stages = {
-                line.split()[2] for line in self.must("ls-files", "-u", "--", path).splitlines() if line
-            }
-            side = "--theirs" if "3" in stages else "--ours" if "2" in stages else None
-            if side is None:
-                self.must("rm", "-q", "--", path)
-                continue
-            self.must("checkout", side, "--", path)
-            self.must("add", "--", path)
-        self.must("commit", "-q", "--no-edit", "--no-verify")
+        lost_claims.keep_theirs(self, conflicted)
+        self._holds = theirs
         return True, conflicted
 
     def push(self, finishing: dict[str, str]) -> bool:
         """Push our branch, and move each finishing claim ref (task -> our claim commit) to it,
-        all or nothing. False when the remote refused (it moved on: fetch and try again)."""
-        head = self.head()
-        if head is None:
-            raise errors.ControlRoomError(f"{self.room.root}: no commit on {self.branch} to push")
-        leases = [
-            f"--force-with-lease={claimrefs.PREFIX}{tid}:{sha}" for tid, sha in sorted(finishing.items())
-        ]
-        moves = [f"{head}:{claimrefs.PREFIX}{tid}" for tid in sorted(finishing)]
-        argv = ["push", "--porcelain", "--atomic", *leases, self.remote, f"{head}:refs/heads/{self.branch}"]
-        code, out, err = self.git(*argv, *moves)
+        all or nothing. False when the remote refused (it moved on: fetch and try again).
+
+        Our copies of the refs it moves are written first, from our branch, and the push sends
+        that copy: they say exactly what was pushed, and no scan is needed to know our commit.
+        A push that fails puts them back (the remote's branch as scanned, dropped when it never
+        was; each claim ref to the claim we leased)."""
+        copy, ours = TRACKING + self.branch, f"refs/heads/{self.branch}"
+        leased = {claimrefs.PREFIX + tid: sha for tid, sha in sorted(finishing.items())}
+        before = self._seen.tracking if self._seen is not None else None
+        self._copy([f"update {ref} {ours}" for ref in (copy, *leased)])  # (fails with no commit to push)
+        self._seen = None
+        leases = [f"--force-with-lease={ref}:{sha}" for ref, sha in leased.items()]
+        argv = ["push", "--porcelain", "--atomic", *leases, self.remote, f"{copy}:{ours}"]
+        code, out, err = self.git(*argv, *(f"{copy}:{ref}" for ref in leased))
         if code == 0:
-            self._set_refs([TRACKING + self.branch, *(claimrefs.PREFIX + tid for tid in finishing)], head)
             return True
+        back = [f"update {copy} {before}" if before else f"delete {copy}"]
+        self._copy(back + [f"update {ref} {sha}" for ref, sha in leased.items()])
         if any(line.startswith("!") for line in out.splitlines()):
             return False
         raise errors.OfflineError(f"cannot push to remote {self.remote!r}: {_tail(err or out)}")
+
+    def _copy(self, commands: list[str]) -> None:
+        """``git update-ref --stdin``, all or nothing, on our copies of the remote's refs."""
+        self.must("update-ref", "--stdin", input_text="".join(c + "\n" for c in commands))
 
     def publish_stop(self, stopped: bool) -> None:
         """Commit STOP's presence (``stopped``) or its absence, for every machine; ``sync``
@@ -261,7 +267,7 @@ class Shared:
             what = "STOP: every machine halts" if stopped else "STOP removed: every machine resumes"
             message = f"control-room: {what} (from {self.host})"
             self.must("commit", "-q", "--no-verify", "-m", message, "--", "STOP")
-            self._seen = None
+            self._head_moved = True
 
     def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
         """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
@@ -271,13 +277,13 @@ class Shared:
         keep = functools.partial(claimrefs.remember, self.room, task_id)
         sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info), keep)
         if sha is None:  # refused: the claim is not ours; what we kept before is
-            if before:
-                keep(before)
+            if before[0]:
+                keep(before[0], pushed=before[1])
             else:
                 claimrefs.forget(self.room, task_id)
             return None
         crashpoint.hit("claim.pushed")
-        self._set_refs([ref], sha, claimrefs.subject(task_id, self.host, until))
+        keep(sha, pushed=True)  # the cycle's last push may finish it without a fetch first
         return sha
 
     def cas(
@@ -321,26 +327,27 @@ class Shared:
         try:
             with lock.held(self.room.cr / ".sync.lock"):
                 self.ignore_local()
-                self.commit(f"control-room: {why} on {self.host}", likely=optimistic)
+                wait = fetched and not (optimistic or views_alone)
+                self.commit(f"control-room: {why} on {self.host}", likely=optimistic, views_wait=wait)
                 crashpoint.hit("sync.committed")
-                self._publish(done, fetched or optimistic, not optimistic, views_alone, tries)
+                self._publish(done, fetched, optimistic, views_alone, tries)
         finally:
             self.room.make_folders()  # a merge that emptied a folder removed it
         if done.merged:  # each side counted only its own runs on the board: count the merged ledger
             routes.recount(self.room)
         return done
 
-    def _publish(self, done: Synced, fetched: bool, merge_first: bool, views_alone: bool, tries: int) -> None:
+    def _publish(self, done: Synced, fetched: bool, optimistic: bool, views_alone: bool, tries: int) -> None:
         for attempt in range(tries):
-            if attempt or not fetched:
+            if attempt or not (fetched or optimistic):
                 self.fetch()
-            if attempt or merge_first:
+            if attempt or not optimistic:
                 done.said += lost_claims.set_aside(self)
                 merged, conflicted = self.merge()
                 done.merged = done.merged or merged
                 if conflicted:
                     done.said.append(lost_claims.conflicts(self, conflicted))
-            finishing = self._finishing()
+            finishing = self._finishing(optimistic and not attempt)
             if not finishing and not self._news(views_alone):
                 return  # nothing of ours to publish
             if self.push(finishing):
@@ -361,23 +368,30 @@ class Shared:
         """Whether our branch holds something the remote's lacks, worth a push: not when it
         differs only in the views (each clone refreshes its own after a merge; they go with the
         next change of substance), unless ``views_alone``."""
-        theirs, head = self.tracking(), self.head()
-        if theirs == head:
-            return False
+        theirs = self.tracking()
+        if self._head_moved and theirs is not None and not views_alone:
+            head: str | None = f"refs/heads/{self.branch}"  # moved since the scan: the diff says
+        else:
+            head = self.head()
+            if theirs == head:
+                return False
         if theirs is None or head is None or views_alone:
             return True
         changed = self.must("diff", "--name-only", "--relative", theirs, head).split()
         return not set(changed) <= VIEWS
 
-    def _finishing(self) -> dict[str, str]:
+    def _finishing(self, optimistic: bool) -> dict[str, str]:
         """Our claims whose task is no longer running here and that the remote (as last seen)
-        still shows as ours: they finish with this push."""
+        still shows as ours: they finish with this push. ``optimistic`` (no fetch in this
+        sync): those whose claim push landed, as this clone kept them (``claimrefs.remember``);
+        the push's leases check them on the remote, and a refused one fetches and looks again."""
         running = set(claims.running_ids(self.room))
-        refs = self.refs()
+        kept = claimrefs.pending(self.room, pushed=optimistic)
+        refs = {} if optimistic else self.refs()
         return {
             tid: sha
-            for tid, sha in claimrefs.pending(self.room).items()
-            if tid not in running and tid in refs and refs[tid].sha == sha
+            for tid, sha in kept.items()
+            if tid not in running and (optimistic or (tid in refs and refs[tid].sha == sha))
         }
 
 

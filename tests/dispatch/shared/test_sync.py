@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from machines import Machine, probe_tasks, shared_room
 from support import git, set_gate
+from test_sync_cost import counting
 
 from control_room import errors
 from control_room.dispatch.shared import claimrefs, sharing, sync
@@ -130,3 +131,69 @@ def test_remote_on_a_room_that_is_no_git_work_tree_is_a_room_fault(run, inside: 
         "room, or `git init` it and add the remote; docs/many-machines.md)\n"
     )
     assert run("sync").exit_code == errors.ROOM_INVALID
+
+
+def test_the_end_of_a_cycle_finishes_the_claims_whose_push_landed_without_a_fetch(
+    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cycle's last sync trusts what the clone kept of its own claims (the push's leases check
+    it on the remote): no fetch, no scan. A claim whose push may never have landed (kept ahead
+    of it only) is left for a sync that fetches to tell."""
+    remote, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
+    s1 = share(m1, monkeypatch)
+    won = s1.claim("t001", "", 2e9, {})
+    assert won is not None
+    claimrefs.remember(m1.room, "t002", "1" * 40)  # as if killed before its claim's push
+    (m1.path / "result.md").write_text("t001's result\n")
+    s1.ignore_local()  # (once a process: asked already by the cycle's start)
+    asked = counting(monkeypatch)
+    done = s1.sync(why="a cycle ended", optimistic=True, tries=sync.CYCLE_TRIES)
+    assert done.pushed and not done.unpushed
+    assert asked == ["add", "commit", "update-ref", "push"]
+    main = git(remote, "rev-parse", "main")
+    assert git(remote, "rev-parse", f"{claimrefs.PREFIX}t001") == main  # finished with the result
+    assert git(m1.path, "rev-parse", f"{sync.TRACKING}main") == main  # our copy says what was pushed
+    assert claimrefs.pending(m1.room) == {"t002": "1" * 40}  # not offered to the push: still kept
+
+
+def test_a_refused_push_puts_our_copy_of_the_remote_branch_back(
+    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(1))
+    s1, s2 = share(m1, monkeypatch), share(m2, monkeypatch)
+    (m2.path / "m2.md").write_text("m2 pushed first\n")
+    assert s2.commit("m2") and s2.push({})
+    copy = f"{sync.TRACKING}main"
+    seen = git(m1.path, "rev-parse", copy)
+    (m1.path / "m1.md").write_text("m1's work\n")
+    assert s1.commit("m1")
+    assert s1.tracking() == seen  # scanned: put back as it was
+    assert s1.push({}) is False
+    assert git(m1.path, "rev-parse", copy) == seen
+    fresh = share(m1, monkeypatch)  # never scanned: dropped (the next fetch writes it)
+    assert fresh.push({}) is False
+    assert git(m1.path, "for-each-ref", copy) == ""
+    fresh.fetch()
+    assert git(m1.path, "rev-parse", copy) == git(m2.path, "rev-parse", "HEAD")
+
+
+def test_a_cycles_start_commits_the_views_alone_only_before_a_merge(
+    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change of the views alone is never pushed alone: with nothing to merge it waits for
+    the next commit; before a merge it is committed (a merge needs them committed)."""
+    _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(1))
+    digest = m1.room.cr / "DIGEST.md"
+    digest.write_text(digest.read_text() + "refreshed\n")
+    s1 = share(m1, monkeypatch)
+    s1.fetch()
+    head = git(m1.path, "rev-parse", "HEAD")
+    assert not s1.sync(why="a cycle starts", fetched=True, tries=sync.CYCLE_TRIES).pushed
+    assert git(m1.path, "rev-parse", "HEAD") == head  # nothing committed, nothing merged
+    assert git(m1.path, "status", "--porcelain") == "M control-room/DIGEST.md"
+    (m2.path / "m2.md").write_text("m2's work\n")
+    assert m2.cr("sync").returncode == 0
+    s1.fetch()
+    s1.sync(why="a cycle starts", fetched=True, tries=sync.CYCLE_TRIES)
+    assert git(m1.path, "status", "--porcelain") == ""  # committed, then m2's work merged
+    assert (m1.path / "m2.md").exists() and digest.read_text().endswith("refreshed\n")
