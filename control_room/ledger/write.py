@@ -348,6 +348,23 @@ def _open(path: Path, flags: int) -> int:
 _NOATIME = getattr(os, "O_NOATIME", 0)  # Linux
 
 
+@contextlib.contextmanager
+def held(path: Path) -> Iterator[None]:
+    """The ledger's append lock for a ``with`` block: no line is appended meanwhile (a git merge
+    rewriting the file; appenders waiting find the new file after). Nothing without a ledger.
+    Not for a block that appends: it would wait for itself."""
+    try:
+        fd = _open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        yield
+        return
+    try:
+        lock.hold(fd, path)
+        yield
+    finally:
+        os.close(fd)
+
+
 def restore_header(path: Path) -> int | None:
     """Put the table header (with the preamble) back into a ledger that lost it, keeping every
     line; return how many ledger lines it now heads, or None if the header was there.

@@ -201,3 +201,38 @@ def test_three_clones_of_a_shared_room_run_each_task_once_and_converge(exe: str,
         assert subprocess.run(["git", "-C", str(m.path), "status", "--porcelain", "swarm"],
                               capture_output=True, text=True, check=True).stdout == ""  # fmt: skip
     assert all(f == files[0] for f in files), "the clones' task files differ"
+
+
+def test_two_clones_each_running_parallel_cycles_run_each_task_once(exe: str, tmp_path: Path) -> None:
+    # Found trying `run --parallel` in a shared room: a cycle picked a task from the queue while
+    # another cycle of its clone merged that task's finished run from the other machine, and ran it
+    # again; cycles of one clone fetching at once broke each other's fetch ("offline").
+    nap = [sys.executable, "-c", "import time; time.sleep(0.3)"]
+    tasks = probe_tasks(30, validator=["true"], command=nap)
+    remote, machines = shared_room(tmp_path, exe, ["m1", "m2"], tasks, max_parallel="3")
+    started = time.monotonic()
+    runs = [m.start("run", "--cycles", "300", "--every", "0", "--parallel", "3") for m in machines]
+    try:  # until every task is done on the remote (or the loops end); then each clone is stopped
+        while _done_on(remote) < len(tasks) and any(p.poll() is None for p in runs):
+            assert time.monotonic() - started < 600, "gave up waiting for the tasks to be done"
+            time.sleep(0.2)
+        for m in machines:
+            assert m.cr("stop", "--reason", "all done").returncode == 0
+        outs = [p.communicate(timeout=120)[0] for p in runs]
+    finally:
+        for p in runs:
+            if p.poll() is None:
+                p.kill()
+    for p, out in zip(runs, outs, strict=True):
+        assert p.returncode in (errors.OK, errors.STOPPED), out[-3000:]
+        assert "Traceback" not in out, out
+        assert "offline" not in out, out
+    for m in machines:
+        assert m.cr("resume").returncode == 0
+    _synced(machines)
+    lines = machines[0].ledger()
+    ids = [t["id"] for t in tasks]
+    assert Counter(e.task for e in lines if e.event == "result") == dict.fromkeys(ids, 1)
+    assert Counter(e.task for e in lines if e.event == "claim") == dict.fromkeys(ids, 1)
+    for m in machines:
+        assert [tid for tid in ids if where(m.room, tid) != ["done"]] == []

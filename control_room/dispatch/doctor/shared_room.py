@@ -24,7 +24,8 @@ def shared_check(ctx: Context) -> list[Finding]:
     if share is None:
         return [Finding(NAME, OK, "not shared: CONTROL.md sets no remote (one machine)")]
     try:
-        share.fetch()
+        with share.turn():
+            share.fetch()
     except ControlRoomError as exc:
         return [
             Finding(NAME, FAIL, f"{exc}: cycles claim nothing (exit 17)", "check the remote and the network")

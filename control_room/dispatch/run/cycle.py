@@ -12,6 +12,7 @@ edge (``views.refresh``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -76,8 +77,10 @@ def cycle(
         # The queue's order and the readiness states, before the lock: under it, only what
         # exactly-once needs (the candidates checked again against the running tasks, the claim).
         found = pick.ahead(room, settings, ahead_of(settings)) if share is None else None
-        # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them.
-        with interrupt.deferred(), claims.claim_lock(room):
+        # Recover, pick and claim are not cut in half by Ctrl-C: it is let through after them. In
+        # a shared room they take the clone's turn first (``Shared.turn``: no merge meanwhile).
+        turn = share.turn() if share is not None else contextlib.nullcontext()
+        with interrupt.deferred(), turn, claims.claim_lock(room):
             notes += recover(room, settings, mine=number, share=share)
             for note in notes:
                 if say is not None:
@@ -112,10 +115,11 @@ def _shared_start(
     from control_room.dispatch.shared import sync  # a shared room's only (``_shared``)
 
     try:
-        share.fetch()
-        with interrupt.deferred(), claims.claim_lock(room):
-            notes = recover(room, settings, mine=slot, share=share)
-        notes += share.sync(why="a cycle starts", fetched=True, tries=sync.CYCLE_TRIES).said
+        with share.turn():  # what it fetched is what it recovers and merges by
+            share.fetch()
+            with interrupt.deferred(), claims.claim_lock(room):
+                notes = recover(room, settings, mine=slot, share=share)
+            notes += share.sync(why="a cycle starts", fetched=True, tries=sync.CYCLE_TRIES).said
     except errors.OfflineError as exc:
         if stopped:
             return CycleResult(errors.STOPPED, f"stopped: {room.stop} exists; nothing ran ({exc})")

@@ -60,7 +60,7 @@ class Chooser:
         claim whose lease is over writes a ``recover`` line naming the machine that lost it."""
         tid = task["id"]
         ref = self.refs.get(tid)
-        if self.share.claim(tid, ref.sha if ref is not None else "", until, info) is None:
+        if claimrefs.claim(self.share, tid, ref.sha if ref is not None else "", until, info) is None:
             self.beaten.add(tid)
             return False
         if ref is not None and ref.live and ref.host != self.share.host:

@@ -26,12 +26,16 @@ push may never have landed waits for a fetch to tell.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
+from control_room import crashpoint, errors, git
 from control_room.room.layout import Room
 from control_room.store.files import atomic_write, read_optional
 
@@ -150,3 +154,51 @@ def pending(room: Room, pushed: bool = False) -> dict[str, str]:
         if sha and (landed or not pushed):
             out[name] = sha
     return out
+
+
+class Share(Protocol):
+    """What the moves below use of ``dispatch.shared.sync.Shared`` (which imports this module)."""
+
+    room: Room
+    host: str
+    remote: str
+
+    def git(self, *args: str, timeout_s: float = ...) -> tuple[int, str, str]: ...
+    def must(self, *args: str) -> str: ...
+
+
+def claim(share: Share, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
+    """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new claim
+    commit of ``share``'s host; its id, or None when another machine moved the ref first. Kept
+    in the clone before the push: killed after it, the clone still knows the claim for its own."""
+    ref, before = PREFIX + task_id, recorded(share.room, task_id)
+    keep = functools.partial(remember, share.room, task_id)
+    sha = cas(share, ref, expect, message(task_id, share.host, until, info), keep)
+    if sha is None:  # refused: the claim is not ours; what we kept before is
+        if before[0]:
+            keep(before[0], pushed=before[1])
+        else:
+            forget(share.room, task_id)
+        return None
+    crashpoint.hit("claim.pushed")
+    keep(sha, pushed=True)  # the cycle's last push may finish it without a fetch first
+    return sha
+
+
+def cas(
+    share: Share, ref: str, expect: str, text: str, ahead: Callable[[str], None] | None = None
+) -> str | None:
+    """git's compare-and-swap on the remote: point ``ref`` at a new commit (an empty tree,
+    message ``text``; ``ahead(commit)`` first) only if it still holds ``expect`` (empty: only if
+    it does not exist), under the remote's ref lock. The commit, or None when the remote refused."""
+    sha = share.must("commit-tree", EMPTY_TREE, "-m", text).strip()
+    if ahead is not None:
+        ahead(sha)
+    lease = f"--force-with-lease={ref}:{expect}"
+    code, out, err = share.git("push", "--porcelain", lease, share.remote, f"{sha}:{ref}")
+    if code == 0:
+        return sha
+    if any(line.startswith("!") for line in out.splitlines()):
+        return None
+    said = git.said(err or out) or "no message"
+    raise errors.OfflineError(f"cannot push {ref} to remote {share.remote!r}: {said}")

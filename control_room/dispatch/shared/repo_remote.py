@@ -182,5 +182,5 @@ def _hold(share: sync.Shared, until: float) -> str:
             return f"held by {lock.host} until {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(lock.until))}"
         expect = sha
     text = claimrefs.message("merge-queue", share.host, until, {"host": share.host, "pid": os.getpid()})
-    mine = share.cas(MERGE_QUEUE, expect, text)
+    mine = claimrefs.cas(share, MERGE_QUEUE, expect, text)
     return f"ours {mine}" if mine is not None else "taken by another machine a moment ago"

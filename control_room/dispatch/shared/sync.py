@@ -9,8 +9,8 @@ of it:
   it), then pushes, retrying on a rejected push. The push also *finishes* this machine's claims
   whose task left ``swarm/running/`` (each claim ref moves to the pushed commit, atomically with
   the branch), so a result and the end of its claim land together or not at all.
-- **claims** (``Shared.claim``) a task by moving its claim ref (``dispatch/shared/claimrefs.py``) with
-  a compare-and-swap push; a refused push means another machine took it first.
+- **claims** a task by moving its claim ref with a compare-and-swap push
+  (``dispatch/shared/claimrefs.py`` ``claim``); a refused push means another machine took it first.
 - **loses** a claim cleanly (``dispatch/shared/lost_claims.py``) when its lease ran out and another
   machine took the task over.
 
@@ -22,10 +22,10 @@ milliseconds; the ones a cycle makes are counted in bench/many_machines.py.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from control_room import crashpoint, errors, git, proc, redact
 from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs, lost_claims
 from control_room.knowledge import routes
+from control_room.ledger import write as ledger_write
 from control_room.room import gitmerge
 from control_room.room.layout import Room
 from control_room.store import lock
@@ -74,6 +75,24 @@ class Shared:
         self._seen: claimrefs.Seen | None = None  # the refs, as last scanned (see _scan)
         self._head_moved = False  # our commit or merge since the scan: its `head` is old
         self._holds: str | None = None  # a commit of the remote's branch ours is known to hold
+        self._turn = False  # this process holds the clone's turn (``turn``)
+        self._appends_held = False  # this process holds the ledger's append lock (``appends_held``)
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """This clone's turn at its git work (``control-room/.sync.lock``): the parallel cycles
+        of one clone fetch, sync, pick and claim one at a time, so that none picks from a queue
+        a merge is changing, judges a claim by refs another's fetch is rewriting, or fetches
+        over another's fetch. Taken again by its holder, it is not waited for."""
+        if self._turn:
+            yield
+            return
+        with lock.held(self.room.cr / ".sync.lock"):
+            self._turn = True
+            try:
+                yield
+            finally:
+                self._turn = False
 
     # -- git ------------------------------------------------------------------------------
     def git(
@@ -150,7 +169,8 @@ class Shared:
                 return False
             if views_wait and changed <= VIEWS and self._merged():
                 return False  # (paths from the work tree's top: a room below it always commits)
-        self.must("add", "-A", "--", *keep_out)
+        with self.appends_held():  # (a line written as git reads the file would go in half)
+            self.must("add", "-A", "--", *keep_out)
         self._redact_staged()
         code, out, err = self.git("commit", "-q", "--no-verify", "-m", message)
         if code != 0 and self.git("diff", "--cached", "--quiet")[0] == 0:
@@ -213,20 +233,37 @@ class Shared:
         if theirs is None or theirs == self._holds:
             return False, []  # nothing to merge: git is not asked
         message = f"control-room sync on {self.host}"
-        code, out, err = self.git("merge", "--no-edit", "--no-verify", "--no-stat", "-m", message, theirs)
-        self._head_moved = True  # our branch may have moved
-        if code == 0:
-            self._holds = theirs
-            return "Already up to date" not in out, []
-        conflicted = [p for p in self.must("diff", "--name-only", "--diff-filter=U").splitlines() if p]
-        if not conflicted:
-            self.git("merge", "--abort")
-            raise errors.ControlRoomError(
-                f"git merge of {self.remote}/{self.branch} in {self.room.root} failed: {_tail(err or out)}"
-            )
-        lost_claims.keep_theirs(self, conflicted)
+        # LEDGER.md is rewritten by the merge: no line may be appended meanwhile (it would be
+        # lost), and those appended since our commit go in first (git refuses a changed file).
+        with self.appends_held():
+            self.commit(f"control-room: before a merge on {self.host}")
+            code, out, err = self.git("merge", "--no-edit", "--no-verify", "--no-stat", "-m", message, theirs)
+            self._head_moved = True  # our branch may have moved
+            if code == 0:
+                self._holds = theirs
+                return "Already up to date" not in out, []
+            conflicted = [p for p in self.must("diff", "--name-only", "--diff-filter=U").splitlines() if p]
+            if not conflicted:
+                self.git("merge", "--abort")
+                what = f"git merge of {self.remote}/{self.branch} in {self.room.root}"
+                raise errors.ControlRoomError(f"{what} failed: {_tail(err or out)}")
+            lost_claims.keep_theirs(self, conflicted)
         self._holds = theirs
         return True, conflicted
+
+    @contextlib.contextmanager
+    def appends_held(self) -> Iterator[None]:
+        """The ledger's append lock (``ledger.write.held``), taken once by this process: git
+        reads or rewrites LEDGER.md while no cycle of this clone appends to it."""
+        if self._appends_held:
+            yield
+            return
+        with ledger_write.held(self.room.ledger):
+            self._appends_held = True
+            try:
+                yield
+            finally:
+                self._appends_held = False
 
     def push(self, finishing: dict[str, str]) -> bool:
         """Push our branch, and move each finishing claim ref (task -> our claim commit) to it,
@@ -269,40 +306,6 @@ class Shared:
             self.must("commit", "-q", "--no-verify", "-m", message, "--", "STOP")
             self._head_moved = True
 
-    def claim(self, task_id: str, expect: str, until: float, info: dict[str, object]) -> str | None:
-        """Take ``task_id``'s claim ref from ``expect`` (empty: it must not exist) to a new
-        claim commit of ours; its id, or None when another machine moved the ref first. Kept in
-        this clone before the push: killed after it, the clone still knows the claim for its own."""
-        ref, before = claimrefs.PREFIX + task_id, claimrefs.recorded(self.room, task_id)
-        keep = functools.partial(claimrefs.remember, self.room, task_id)
-        sha = self.cas(ref, expect, claimrefs.message(task_id, self.host, until, info), keep)
-        if sha is None:  # refused: the claim is not ours; what we kept before is
-            if before[0]:
-                keep(before[0], pushed=before[1])
-            else:
-                claimrefs.forget(self.room, task_id)
-            return None
-        crashpoint.hit("claim.pushed")
-        keep(sha, pushed=True)  # the cycle's last push may finish it without a fetch first
-        return sha
-
-    def cas(
-        self, ref: str, expect: str, message: str, ahead: Callable[[str], None] | None = None
-    ) -> str | None:
-        """git's compare-and-swap on the remote: point ``ref`` at a new commit (an empty tree,
-        ``message``; ``ahead(commit)`` first) only if it still holds ``expect`` (empty: only if it
-        does not exist), under the remote's ref lock. The commit, or None when the remote refused."""
-        sha = self.must("commit-tree", claimrefs.EMPTY_TREE, "-m", message).strip()
-        if ahead is not None:
-            ahead(sha)
-        lease = f"--force-with-lease={ref}:{expect}"
-        code, out, err = self.git("push", "--porcelain", lease, self.remote, f"{sha}:{ref}")
-        if code == 0:
-            return sha
-        if any(line.startswith("!") for line in out.splitlines()):
-            return None
-        raise errors.OfflineError(f"cannot push {ref} to remote {self.remote!r}: {_tail(err or out)}")
-
     # -- the whole sync -------------------------------------------------------------------------
     def sync(
         self,
@@ -320,12 +323,12 @@ class Shared:
         cycle's syncs leave it for their next change of substance, which halves the pushes:
         bench/many_machines.py). A cycle tries twice: a push another machine beat waits for the
         next cycle, which then publishes both results at once (a claim stays ours until then),
-        rather than racing every other machine for the branch while they work. Runs under
-        ``control-room/.sync.lock`` (parallel cycles of one clone take turns)."""
+        rather than racing every other machine for the branch while they work. Runs in the
+        clone's ``turn``."""
         done = Synced()
         self.room.make_folders()
         try:
-            with lock.held(self.room.cr / ".sync.lock"):
+            with self.turn():
                 self.ignore_local()
                 wait = fetched and not (optimistic or views_alone)
                 self.commit(f"control-room: {why} on {self.host}", likely=optimistic, views_wait=wait)

@@ -27,15 +27,15 @@ def test_a_claim_is_won_by_one_machine_and_refused_to_the_other(
 ) -> None:
     _, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(1))
     s1, s2 = share(m1, monkeypatch), share(m2, monkeypatch)
-    won = s1.claim("t001", "", 2e9, {"host": "m1"})
+    won = claimrefs.claim(s1, "t001", "", 2e9, {"host": "m1"})
     assert won is not None and claimrefs.pending(m1.room) == {"t001": won}
-    assert s2.claim("t001", "", 2e9, {"host": "m2"}) is None  # it exists already: refused
+    assert claimrefs.claim(s2, "t001", "", 2e9, {"host": "m2"}) is None  # it exists already: refused
     s2.fetch()
     ref = s2.refs()["t001"]
     assert (ref.sha, ref.host, ref.live) == (won, "m1", True)
     # a take-over must name what it replaces: a stale expectation is refused too
-    assert s2.claim("t001", "0" * 40, 2e9, {"host": "m2"}) is None
-    assert s2.claim("t001", won, 2e9, {"host": "m2"}) is not None
+    assert claimrefs.claim(s2, "t001", "0" * 40, 2e9, {"host": "m2"}) is None
+    assert claimrefs.claim(s2, "t001", won, 2e9, {"host": "m2"}) is not None
 
 
 def test_a_claim_is_kept_in_the_clone_before_its_push_and_a_refused_one_is_let_go(
@@ -55,13 +55,15 @@ def test_a_claim_is_kept_in_the_clone_before_its_push_and_a_refused_one_is_let_g
         return real(*args, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(s1, "git", git_run)
-    won = s1.claim("t001", "", 2e9, {})
+    won = claimrefs.claim(s1, "t001", "", 2e9, {})
     assert won is not None and kept == [{"t001": won}]
-    other = s2.claim("t002", "", 2e9, {})
+    other = claimrefs.claim(s2, "t002", "", 2e9, {})
     assert other is not None
-    assert s1.claim("t002", "", 2e9, {}) is None and claimrefs.pending(m1.room) == {"t001": won}
+    assert claimrefs.claim(s1, "t002", "", 2e9, {}) is None and claimrefs.pending(m1.room) == {"t001": won}
     stale = git(m1.path, "rev-parse", "HEAD")  # (an expectation git knows here, not the ref's)
-    assert s1.claim("t001", stale, 2e9, {"try": 2}) is None  # refused: the claim kept before stays kept
+    assert (
+        claimrefs.claim(s1, "t001", stale, 2e9, {"try": 2}) is None
+    )  # refused: the claim kept before stays kept
     assert claimrefs.pending(m1.room) == {"t001": won}
 
 
@@ -70,10 +72,10 @@ def test_a_push_finishing_a_claim_another_machine_took_is_refused_whole(
 ) -> None:
     remote, (m1, m2) = shared_room(tmp_path, exe, ["m1", "m2"], probe_tasks(1))
     s1, s2 = share(m1, monkeypatch), share(m2, monkeypatch)
-    mine = s1.claim("t001", "", 1.0, {})  # a lease long over
+    mine = claimrefs.claim(s1, "t001", "", 1.0, {})  # a lease long over
     assert mine is not None
     s2.fetch()
-    assert s2.claim("t001", mine, 2e9, {}) is not None
+    assert claimrefs.claim(s2, "t001", mine, 2e9, {}) is not None
     (m1.path / "note.md").write_text("m1's late work\n")
     assert s1.commit("late") is True
     before = git(remote, "rev-parse", "main")
@@ -141,7 +143,7 @@ def test_the_end_of_a_cycle_finishes_the_claims_whose_push_landed_without_a_fetc
     of it only) is left for a sync that fetches to tell."""
     remote, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
     s1 = share(m1, monkeypatch)
-    won = s1.claim("t001", "", 2e9, {})
+    won = claimrefs.claim(s1, "t001", "", 2e9, {})
     assert won is not None
     claimrefs.remember(m1.room, "t002", "1" * 40)  # as if killed before its claim's push
     (m1.path / "result.md").write_text("t001's result\n")
