@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import subprocess
@@ -45,13 +45,18 @@ def subreaper(on: bool) -> bool:
     system has none."""
     if not sys.platform.startswith("linux"):
         return False
-    import ctypes  # Linux only, and only around an agent's run
+    global _prctl
+    if _prctl is None:
+        import ctypes  # Linux only, and only around an agent's run
 
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
+        try:
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            return False
+    return int(_prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)) == 0
+
+
+_prctl: Any = None  # libc's prctl, looked up once: a run loop asks four times a claim
 
 
 def children() -> list[int]:

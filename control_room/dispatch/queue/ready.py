@@ -39,6 +39,7 @@ from control_room.room import cooldowns, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import owns_overlap
+from control_room.store import records
 from control_room.timeutil import today
 
 # claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...);
@@ -279,7 +280,10 @@ _READ: dict[str, tuple[tuple[int, int, int], tuple[list[str], str, float]]] = {}
 
 def _running_task(path: Path) -> tuple[list[str], str, float]:
     """A running task's ``owns``, route and ``max_cost_usd``; read again only when its file
-    changed (mtime, size, inode): a cycle asks twice, each of eight racing loops every cycle."""
+    changed (mtime, size, inode): a cycle asks twice, each of eight racing loops every cycle.
+    Read as JSON, not through the whole schema (``swarm.read_task``): the file was checked when
+    its cycle claimed it, and a field not of its kind (a person's edit since) reads as unset;
+    eight racing loops read each other's tasks, each one new to them."""
     try:
         st = os.stat(path)
     except OSError:
@@ -288,8 +292,13 @@ def _running_task(path: Path) -> tuple[list[str], str, float]:
     hit = _READ.get(str(path))
     if hit is not None and hit[0] == key:
         return hit[1]
-    task, _ = swarm.read_task(path)
-    got = (list(task.get("owns", [])), str(task.get("route") or ""), float(task.get("max_cost_usd", 0)))
+    task = records.read_object(path) or {}
+    owns, route, cost = task.get("owns"), task.get("route"), task.get("max_cost_usd")
+    got = (
+        [p for p in owns if isinstance(p, str)] if isinstance(owns, list) else [],
+        route if isinstance(route, str) else "",
+        float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0,
+    )
     if len(_READ) > 256:
         _READ.clear()
     _READ[str(path)] = (key, got)
