@@ -52,11 +52,12 @@ def atomic_write(
             mode = 0o666 & ~_umask()
     fd, tmp = _temp(path)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
+        try:  # os.write, not a file object: no buffer, no fstat, ioctl or lseek of its own
+            _write_all(fd, data)
             if durable:
-                os.fsync(f.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode)
         if crashpoint.armed():  # the temp file is whole, the rename not done
             crashpoint.hit(f"write.{path.name}")
@@ -71,6 +72,12 @@ def atomic_write(
             raise cannot_write(path, exc) from exc
         raise
     return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def flush(paths: Iterable[Path]) -> None:
@@ -203,9 +210,7 @@ def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
 def read_text(path: Path, limit: int | None = None) -> str:
     """Read a room file as UTF-8 (its first ``limit`` bytes, if given); undecodable bytes
     become U+FFFD rather than an exception."""
-    with open_regular(path) as f:
-        data = f.read() if limit is None else f.read(limit)
-    return data.decode("utf-8", errors="replace")
+    return read_bytes(path, limit).decode("utf-8", errors="replace")
 
 
 def read_output(path: Path, limit: int | None = None) -> tuple[str, bool]:
