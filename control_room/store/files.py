@@ -170,17 +170,22 @@ def open_fd(path: Path | str) -> int:
     file would wait for a writer forever) and refuses what is not a regular file, so a reader
     never hangs on a FIFO nor reads a device: ``IsADirectoryError`` for a folder, ``OSError``
     (EINVAL, "not a regular file") for the rest."""
+    return _opened(path)[0]
+
+
+def _opened(path: Path | str) -> tuple[int, int]:
+    """``open_fd``'s descriptor, and the file's size as it was opened."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a FIFO, a socket or a device)", str(path))
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, st.st_size
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -192,12 +197,12 @@ def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
     """The bytes of the regular file at ``path`` (its first ``limit``, if given). Read with
     ``os.read`` in reads of the file's size: a buffered read of ``limit`` bytes would allocate
     all of them first (a 1 MiB buffer for each task file of the queue's first scan)."""
-    fd = open_fd(path)
+    fd, size = _opened(path)
     try:
         left = (1 << 62) if limit is None else limit
         parts: list[bytes] = []
         while left > 0:
-            part = os.read(fd, min(left, os.fstat(fd).st_size + 1 if not parts else 1 << 20))
+            part = os.read(fd, min(left, size + 1 if not parts else 1 << 20))
             if not part:
                 break
             parts.append(part)
