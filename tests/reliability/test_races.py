@@ -7,8 +7,9 @@ and whose ``deps`` make chains and diamonds. Each agent appends ``start <task> <
 those lines: every task ran exactly once, no two tasks whose ``owns`` overlap ever ran at the
 same time, and every task started only after each of its deps ended. No cycle died, so none may
 say it recovered one. (b) Three clones of one shared room over a git remote, cycling together:
-every task once, every clone's ledger verifies, and all converge after a final sync. The seed is
-printed; how long it took is printed, not asserted.
+every task once, every clone's ledger verifies, and all converge after a final sync. (c) Two
+clones each running `run --parallel 3`: every task once, no ledger line lost, no cycle offline.
+The seed is printed; how long it took is printed, not asserted.
 """
 
 from __future__ import annotations
