@@ -27,6 +27,7 @@ from pathlib import Path
 
 from control_room import crashpoint, redact
 from control_room.errors import IO_ERROR, ControlRoomError, NoRoomError
+from control_room.ledger import rewrite
 from control_room.ledger.events import Event
 from control_room.ledger.line import (
     DETAIL_MAX,
@@ -196,6 +197,8 @@ def append(
                 except FileNotFoundError:
                     continue  # removed while we waited for the lock: open the path again
                 if st.st_ino == led.ino and st.st_dev == led.dev:  # else replaced: lock the new file
+                    if led.end < 0 and not rewrite.settled(path):
+                        continue  # a fresh descriptor while git rewrote the file: open it again
                     when = now_iso()  # the time the lock was got: lines keep time order
                     prev, h = _write(led, path, st.st_size, who, when, middle)
                     kept = ours
@@ -279,12 +282,15 @@ class _Open:
     __slots__ = ("dev", "end", "fd", "hash", "ino", "mark", "name", "path", "writer")
 
     def __init__(self, path: Path) -> None:
-        try:
-            self.fd = _open(path, os.O_RDWR | os.O_APPEND | _NOATIME)
-        except FileNotFoundError:
-            raise NoRoomError(
-                f"{path} is missing; restore it (git checkout) or run `control-room init` to start a new one"
-            ) from None
+        while True:
+            try:
+                self.fd = _open(path, os.O_RDWR | os.O_APPEND | _NOATIME)
+                break
+            except FileNotFoundError:
+                if not rewrite.settled(path):
+                    continue  # git unlinked it to write it anew: there now
+                what = "restore it (git checkout) or run `control-room init` to start a new one"
+                raise NoRoomError(f"{path} is missing; {what}") from None
         st = os.fstat(self.fd)
         self.path, self.name = path, os.fsencode(path)  # bytes: os.stat need not encode it
         self.dev, self.ino = st.st_dev, st.st_ino
@@ -346,23 +352,6 @@ def _open(path: Path, flags: int) -> int:
 
 
 _NOATIME = getattr(os, "O_NOATIME", 0)  # Linux
-
-
-@contextlib.contextmanager
-def held(path: Path) -> Iterator[None]:
-    """The ledger's append lock for a ``with`` block: no line is appended meanwhile (a git merge
-    rewriting the file; appenders waiting find the new file after). Nothing without a ledger.
-    Not for a block that appends: it would wait for itself."""
-    try:
-        fd = _open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        yield
-        return
-    try:
-        lock.hold(fd, path)
-        yield
-    finally:
-        os.close(fd)
 
 
 def restore_header(path: Path) -> int | None:

@@ -84,6 +84,19 @@ def try_hold(fd: int) -> bool:
     return True
 
 
+def waited_out(fd: int) -> bool:
+    """Whether nobody held the exclusive lock on ``fd``; if somebody did, after waiting until
+    it was let go (a shared lock, taken and given back)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        free = True
+    except OSError:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        free = False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return free
+
+
 def take(path: Path) -> int | None:
     """The descriptor of lock file ``path``, locked, if it was free; else None."""
     _posix(path)

@@ -121,6 +121,8 @@ def test_a_ledger_that_is_not_ours_is_opened_without_noatime(
     real, flags = os.open, []
 
     def not_owner(path: object, how: int, *args: object, **kw: object) -> int:
+        if Path(str(path)) != ledger:
+            return real(path, how, *args, **kw)  # type: ignore[arg-type]  # (the rewrite lock's)
         flags.append(how)
         if how & os.O_NOATIME:
             raise PermissionError(1, "Operation not permitted")

@@ -33,7 +33,7 @@ from control_room import crashpoint, errors, git, proc, redact
 from control_room.dispatch.round import claims
 from control_room.dispatch.shared import claimrefs, lost_claims
 from control_room.knowledge import routes
-from control_room.ledger import write as ledger_write
+from control_room.ledger import rewrite
 from control_room.room import gitmerge
 from control_room.room.layout import Room
 from control_room.store import lock
@@ -235,7 +235,7 @@ class Shared:
         message = f"control-room sync on {self.host}"
         # LEDGER.md is rewritten by the merge: no line may be appended meanwhile (it would be
         # lost), and those appended since our commit go in first (git refuses a changed file).
-        with self.appends_held():
+        with self.appends_held(rewriting=True):
             self.commit(f"control-room: before a merge on {self.host}")
             code, out, err = self.git("merge", "--no-edit", "--no-verify", "--no-stat", "-m", message, theirs)
             self._head_moved = True  # our branch may have moved
@@ -252,13 +252,14 @@ class Shared:
         return True, conflicted
 
     @contextlib.contextmanager
-    def appends_held(self) -> Iterator[None]:
-        """The ledger's append lock (``ledger.write.held``), taken once by this process: git
-        reads or rewrites LEDGER.md while no cycle of this clone appends to it."""
+    def appends_held(self, rewriting: bool = False) -> Iterator[None]:
+        """The ledger's append lock (``ledger.rewrite.held``; ``rewriting``: git will write the
+        file anew), taken once by this process: git reads or rewrites LEDGER.md while no
+        process of this clone appends to it."""
         if self._appends_held:
             yield
             return
-        with ledger_write.held(self.room.ledger):
+        with rewrite.held(self.room.ledger, rewriting):
             self._appends_held = True
             try:
                 yield
