@@ -154,20 +154,16 @@ def _done_on(remote: Path) -> int:
     return sum(1 for line in out.splitlines() if line.endswith(".json"))
 
 
-def _synced(machines: list[Machine]) -> None:
-    for _ in range(2):
-        for m in machines:
-            done = m.cr("sync")
-            assert done.returncode == 0, done.stdout + done.stderr
-
-
-def test_three_clones_of_a_shared_room_run_each_task_once_and_converge(exe: str, tmp_path: Path) -> None:
-    tasks = probe_tasks(60, validator=["true"], command=["true"])
-    remote, machines = shared_room(tmp_path, exe, ["m1", "m2", "m3"], tasks)
+def _until_done(
+    remote: Path, machines: list[Machine], n: int, *argv: str
+) -> tuple[list[tuple[int, str]], float]:
+    """``control-room <argv>`` started in every clone, until ``n`` tasks are done on the remote
+    (or the loops end); then each clone is stopped, and resumed once its loop ended: each loop's
+    (exit code, output), and the seconds until the tasks were done."""
     started = time.monotonic()
-    runs = [m.start("run", "--cycles", "200", "--every", "0") for m in machines]  # stopped once all are done
-    try:  # until every task is done on the remote (or the loops end); then each clone is stopped
-        while _done_on(remote) < len(tasks) and any(p.poll() is None for p in runs):
+    runs = [m.start(*argv) for m in machines]
+    try:
+        while _done_on(remote) < n and any(p.poll() is None for p in runs):
             assert time.monotonic() - started < 600, "gave up waiting for the tasks to be done"
             time.sleep(0.2)
         took = time.monotonic() - started
@@ -178,12 +174,26 @@ def test_three_clones_of_a_shared_room_run_each_task_once_and_converge(exe: str,
         for p in runs:
             if p.poll() is None:
                 p.kill()
-    print(f"\n60 tasks over 3 clones in {took:.1f} s: {60 / took:.1f} claims/s")
-    for p, out in zip(runs, outs, strict=True):
-        assert p.returncode in (errors.OK, errors.STOPPED), out[-3000:]
-        assert "Traceback" not in out, out
     for m in machines:
         assert m.cr("resume").returncode == 0
+    return [(p.returncode, out) for p, out in zip(runs, outs, strict=True)], took
+
+
+def _synced(machines: list[Machine]) -> None:
+    for _ in range(2):
+        for m in machines:
+            done = m.cr("sync")
+            assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_three_clones_of_a_shared_room_run_each_task_once_and_converge(exe: str, tmp_path: Path) -> None:
+    tasks = probe_tasks(60, validator=["true"], command=["true"])
+    remote, machines = shared_room(tmp_path, exe, ["m1", "m2", "m3"], tasks)
+    outs, took = _until_done(remote, machines, len(tasks), "run", "--cycles", "200", "--every", "0")
+    print(f"\n60 tasks over 3 clones in {took:.1f} s: {60 / took:.1f} claims/s")
+    for code, out in outs:
+        assert code in (errors.OK, errors.STOPPED), out[-3000:]
+        assert "Traceback" not in out, out
     _synced(machines)
     ledgers = [sorted(e.id for e in m.ledger()) for m in machines]
     assert all(ids == ledgers[0] for ids in ledgers), "a ledger line is missing from a clone"
@@ -211,25 +221,13 @@ def test_two_clones_each_running_parallel_cycles_run_each_task_once(exe: str, tm
     nap = [sys.executable, "-c", "import time; time.sleep(0.3)"]
     tasks = probe_tasks(30, validator=["true"], command=nap)
     remote, machines = shared_room(tmp_path, exe, ["m1", "m2"], tasks, max_parallel="3")
-    started = time.monotonic()
-    runs = [m.start("run", "--cycles", "300", "--every", "0", "--parallel", "3") for m in machines]
-    try:  # until every task is done on the remote (or the loops end); then each clone is stopped
-        while _done_on(remote) < len(tasks) and any(p.poll() is None for p in runs):
-            assert time.monotonic() - started < 600, "gave up waiting for the tasks to be done"
-            time.sleep(0.2)
-        for m in machines:
-            assert m.cr("stop", "--reason", "all done").returncode == 0
-        outs = [p.communicate(timeout=120)[0] for p in runs]
-    finally:
-        for p in runs:
-            if p.poll() is None:
-                p.kill()
-    for p, out in zip(runs, outs, strict=True):
-        assert p.returncode in (errors.OK, errors.STOPPED), out[-3000:]
+    outs, _ = _until_done(
+        remote, machines, len(tasks), "run", "--cycles", "300", "--every", "0", "--parallel", "3"
+    )
+    for code, out in outs:
+        assert code in (errors.OK, errors.STOPPED), out[-3000:]
         assert "Traceback" not in out, out
         assert "offline" not in out, out
-    for m in machines:
-        assert m.cr("resume").returncode == 0
     _synced(machines)
     lines = machines[0].ledger()
     ids = [t["id"] for t in tasks]
