@@ -37,6 +37,13 @@ def hit_at(point: str) -> Callable[[str], None]:
     return hit
 
 
+def style_lens(room: Room) -> None:
+    """The lens ``style``, which a task may name to be reviewed."""
+    (room.root / "agents" / "lenses" / "style.md").write_text(
+        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
+    )
+
+
 def ran(tmp_path: Path) -> list[str]:
     runs = tmp_path / "runs"
     return runs.read_text().split() if runs.exists() else []
@@ -107,9 +114,7 @@ def test_only_a_result_line_of_this_claim_and_round_counts(room: Room, tmp_path:
 def test_a_pass_moved_before_its_reviews_were_queued_gets_them_at_recovery(
     room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (room.root / "agents" / "lenses" / "style.md").write_text(
-        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
-    )
+    style_lens(room)
     queue(room, "t1", command=command(tmp_path), review=["style"])
     with monkeypatch.context() as m, pytest.raises(Crash):
         m.setattr(crashpoint, "hit", hit_at("passed.moved"))
@@ -130,9 +135,7 @@ def test_a_pass_moved_before_its_reviews_were_queued_gets_them_at_recovery(
 def test_a_failed_round_moved_before_its_reviews_and_row_gets_them_at_recovery(
     room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (room.root / "agents" / "lenses" / "style.md").write_text(
-        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
-    )
+    style_lens(room)
     set_gate(room, "review_when", "always")
     routes.add(room, "r1", "the route")
     fails = [sys.executable, "-c", "raise SystemExit(1)"]
@@ -161,9 +164,7 @@ def test_a_failed_round_moved_before_its_reviews_and_row_gets_them_at_recovery(
 def test_a_failed_round_whose_reviews_were_queued_is_only_let_go(
     room: Room, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (room.root / "agents" / "lenses" / "style.md").write_text(
-        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
-    )
+    style_lens(room)
     set_gate(room, "review_when", "always")
     fails = [sys.executable, "-c", "raise SystemExit(1)"]
     queue(room, "t1", command=command(tmp_path), validator=fails, review=["style"])
@@ -177,9 +178,7 @@ def test_a_failed_round_whose_reviews_were_queued_is_only_let_go(
 
 
 def test_a_requeue_whose_claim_was_left_queues_nothing(room: Room) -> None:
-    (room.root / "agents" / "lenses" / "style.md").write_text(
-        "---\nsees: [diff]\nmax_cost_usd: 0.1\nwall_clock_s: 60\n---\n# Lens: style\n"
-    )
+    style_lens(room)
     set_gate(room, "review_when", "always")
     queue(room, "t1", review=["style"], rounds=1)  # a failed round of an earlier claim
     claim = {"host": "gone", "pid": 1, "slot": 0, "started": "2000-01-01T00:00:00Z"}
