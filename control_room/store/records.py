@@ -7,6 +7,7 @@ column C)``) and never raises anything else for bad content; the caller names th
 from __future__ import annotations
 
 import json
+import os
 from json.encoder import encode_basestring  # the C one where there is one (``ensure_ascii=False``)
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,30 @@ def read_object(path: Path) -> dict[str, Any] | None:
     except (OSError, InvalidError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def read_object_kept(path: Path) -> dict[str, Any] | None:
+    """``read_object``, parsed again only when the file changed (mtime, size, inode): for a
+    file replaced whole whenever it is written and read over and over (claims, running tasks,
+    which each of eight racing loops reads every cycle). A copy each time; a file that reads as
+    no object is not kept."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = _KEPT.get(path)
+    if hit is not None and hit[0] == key:
+        return dict(hit[1])
+    data = read_object(path)
+    if data is not None:
+        if len(_KEPT) > 512:
+            _KEPT.clear()
+        _KEPT[path] = (key, dict(data))
+    return data
+
+
+_KEPT: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 
 
 def dumps(data: Any) -> str:

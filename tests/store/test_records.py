@@ -151,3 +151,20 @@ def test_dumps_writes_what_json_writes_indented() -> None:
         v = value(0)
         assert records.dumps(v) == json.dumps(v, indent=2, ensure_ascii=False) + "\n", v
     assert records.dumps(float("nan")) == "NaN\n"
+
+
+def test_a_kept_read_parses_again_only_a_changed_file_and_hands_out_copies(tmp_path: Path) -> None:
+    path = tmp_path / "t1.claim"
+    records.write(path, {"pid": 1})
+    first = records.read_object_kept(path)
+    assert first == {"pid": 1}
+    first["pid"] = 99  # a caller's change is its own
+    assert records.read_object_kept(path) == {"pid": 1}
+    records.write(path, {"pid": 2})  # replaced whole, as every write
+    assert records.read_object_kept(path) == {"pid": 2}
+    path.write_text('{"pid": ')  # torn: no object, and none kept
+    assert records.read_object_kept(path) is None
+    records.write(path, {"pid": 3})
+    assert records.read_object_kept(path) == {"pid": 3}
+    path.unlink()
+    assert records.read_object_kept(path) is None

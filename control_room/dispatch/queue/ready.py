@@ -24,7 +24,6 @@ an agent's CLI is installed is the cycle's own last check (``pick``).
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -275,31 +274,16 @@ def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]],
     return owned, routes, reserved
 
 
-_READ: dict[str, tuple[tuple[int, int, int], tuple[list[str], str, float]]] = {}
-
-
 def _running_task(path: Path) -> tuple[list[str], str, float]:
     """A running task's ``owns``, route and ``max_cost_usd``; read again only when its file
-    changed (mtime, size, inode): a cycle asks twice, each of eight racing loops every cycle.
-    Read as JSON, not through the whole schema (``swarm.read_task``): the file was checked when
-    its cycle claimed it, and a field not of its kind (a person's edit since) reads as unset;
-    eight racing loops read each other's tasks, each one new to them."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return [], "", 0.0
-    key = (st.st_mtime_ns, st.st_size, st.st_ino)
-    hit = _READ.get(str(path))
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    task = records.read_object(path) or {}
+    changed (``records.read_object_kept``): a cycle asks twice, each of eight racing loops
+    every cycle. Read as JSON, not through the whole schema (``swarm.read_task``): the file was
+    checked when its cycle claimed it, and a field not of its kind (a person's edit since) reads
+    as unset; eight racing loops read each other's tasks, each one new to them."""
+    task = records.read_object_kept(path) or {}
     owns, route, cost = task.get("owns"), task.get("route"), task.get("max_cost_usd")
-    got = (
+    return (
         [p for p in owns if isinstance(p, str)] if isinstance(owns, list) else [],
         route if isinstance(route, str) else "",
         float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else 0.0,
     )
-    if len(_READ) > 256:
-        _READ.clear()
-    _READ[str(path)] = (key, got)
-    return got

@@ -86,26 +86,9 @@ def release(room: Room, task_id: str) -> None:
 
 def read_claim(room: Room, task_id: str) -> dict[str, Any] | None:
     """The claim of ``task_id``, or None (missing, empty, torn). Parsed again only when its
-    file changed (mtime, size, inode; every write replaces it): each cycle's recovery looks
-    at every claim, and racing loops at each other's."""
-    path = claim_path(room, task_id)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    key = (st.st_mtime_ns, st.st_size, st.st_ino)
-    hit = _READ.get(path)
-    if hit is not None and hit[0] == key:
-        return dict(hit[1])
-    info = records.read_object(path)
-    if info is not None:
-        if len(_READ) > 256:
-            _READ.clear()
-        _READ[path] = (key, dict(info))
-    return info
-
-
-_READ: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+    file changed (every write replaces it): each cycle's recovery looks at every claim, and
+    racing loops at each other's."""
+    return records.read_object_kept(claim_path(room, task_id))
 
 
 def moved_on(room: Room) -> list[str]:
