@@ -43,24 +43,24 @@ def written_down(room: Room, task: Task, claim: dict[str, Any] | None) -> Entry 
     """The ``result`` line of ``task``'s current round, if one was written since its claim; read
     backwards from the end, back to the task's claim line (or, without one, to the time its
     claim file says it started). None without a claim file: its cycle died before the run."""
-    line = _since_claim(room, task["id"], claim, events.RESULT)
+    line = _since_claim(room, task["id"], claim).get(events.RESULT.name)
     this_round = int(task.get("rounds", 0)) + 1
     return line if line is not None and result.read(line.detail).round == this_round else None
 
 
-def _since_claim(room: Room, tid: str, claim: dict[str, Any] | None, event: events.Event) -> Entry | None:
-    """The last ``event`` line of task ``tid`` since its claim (the claim file's), read backwards
-    from the end; None without a claim file, or with no such line since the claim."""
+def _since_claim(room: Room, tid: str, claim: dict[str, Any] | None) -> dict[str, Entry]:
+    """Task ``tid``'s last line of each event since its claim (the claim file's), read backwards
+    from the end to its claim line; none without a claim file."""
+    found: dict[str, Entry] = {}
     if claim is None:
-        return None
+        return found
     for entry in entries_since(room.ledger, str(claim.get("started", ""))):  # back to the claim
         if entry.task != tid:
             continue
         if entry.event == events.CLAIM.name:
-            return None
-        if entry.event == event.name:
-            return entry
-    return None
+            break
+        found.setdefault(entry.event, entry)
+    return found
 
 
 def finish_written(room: Room, settings: Settings, task: Task, line: Entry, why: str) -> str:
@@ -116,11 +116,13 @@ def follow_up(
     task, problems = swarm.read_task(path)
     if problems:
         return None
-    judged = _since_claim(room, task_id, claim, events.RESULT)
+    seen = _since_claim(room, task_id, claim)
+    judged = seen.get(events.RESULT.name)
     if state in ("passed", "done") and task.get("passed_at"):
         done = _after_pass(room, settings, task, state)
     elif state in ("queue", "parked") and judged is not None and judged.outcome == "fail":
-        done = _after_failure(room, settings, task, state, claim)
+        queued = events.REVIEW_QUEUED.name in seen  # before the cycle died
+        done = "" if queued else _after_failure(room, settings, task, state)
     else:
         return None  # a requeue, a dead dispatcher: back in the queue, nothing follows there
     if judged is not None and task.get("route") and not which.serves(task) and routes.recount(room):
@@ -162,15 +164,11 @@ def _after_pass(room: Room, settings: Settings, task: Task, state: str) -> str:
     return ""
 
 
-def _after_failure(
-    room: Room, settings: Settings, task: Task, state: str, claim: dict[str, Any] | None
-) -> str:
-    """A failed round's reviews (``review_when: always``, the task back in the queue), unless
-    queued since its claim; what was done, or ""."""
+def _after_failure(room: Room, settings: Settings, task: Task, state: str) -> str:
+    """A failed round's reviews (``review_when: always``, the task back in the queue), not
+    queued before its cycle died; what was done, or ""."""
     if settings.review_when != "always" or state != "queue":
         return ""
-    if _since_claim(room, task["id"], claim, events.REVIEW_QUEUED) is not None:
-        return ""  # queued before the cycle died
     chosen = which.check_lenses(room, settings, task)
     if not chosen:
         return ""
