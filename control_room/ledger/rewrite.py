@@ -13,7 +13,6 @@ rewrite to end and opens the file again. A rewriter that dies lets go of both lo
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,14 +28,10 @@ def held(path: Path, rewriting: bool = False) -> Iterator[None]:
     another program will rewrite the file in the block, the rewrite lock. Not for a block that
     appends: it would wait for itself."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = lock.open_no_link(path, os.O_RDONLY)
     except FileNotFoundError:
         yield
         return
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise lock.refused_link(path) from None
-        raise
     try:
         lock.hold(fd, path)
         if not rewriting:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import _thread
 import contextlib
-import errno
 import os
 import re
 from collections.abc import Iterator
@@ -339,16 +338,11 @@ def _open(path: Path, flags: int) -> int:
     ``relatime`` mount a read after a write updates the access time, which costs more than the
     read (the inode written to the journal again); another user's file is opened without it."""
     try:
-        try:
-            return os.open(path, flags | os.O_NOFOLLOW)
-        except PermissionError:
-            if not flags & _NOATIME:
-                raise
-            return os.open(path, flags & ~_NOATIME | os.O_NOFOLLOW)  # not our file: atime as usual
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise lock.refused_link(path) from None
-        raise
+        return lock.open_no_link(path, flags)
+    except PermissionError:
+        if not flags & _NOATIME:
+            raise
+        return lock.open_no_link(path, flags & ~_NOATIME)  # not our file: atime as usual
 
 
 _NOATIME = getattr(os, "O_NOATIME", 0)  # Linux

@@ -41,11 +41,20 @@ def open_lock_file(path: Path, guards: Path | None = None) -> int:
     refusal (an ``OSError`` still) names what a person knows: the file the lock ``guards``,
     else the folder the lock lives in; never the hidden lock file itself."""
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        return open_no_link(path, os.O_RDWR | os.O_CREAT)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(guards or path.parent)) from None
+
+
+def open_no_link(path: Path, flags: int) -> int:
+    """``os.open`` of a file control-room locks (a lock file, the ledger), never through a
+    link: one there is ``refused_link``."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise refused_link(path) from None
-        raise OSError(exc.errno, exc.strerror, str(guards or path.parent)) from None
+        raise
 
 
 def refused_link(path: Path) -> RoomInvalidError:
