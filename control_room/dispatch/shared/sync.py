@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,24 +75,34 @@ class Shared:
         self._seen: claimrefs.Seen | None = None  # the refs, as last scanned (see _scan)
         self._head_moved = False  # our commit or merge since the scan: its `head` is old
         self._holds: str | None = None  # a commit of the remote's branch ours is known to hold
-        self._turn = False  # this process holds the clone's turn (``turn``)
-        self._appends_held = False  # this process holds the ledger's append lock (``appends_held``)
+        self._holding: set[str] = set()  # the locks this process holds (``_once``)
 
-    @contextlib.contextmanager
-    def turn(self) -> Iterator[None]:
+    def turn(self) -> contextlib.AbstractContextManager[None]:
         """This clone's turn at its git work (``control-room/.sync.lock``): the parallel cycles
         of one clone fetch, sync, pick and claim one at a time, so that none picks from a queue
         a merge is changing, judges a claim by refs another's fetch is rewriting, or fetches
         over another's fetch. Taken again by its holder, it is not waited for."""
-        if self._turn:
+        return self._once("turn", lambda: lock.held(self.room.cr / ".sync.lock"))
+
+    def appends_held(self, rewriting: bool = False) -> contextlib.AbstractContextManager[None]:
+        """The ledger's append lock (``ledger.rewrite.held``; ``rewriting``: git will write the
+        file anew), taken once by this process: git reads or rewrites LEDGER.md while no
+        process of this clone appends to it."""
+        return self._once("appends", lambda: rewrite.held(self.room.ledger, rewriting))
+
+    @contextlib.contextmanager
+    def _once(self, name: str, take: Callable[[], contextlib.AbstractContextManager[None]]) -> Iterator[None]:
+        """The lock ``take`` makes, held for the block unless this process holds it already
+        (a lock file's ``flock`` taken again through another descriptor would wait for itself)."""
+        if name in self._holding:
             yield
             return
-        with lock.held(self.room.cr / ".sync.lock"):
-            self._turn = True
+        with take():
+            self._holding.add(name)
             try:
                 yield
             finally:
-                self._turn = False
+                self._holding.discard(name)
 
     # -- git ------------------------------------------------------------------------------
     def git(
@@ -250,21 +260,6 @@ class Shared:
             lost_claims.keep_theirs(self, conflicted)
         self._holds = theirs
         return True, conflicted
-
-    @contextlib.contextmanager
-    def appends_held(self, rewriting: bool = False) -> Iterator[None]:
-        """The ledger's append lock (``ledger.rewrite.held``; ``rewriting``: git will write the
-        file anew), taken once by this process: git reads or rewrites LEDGER.md while no
-        process of this clone appends to it."""
-        if self._appends_held:
-            yield
-            return
-        with rewrite.held(self.room.ledger, rewriting):
-            self._appends_held = True
-            try:
-                yield
-            finally:
-                self._appends_held = False
 
     def push(self, finishing: dict[str, str]) -> bool:
         """Push our branch, and move each finishing claim ref (task -> our claim commit) to it,
