@@ -176,7 +176,7 @@ def run(
     deadline = start + timeout_s
     code: int | None
     try:
-        crashpoint.hit("agent.started")  # the child runs; who it is not written down yet
+        crashpoint.hit("agent.started")  # the child runs; nothing written down about it yet
         if on_start is not None:
             on_start(child.pid)  # the child leads its own process group: pgid == pid
         tick = start + POLL_S

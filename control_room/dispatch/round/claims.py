@@ -135,30 +135,21 @@ def why_dead(room: Room, claim: dict[str, Any] | None, grace_s: float, *, mine: 
 
 
 def kill_agent(room: Room, claim: dict[str, Any] | None, task_id: str) -> bool:
-    """Kill the process group of a dead claim's agent, if it is on this host, alive, and
-    provably that task's agent: its environment (``/proc/PID/environ``) carries
-    ``CONTROL_ROOM_TASK=<id>``, so a recycled process-group id is never killed. A claim whose
-    cycle died before it wrote the group down: every group of that task's run in this room
-    (``lineage.groups_of_run``), else it would run on beside the task's next run. Where /proc
-    is not available, nothing is killed."""
+    """Kill every process group on this host that is provably the dead claim's run: a process
+    in it started with ``CONTROL_ROOM_TASK=<id>`` and ``CONTROL_ROOM`` naming this room in its
+    environment (``lineage.groups_of_run``, from ``/proc``), so a recycled process-group id is
+    never killed, and a run whose leader is gone but whose children live on is still found.
+    Only for a claim of this host; where /proc is not available, nothing is killed. The claim
+    names no group: it is written once, before the agent starts (one file fewer a claim than
+    writing it again once the group is known)."""
     if not claim or claim.get("host") != host(room):
         return False
-    pgid = claim.get("agent_pgid")
-    if pgid is None:
-        killed = False
-        for group in lineage.groups_of_run(str(room.root), task_id):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, signal.SIGKILL)
-                killed = True
-        return killed
-    if not isinstance(pgid, int) or pgid <= 1:
-        return False
-    if lineage.task_of(pgid) != task_id:
-        return False
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-        return True
-    return False
+    killed = False
+    for group in lineage.groups_of_run(str(room.root), task_id):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
+            killed = True
+    return killed
 
 
 def running_ids(room: Room) -> list[str]:

@@ -300,7 +300,6 @@ def claim(room: Room, picked: Pick, slot: int, deadline: float) -> None:
             "slot": slot,
             "started": now_iso(),
             "deadline": deadline,
-            "agent_pgid": None,
         },
     )
     crashpoint.hit("claim.written")

@@ -15,7 +15,7 @@ from control_room.dispatch.queue import ready
 from control_room.dispatch.queue.environment import agent_env
 from control_room.dispatch.queue.pick import Pick
 from control_room.dispatch.review.which import check_lenses, serves
-from control_room.dispatch.round import claims, prompt, validator
+from control_room.dispatch.round import prompt, validator
 from control_room.dispatch.round.outcome import CycleResult, requeue
 from control_room.dispatch.round.report import validate as validate_report
 from control_room.dispatch.run import agent, finish, preflight, provider, spend
@@ -77,14 +77,6 @@ def run_claimed(
         **p.pressure(adapter.context_window),
     }
 
-    def started(pid: int) -> None:
-        info = claims.read_claim(room, tid) or {}
-        info["agent_pgid"] = pid
-        try:
-            claims.write_claim(room, tid, info)
-        except errors.ControlRoomError:
-            pass  # recovery still works by pid, slot and deadline
-
     try:
         meta["argv"] = adapter.command(inv)
         limit = float(task["wall_clock_s"])
@@ -92,9 +84,7 @@ def run_claimed(
         left = ready.tokens_left(room, settings)
         home = adapter.usage_home(inv, env)  # where the CLI logs its usage per request, if it does
         cap = spend.meter(adapter, inv, results / "stdout.txt", settings.prices, left, home)
-        res = agent.execute(
-            room, settings, adapter, inv, env, limit, on_start=started, on_tick=tick, watch=cap
-        )
+        res = agent.execute(room, settings, adapter, inv, env, limit, on_tick=tick, watch=cap)
     except proc.ExecutableNotFound as exc:
         brief.unlink(missing_ok=True)
         requeue(room, task, events.ADAPTER_MISSING, f"{exc}; {adapter.install}", adapter=adapter.name)

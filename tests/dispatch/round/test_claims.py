@@ -3,11 +3,13 @@ process group that is provably the task's agent."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +21,7 @@ PY = sys.executable
 
 
 def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent(room: Room) -> None:
-    env = {**os.environ, "CONTROL_ROOM_TASK": "mine"}
+    env = {**os.environ, "CONTROL_ROOM_TASK": "mine", "CONTROL_ROOM": str(room.root)}
     # Each says "ready" once it runs: before its exec, /proc/PID/environ is still the parent's.
     sleeper = [PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
     stranger = subprocess.Popen(sleeper, start_new_session=True, stdout=subprocess.PIPE, text=True)
@@ -28,11 +30,12 @@ def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent(roo
     assert (stranger.stdout.readline(), agent.stdout.readline()) == ("ready\n", "ready\n")
     try:
         here = claims.host(room)
-        assert claims.kill_agent(room, {"host": here, "agent_pgid": stranger.pid}, "mine") is False
-        assert claims.kill_agent(room, {"host": "elsewhere", "agent_pgid": agent.pid}, "mine") is False
-        assert claims.kill_agent(room, {"host": here, "agent_pgid": agent.pid}, "mine") is True
+        assert claims.kill_agent(room, {"host": "elsewhere"}, "mine") is False  # another host's
+        assert claims.kill_agent(room, None, "mine") is False
+        assert agent.poll() is None
+        assert claims.kill_agent(room, {"host": here}, "mine") is True
         assert agent.wait(timeout=10) == -9
-        assert stranger.poll() is None
+        assert stranger.poll() is None  # a group that is not the run's, never
     finally:
         stranger.kill()
         agent.kill()
@@ -40,10 +43,41 @@ def test_recovery_kills_only_a_process_group_that_is_provably_the_task_agent(roo
         agent.wait()
 
 
-def test_a_claim_without_its_agents_group_kills_that_tasks_run_in_this_room_only(room: Room) -> None:
-    """Its cycle was killed between the agent's start and writing its group down: the run is
-    found by its environment (tests/reliability/test_crash_injection.py, ``agent.started``: it
-    ran on beside the task's next run, on the tree before)."""
+def test_a_run_whose_leader_is_gone_is_found_by_the_children_it_left(room: Room, tmp_path: Path) -> None:
+    """The agent forked a child into its own process group and exited: the group is found
+    through the child, whose environment is the run's (an earlier version looked at the
+    leader's alone)."""
+    env = {**os.environ, "CONTROL_ROOM_TASK": "t1", "CONTROL_ROOM": str(room.root)}
+    pid_file = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    leader = [PY, "-c", f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {child!r}])"]
+    subprocess.run(leader, start_new_session=True, env=env, check=True)  # the leader is gone
+    deadline = time.monotonic() + 10
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid = int(pid_file.read_text())
+    try:
+        assert claims.kill_agent(room, {"host": claims.host(room)}, "t1") is True
+        while claims.pid_alive(pid) and _state(pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not claims.pid_alive(pid) or _state(pid) == "Z"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+def test_a_dead_claim_kills_that_tasks_run_in_this_room_only(room: Room) -> None:
+    """Its cycle was killed while the agent ran: the run is found by its environment
+    (tests/reliability/test_crash_injection.py, ``agent.started``: it ran on beside the task's
+    next run, before recovery looked for it)."""
     sleeper = [PY, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
     mine = {**os.environ, "CONTROL_ROOM_TASK": "t1", "CONTROL_ROOM": f"{room.root}/."}
     runs = [
@@ -52,10 +86,10 @@ def test_a_claim_without_its_agents_group_kills_that_tasks_run_in_this_room_only
     ]
     try:
         assert [p.stdout.readline() for p in runs if p.stdout] == ["ready\n"] * 3
-        assert claims.kill_agent(room, {"host": claims.host(room), "agent_pgid": None}, "t1") is True
+        assert claims.kill_agent(room, {"host": claims.host(room)}, "t1") is True
         assert runs[0].wait(timeout=10) == -9
         assert [p.poll() for p in runs[1:]] == [None, None]  # another task's, another room's
-        assert claims.kill_agent(room, {"host": claims.host(room), "agent_pgid": None}, "t1") is False
+        assert claims.kill_agent(room, {"host": claims.host(room)}, "t1") is False
     finally:
         for p in runs:
             p.kill()
