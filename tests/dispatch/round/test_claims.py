@@ -112,6 +112,21 @@ def test_slots_are_taken_one_each_until_none_is_free(room: Room) -> None:
     os.close(second[1])
 
 
+def test_a_process_takes_the_slot_it_took_last_first(room: Room) -> None:
+    """A run loop's next claim finds its own slot at once, not the lowest free one."""
+    first = claims.take_slot(room, 4)
+    second = claims.take_slot(room, 4)
+    assert first is not None and second is not None and (first[0], second[0]) == (0, 1)
+    os.close(first[1])
+    os.close(second[1])
+    again = claims.take_slot(room, 4)  # slot 0 is free too
+    assert again is not None and again[0] == 1
+    os.close(again[1])
+    fewer = claims.take_slot(room, 1)  # max_parallel lowered since: slot 1 is out of range
+    assert fewer is not None and fewer[0] == 0
+    os.close(fewer[1])
+
+
 def test_why_a_claim_is_dead(room: Room) -> None:
     here = claims.host(room)
     assert (
