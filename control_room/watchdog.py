@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 import time
@@ -57,8 +58,12 @@ def lines_of(fd: int, pause_s: float = PAUSE_S) -> Iterator[bytes]:
     """The lines on ``fd`` until its end, read at most once every ``pause_s``: while it sleeps,
     a line the loop writes waits in the pipe and wakes no one (a run loop says three lines a
     run; waking for each cost it more than the run's ``true``). What it is told matters only
-    once the loop is gone, seconds later."""
+    once the loop is gone, seconds later. The pause ends early when the loop closes the pipe
+    (asked for no event but the hang-up, which is always reported): a loop that ends waits for
+    its watchdog's exit, not for its nap."""
     rest = b""
+    hangup = select.poll()
+    hangup.register(fd, 0)
     while True:
         data = os.read(fd, 1 << 16)
         if not data:
@@ -68,7 +73,7 @@ def lines_of(fd: int, pause_s: float = PAUSE_S) -> Iterator[bytes]:
         *whole, rest = (rest + data).split(b"\n")
         for line in whole:
             yield line + b"\n"
-        time.sleep(pause_s)
+        hangup.poll(pause_s * 1000)
 
 
 def end(groups: dict[int, float], pending: list[tuple[float, str, str]]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -95,3 +96,22 @@ def test_the_pipe_is_read_in_batches_whole_lines_each() -> None:
     finally:
         os.close(r)
     assert got == [b"? 10 t1 /r\n", b"+ 101\n", b"- 101\n", b"? 20 t2 /r"]
+
+
+def test_the_pause_between_reads_ends_when_the_loop_closes_the_pipe() -> None:
+    """A loop that ends waits for its watchdog to exit: not for the rest of its pause."""
+    r, w = os.pipe()
+    os.write(w, b"? 10 t1 /r\n")
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.extend(watchdog.lines_of(r, pause_s=600)), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not got and time.monotonic() < deadline:  # read, and given to the list: it pauses
+            time.sleep(0.01)
+        os.close(w)
+        reader.join(timeout=120)  # (a pause of 600 s, if the close did not end it)
+        assert not reader.is_alive()
+    finally:
+        os.close(r)
+    assert got == [b"? 10 t1 /r\n"]

@@ -154,9 +154,11 @@ def run(every: str, cycles: int | None, parallel: int) -> None:
     one_round = _in_process if parallel == 1 else _in_parallel(room, parallel)
     tty = sys.stdout.isatty()
     done = 0
-    # one watchdog for all the loop's runs (else a `timeout` process a run); with --parallel,
-    # each cycle is a process of its own, under `timeout`
-    with reaper.watch_kept() if parallel == 1 else contextlib.nullcontext(), interrupt.handled():
+    # one watchdog for all the loop's runs (else a `timeout` process a run: cheaper for one
+    # cycle, as cron's `run --cycles 1`, than a Python process); with --parallel, each cycle is a
+    # process of its own, under `timeout`
+    kept = reaper.watch_kept() if parallel == 1 and cycles != 1 else contextlib.nullcontext()
+    with kept, interrupt.handled():
         try:
             with follow.kept():  # the ledger's folds stay in memory from one cycle to the next
                 while True:

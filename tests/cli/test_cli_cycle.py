@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 from support import TIME, events, queue, snapshot, where
 
@@ -114,12 +115,29 @@ def test_run_runs_exactly_the_cycles_asked_for(run: Run, inside: Room) -> None:
     assert events(inside.ledger) == ["init", "claim", "result", "claim", "result"]
 
 
-def test_a_run_loop_lets_its_watchdog_go_when_it_ends(run: Run, inside: Room) -> None:
+def test_a_run_loop_lets_its_watchdog_go_when_it_ends(
+    run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch
+) -> None:
     queue(inside, "first")
-    assert run("run", "--every", "0", "--cycles", "1").exit_code == 0
+    kept: list[bool] = []
+    real = reaper.keep_watch
+    monkeypatch.setattr(reaper, "keep_watch", lambda: kept.append(real()) or kept[-1])
+    assert run("run", "--every", "0", "--cycles", "2").exit_code == 0
+    assert kept == ([True] if sys.platform.startswith("linux") else [False])
     assert reaper._WATCHDOG == []  # this process's next run goes under `timeout` again
     assert os.path.basename(reaper.watched(["agent"], 60)[0]) == "timeout"
     reaper.started(None)
+
+
+def test_one_cycle_of_run_starts_no_watchdog(run: Run, inside: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run --cycles 1` (cron's way) runs its agent under `timeout`, like `cycle`: a watchdog
+    is a Python process, worth it for a loop's thousands of runs, not for two."""
+    queue(inside, "first")
+    kept: list[bool] = []
+    monkeypatch.setattr(reaper, "keep_watch", lambda: kept.append(True) or True)
+    assert run("run", "--every", "0", "--cycles", "1").exit_code == 0
+    assert kept == []
+    assert where(inside, "first") == ["done"]
 
 
 def test_run_stops_at_once_when_stop_exists(run: Run, inside: Room) -> None:
