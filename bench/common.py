@@ -6,12 +6,15 @@ ratios hold on whatever machine runs the bench.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,38 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CLICK_FLOOR = [sys.executable, "-c", "import click"]
+
+
+# Where ``scratch`` folders go until the end of the run (``bench/run_all.py``); None: removed
+# as each bench ends.
+KEEP_UNTIL_END: list[Path] = []
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[str]:
+    """A temporary folder for one bench's rooms. Under run_all, it is removed at the end of the
+    whole run, not when the bench ends: on a file system without a journal (ext4 here), files
+    made in the minutes after many deletions cost the kernel up to 35 times the CPU (it passes
+    over every recently freed inode), so each bench would pay for the rooms of the one before."""
+    if not KEEP_UNTIL_END:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield tmp
+        return
+    yield tempfile.mkdtemp(dir=KEEP_UNTIL_END[0])
+
+
+def removed_at_end() -> contextlib.AbstractContextManager[None]:
+    """For run_all: every ``scratch`` folder kept until the block ends, then removed."""
+
+    @contextlib.contextmanager
+    def kept() -> Iterator[None]:
+        KEEP_UNTIL_END[:] = [Path(tempfile.mkdtemp(prefix="bench-run-"))]
+        try:
+            yield
+        finally:
+            shutil.rmtree(KEEP_UNTIL_END.pop(), ignore_errors=True)
+
+    return kept()
 
 
 def bench_env(**extra: str) -> dict[str, str]:

@@ -7,7 +7,6 @@ Usage: python bench/cycle.py [--lines N] [--tasks N] [--runs N]
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from common import (
     no_budget,
     paired_times,
     run_once,
+    scratch,
     settle,
 )
 
@@ -28,7 +28,7 @@ from control_room.dispatch.queue.listing import RECHECK_S
 
 
 def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 15) -> list[Row]:
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         room = Path(tmp) / "room"
         build_room(room, lines, tasks)
         no_budget(room)

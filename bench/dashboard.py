@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
 from pathlib import Path
 
-from common import bench_env, build_room, control_room_cmd, run_once, verdict
+from common import bench_env, build_room, control_room_cmd, run_once, scratch, verdict
 
 
 def metric_lines(ledger: Path, n: int) -> None:
@@ -48,7 +47,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=1_000_000)
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         room = Path(tmp) / "room"
         t0 = time.perf_counter()
         build_room(room, a.lines, 100)

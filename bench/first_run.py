@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from common import (
     median_time,
     no_budget,
     run_once,
+    scratch,
     settle,
 )
 
@@ -33,7 +33,7 @@ COMMANDS = (("status",), ("cycle",), ("task", "list"), ("digest",), ("dashboard"
 
 def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 5) -> list[Row]:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         pristine = Path(tmp) / "pristine"
         build_room(pristine, lines, tasks)
         no_budget(pristine)

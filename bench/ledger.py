@@ -17,11 +17,10 @@ import fcntl
 import multiprocessing as mp
 import os
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-from common import Row, print_rows
+from common import Row, print_rows, scratch
 
 TARGET = 100_000  # appends/s, 8 processes
 
@@ -97,7 +96,7 @@ def one_run(procs: int, each: int) -> tuple[float, float, int, int, int, float]:
     from control_room.ledger.verify import verify
 
     total = procs * each
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         ours = Path(tmp) / "LEDGER.md"
         ours.write_text(PREAMBLE)
         t_ours = _race(_ours, (str(ours), each), procs)

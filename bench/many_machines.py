@@ -28,14 +28,13 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import Row, bench_env, control_room_cmd, verdict
+from common import Row, bench_env, control_room_cmd, scratch, verdict
 
 from control_room.ledger.read import entries
 
@@ -517,7 +516,7 @@ BEFORE_GIT_MS, BEFORE_GIT_CALLS = 166.0, 19  # 0.3.0's shared cycle, docs/perfor
 
 def measure(tasks: int = 30) -> list[Row]:
     """One clone's shared cycles in-process: the git processes each runs and the time they take."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         times, total, _, cycles = profile(Path(tmp), 1, tasks)
     gits = {name: ts for name, ts in times.items() if name not in ("agent + validator",)}
     calls = sum(len(ts) for ts in gits.values()) / cycles
@@ -550,7 +549,7 @@ def main() -> None:
         model_table(flags, machines, durations)
         return
     counts = [int(x) for x in a.clones.split(",")]
-    with tempfile.TemporaryDirectory() as tmp_s:
+    with scratch() as tmp_s:
         tmp = Path(tmp_s)
         base = baseline(tmp, a.tasks)
         print(

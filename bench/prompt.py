@@ -8,11 +8,10 @@ Usage: python bench/prompt.py
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-from common import Row, append_results
+from common import Row, append_results, scratch
 
 from control_room.dispatch.round import prompt
 from control_room.knowledge import digest, history
@@ -30,7 +29,7 @@ def sizes(lines: tuple[int, ...] = (100, 10_000, 1_000_000)) -> list[tuple[int, 
     and assemble s)."""
     rows = []
     for n in lines:
-        with tempfile.TemporaryDirectory() as tmp:
+        with scratch() as tmp:
             room = Room(Path(tmp) / "room")
             init(room.root)
             append_results(room.ledger, n)

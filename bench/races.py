@@ -20,12 +20,11 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-from common import Row, bench_env, control_room_cmd
+from common import Row, bench_env, control_room_cmd, scratch
 from many_machines import done_on_remote, set_key, shared_room, task
 
 from control_room.ledger.read import entries
@@ -114,7 +113,7 @@ def shared(tmp: Path, n: int, clones: int) -> tuple[float, int]:
 def measure(tasks: int = 10_000, loops: int = 8, budget: float = 90, shared_tasks: int = 60) -> list[Row]:
     """The racing loops for at most ``budget`` s (claims/s over what they finished), then the
     shared room to the end."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         done, took, twice = racing(Path(tmp), tasks, loops, None, budget)
         rate = done / took
         what = f"{loops} racing `run --every 0` loops, {tasks:,} tasks ({done:,} claimed in {took:.0f} s, "
@@ -138,7 +137,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("racing", "shared"), default=None)
     ap.add_argument("--budget", type=float, default=0, help="stop the racing loops after this many s")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         if a.only != "shared":
             racing(Path(tmp), a.tasks, a.loops, a.profile, a.budget)
         if a.only != "racing":

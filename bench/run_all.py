@@ -1,6 +1,7 @@
 """Every bench target in one table: runs each bench's ``measure`` (each measures its own
 baseline in the same run), prints the table and writes it into docs/performance.md between
-the ``run_all`` markers. Medians of at least 5 runs throughout.
+the ``run_all`` markers. Medians of at least 5 runs throughout. The benches' rooms are removed
+at the end of the run, not between benches (``common.scratch``).
 
 Usage: python bench/run_all.py [--only NAME ...] [--no-write]   (about 10 minutes)
 """
@@ -15,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import ROOT, Row, print_rows
+from common import ROOT, Row, print_rows, removed_at_end
 
 BENCHES = ("first_run", "status", "cycle", "ledger", "races", "many_machines", "prompt")
 DOC = ROOT / "docs" / "performance.md"
@@ -51,11 +52,12 @@ def main() -> None:
     a = ap.parse_args()
     t0 = time.perf_counter()
     rows: list[Row] = []
-    for name in a.only:
-        print(f"-- {name}", file=sys.stderr, flush=True)
-        found = importlib.import_module(name).measure()
-        print_rows(found)
-        rows += found
+    with removed_at_end():  # no bench's clean-up slows the next one down (common.scratch)
+        for name in a.only:
+            print(f"-- {name}", file=sys.stderr, flush=True)
+            found = importlib.import_module(name).measure()
+            print_rows(found)
+            rows += found
     took = time.perf_counter() - t0
     print()
     print(table(rows))

@@ -9,7 +9,6 @@ Usage: python bench/status.py [--lines N] [--tasks N] [--runs N]
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,12 +21,13 @@ from common import (
     control_room_cmd,
     paired_times,
     run_once,
+    scratch,
     settle,
 )
 
 
 def measure(lines: int = 1_000_000, tasks: int = 10_000, runs: int = 15) -> list[Row]:
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         room = Path(tmp) / "room"
         build_room(room, lines, tasks)
         env = bench_env(CONTROL_ROOM=str(room))

@@ -16,11 +16,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from common import ROOT, bench_env, control_room_cmd
+from common import ROOT, bench_env, control_room_cmd, scratch
 
 from control_room.room.scaffold import init
 
@@ -71,7 +70,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch() as tmp:
         for label, timeout in (("STOP", False), ("time-out", True)):
             runs = [one(Path(tmp), n, timeout=timeout) for n in range(a.runs)]
             dead = [r[0] for r in runs]
