@@ -76,6 +76,7 @@ class Shared:
         self._head_moved = False  # our commit or merge since the scan: its `head` is old
         self._holds: str | None = None  # a commit of the remote's branch ours is known to hold
         self._holding: set[str] = set()  # the locks this process holds (``_once``)
+        self._running: set[str] = set()  # the tasks running here when our last commit looked
 
     def turn(self) -> contextlib.AbstractContextManager[None]:
         """This clone's turn at its git work (``control-room/.sync.lock``): the parallel cycles
@@ -169,7 +170,8 @@ class Shared:
         ``views_wait``: a change of the views alone waits for the next commit (a sync would not
         push it alone) unless a merge must follow: the remote's branch, just fetched, is not ours."""
         keep_out = [".", ":(exclude)STOP", ":(exclude)swarm/running"]
-        for tid in claims.running_ids(self.room):
+        self._running = set(claims.running_ids(self.room))  # what this commit cannot hold yet
+        for tid in sorted(self._running):
             keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
             keep_out.append(f":(exclude)swarm/results/{tid}")
         if not likely:
@@ -380,11 +382,11 @@ class Shared:
         return not set(changed) <= VIEWS
 
     def _finishing(self, optimistic: bool) -> dict[str, str]:
-        """Our claims whose task is no longer running here and that the remote (as last seen)
-        still shows as ours: they finish with this push. ``optimistic`` (no fetch in this
-        sync): those whose claim push landed, as this clone kept them (``claimrefs.remember``);
-        the push's leases check them on the remote, and a refused one fetches and looks again."""
-        running = set(claims.running_ids(self.room))
+        """Our claims whose task had left ``running/`` when our last commit looked (a task
+        finished since has no result in what we push: it waits) and that the remote (as last
+        seen) still shows as ours: they finish with this push. ``optimistic`` (no fetch): those
+        whose claim push landed, as kept (``claimrefs.remember``); the push's leases check them."""
+        running = self._running | set(claims.running_ids(self.room))
         kept = claimrefs.pending(self.room, pushed=optimistic)
         refs = {} if optimistic else self.refs()
         return {

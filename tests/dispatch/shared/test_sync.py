@@ -12,6 +12,7 @@ from test_sync_cost import counting
 from control_room import errors
 from control_room.dispatch.shared import claimrefs, sharing, sync
 from control_room.room import settings as settings_file
+from control_room.room import swarm
 from control_room.room.layout import Room
 
 
@@ -156,6 +157,38 @@ def test_the_end_of_a_cycle_finishes_the_claims_whose_push_landed_without_a_fetc
     assert git(remote, "rev-parse", f"{claimrefs.PREFIX}t001") == main  # finished with the result
     assert git(m1.path, "rev-parse", f"{sync.TRACKING}main") == main  # our copy says what was pushed
     assert claimrefs.pending(m1.room) == {"t002": "1" * 40}  # not offered to the push: still kept
+
+
+def test_a_claim_is_finished_only_by_a_push_whose_commit_holds_its_result(
+    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another cycle of the clone finished its task between this sync's commit and its push:
+    the push finished that task's claim with a commit still showing it queued, and the other
+    machine, holding that commit, claimed and ran the task again (seen under load in
+    tests/reliability/test_races.py, two clones of `run --parallel 3`)."""
+    remote, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
+    s1 = share(m1, monkeypatch)
+    won = claimrefs.claim(s1, "t001", "", 2e9, {})
+    assert won is not None
+    swarm.move(m1.room, "t001", "queue", "running")
+    (m1.path / "other.md").write_text("another cycle's result\n")
+    s1.ignore_local()
+    real = s1.git
+
+    def git_run(*args: str, **kw: object) -> tuple[int, str, str]:
+        said = real(*args, **kw)  # type: ignore[arg-type]
+        if args[0] == "commit" and swarm.state_of(m1.room, "t001") == "running":
+            swarm.move(m1.room, "t001", "running", "done")  # t001's cycle ends, just after our commit
+        return said
+
+    monkeypatch.setattr(s1, "git", git_run)
+    assert s1.sync(why="a cycle ended", optimistic=True, tries=sync.CYCLE_TRIES).pushed
+    assert git(remote, "rev-parse", f"{claimrefs.PREFIX}t001") == won  # still a live claim
+    assert claimrefs.pending(m1.room) == {"t001": won}
+    assert s1.sync(why="a cycle ended", optimistic=True, tries=sync.CYCLE_TRIES).pushed  # the next
+    main = git(remote, "rev-parse", "main")
+    assert git(remote, "rev-parse", f"{claimrefs.PREFIX}t001") == main
+    assert git(remote, "ls-tree", "--name-only", "main", "swarm/done/") == "swarm/done/t001.json"
 
 
 def test_a_refused_push_puts_our_copy_of_the_remote_branch_back(
