@@ -43,14 +43,16 @@ MINE = "refs/control-room/"  # what a clone keeps of the remote: remote/<branch>
 TRACKING = MINE + "remote/"  # the remote's branch, as last fetched
 PUSH_TRIES = 8  # `control-room sync`, the merge queue
 CYCLE_TRIES = 2  # a cycle's syncs (see Shared.sync)
-LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/")
+# Never on the branch: this clone's own files, a run's brief, a write's temp file (`git add` failed
+# on one renamed as it read the folder: `stop` writing STOP while a cycle synced)
+LOCAL_ONLY = ("**/control-room/.host", "**/control-room/.claims/", "**/control-room/.adapters/",
+              "**/.brief-*.md", "**/.tmp-*")  # fmt: skip
 NETWORK_TIMEOUT_S = 60.0
 VIEWS = {"control-room/CURRENT_CONTEXT.md", "control-room/DIGEST.md"}  # each clone refreshes its own
 _IGNORING: set[Path] = set()  # the rooms whose info/exclude this process checked
 # A merge of task moves sees no renames: two task files differ by a few bytes, so git would take
-# one machine's move of a.json for a rename of b.json, and the move of the last file out of
-# passed/ for a rename of the folder (then b.json, new in passed/ on the other side, "follows"
-# it). Each move is a deletion and an addition, which merge cleanly.
+# one machine's move of a.json for a rename of b.json, and the move of the last file out of a
+# folder for the folder's rename. Each move is a deletion and an addition: they merge cleanly.
 NO_RENAMES = ("-c", "merge.renames=false", "-c", "merge.directoryRenames=false")
 # A fetch starts no `git maintenance run --auto` (or, before git 2.29, `gc --auto`) of its own:
 # every commit of ours still does, so the clone is still packed in time (one process a cycle).
@@ -86,9 +88,8 @@ class Shared:
         return self._once("turn", lambda: lock.held(self.room.cr / ".sync.lock"))
 
     def appends_held(self, rewriting: bool = False) -> contextlib.AbstractContextManager[None]:
-        """The ledger's append lock (``ledger.rewrite.held``; ``rewriting``: git will write the
-        file anew), taken once by this process: git reads or rewrites LEDGER.md while no
-        process of this clone appends to it."""
+        """The ledger's append lock (``ledger.rewrite.held``), taken once by this process: git
+        reads or rewrites (``rewriting``) LEDGER.md while no process of this clone appends."""
         return self._once("appends", lambda: rewrite.held(self.room.ledger, rewriting))
 
     @contextlib.contextmanager
@@ -203,9 +204,8 @@ class Shared:
             self.must("add", "--", *changed)
 
     def ignore_local(self) -> None:
-        """This clone's own files never go to the branch, even in a room whose .gitignore
-        predates them: ``.git/info/exclude`` (this clone's, never shared) lists them. Once per
-        process."""
+        """``LOCAL_ONLY`` never goes to the branch, even in a room whose .gitignore predates
+        it: ``.git/info/exclude`` (this clone's, never shared) lists it. Once per process."""
         if self.room.root in _IGNORING:
             return
         _IGNORING.add(self.room.root)

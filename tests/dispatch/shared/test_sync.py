@@ -191,6 +191,22 @@ def test_a_claim_is_finished_only_by_a_push_whose_commit_holds_its_result(
     assert git(remote, "ls-tree", "--name-only", "main", "swarm/done/") == "swarm/done/t001.json"
 
 
+def test_temp_files_and_briefs_never_go_to_the_branch(
+    exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither is state, and the room's top folder has no .gitignore of its own: a `stop` whose
+    temp file git listed and then could not stat (renamed to STOP meanwhile) failed a cycle's
+    `git add -A` (tests/reliability/test_races.py, three clones, under load)."""
+    remote, (m1,) = shared_room(tmp_path, exe, ["m1"], probe_tasks(1))
+    s1 = share(m1, monkeypatch)
+    for name in (".tmp-0123456789ab", "swarm/.tmp-0123456789ab", ".brief-t001.md", "note.md"):
+        (m1.path / name).write_text("x\n")
+    assert s1.sync(why="a test", views_alone=True).pushed
+    pushed = git(remote, "ls-tree", "-r", "--name-only", "main").splitlines()
+    assert "note.md" in pushed
+    assert [n for n in pushed if ".tmp-" in n or ".brief-" in n] == []
+
+
 def test_a_refused_push_puts_our_copy_of_the_remote_branch_back(
     exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
