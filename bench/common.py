@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 CLICK_FLOOR = [sys.executable, "-c", "import click"]
 
 
-# Where ``scratch`` folders go until the end of the run (``bench/run_all.py``); None: removed
-# as each bench ends.
+# Where ``scratch`` folders go until the end of the run (``removed_at_end``, for
+# ``bench/run_all.py``); empty: each is removed as its bench ends.
 KEEP_UNTIL_END: list[Path] = []
 
 
@@ -42,18 +42,14 @@ def scratch() -> Iterator[str]:
     yield tempfile.mkdtemp(dir=KEEP_UNTIL_END[0])
 
 
-def removed_at_end() -> contextlib.AbstractContextManager[None]:
+@contextlib.contextmanager
+def removed_at_end() -> Iterator[None]:
     """For run_all: every ``scratch`` folder kept until the block ends, then removed."""
-
-    @contextlib.contextmanager
-    def kept() -> Iterator[None]:
-        KEEP_UNTIL_END[:] = [Path(tempfile.mkdtemp(prefix="bench-run-"))]
-        try:
-            yield
-        finally:
-            shutil.rmtree(KEEP_UNTIL_END.pop(), ignore_errors=True)
-
-    return kept()
+    KEEP_UNTIL_END[:] = [Path(tempfile.mkdtemp(prefix="bench-run-"))]
+    try:
+        yield
+    finally:
+        shutil.rmtree(KEEP_UNTIL_END.pop(), ignore_errors=True)
 
 
 def bench_env(**extra: str) -> dict[str, str]:

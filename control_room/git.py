@@ -60,3 +60,8 @@ def said(text: str) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     found = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[-2:]
     return " / ".join(found[:2])
+
+
+def told(text: str) -> str:
+    """``said``, or "no message" when git said nothing: for an error that must name something."""
+    return said(text) or "no message"

@@ -62,3 +62,5 @@ def test_gits_own_words_are_its_fatal_and_error_lines_else_its_last_two() -> Non
     )
     assert git.said("one\ntwo\nthree\n") == "two / three"
     assert git.said("  \n") == ""
+    assert git.told("  \n") == "no message"  # an error line still names something
+    assert git.told("fatal: no such remote\n") == "fatal: no such remote"

@@ -200,5 +200,4 @@ def cas(
         return sha
     if any(line.startswith("!") for line in out.splitlines()):
         return None
-    said = git.said(err or out) or "no message"
-    raise errors.OfflineError(f"cannot push {ref} to remote {share.remote!r}: {said}")
+    raise errors.OfflineError(f"cannot push {ref} to remote {share.remote!r}: {git.told(err or out)}")

@@ -125,7 +125,7 @@ class Shared:
         code, out, err = self.git(*args, input_text=input_text)
         if code != 0:
             what = f"git {' '.join(args[:2])} in {self.room.root}"
-            raise errors.ControlRoomError(f"{what} failed: {_tail(err or out)}")
+            raise errors.ControlRoomError(f"{what} failed: {git.told(err or out)}")
         return out
 
     def head(self) -> str | None:
@@ -171,8 +171,9 @@ class Shared:
         ``views_wait``: a change of the views alone waits for the next commit (a sync would not
         push it alone) unless a merge must follow: the remote's branch, just fetched, is not ours."""
         keep_out = [".", ":(exclude)STOP", ":(exclude)swarm/running"]
-        self._running = set(claims.running_ids(self.room))  # what this commit cannot hold yet
-        for tid in sorted(self._running):
+        running = claims.running_ids(self.room)
+        self._running = set(running)  # what this commit cannot hold yet
+        for tid in running:
             keep_out += [f":(exclude)swarm/queue/{tid}.json", f":(exclude)swarm/outbox/{tid}.md"]
             keep_out.append(f":(exclude)swarm/results/{tid}")
         if not likely:
@@ -189,7 +190,7 @@ class Shared:
         if code != 0 and self.git("diff", "--cached", "--quiet")[0] == 0:
             return False  # nothing staged: git's commit refuses with exit 1
         if code != 0:
-            raise errors.ControlRoomError(f"git commit in {self.room.root} failed: {_tail(err or out)}")
+            raise errors.ControlRoomError(f"git commit in {self.room.root} failed: {git.told(err or out)}")
         self._head_moved = True
         return True
 
@@ -231,7 +232,7 @@ class Shared:
             if code == 0:
                 self.git("update-ref", "-d", TRACKING + self.branch)
                 return
-        raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {_tail(err)}")
+        raise errors.OfflineError(f"cannot fetch from remote {self.remote!r}: {git.told(err)}")
 
     def _merged(self) -> bool:
         """Whether our branch holds the remote's as last fetched (or the remote has none)."""
@@ -258,7 +259,7 @@ class Shared:
             if not conflicted:
                 self.git("merge", "--abort")
                 what = f"git merge of {self.remote}/{self.branch} in {self.room.root}"
-                raise errors.ControlRoomError(f"{what} failed: {_tail(err or out)}")
+                raise errors.ControlRoomError(f"{what} failed: {git.told(err or out)}")
             lost_claims.keep_theirs(self, conflicted)
         self._holds = theirs
         return True, conflicted
@@ -285,7 +286,7 @@ class Shared:
         self._copy(back + [f"update {ref} {sha}" for ref, sha in leased.items()])
         if any(line.startswith("!") for line in out.splitlines()):
             return False
-        raise errors.OfflineError(f"cannot push to remote {self.remote!r}: {_tail(err or out)}")
+        raise errors.OfflineError(f"cannot push to remote {self.remote!r}: {git.told(err or out)}")
 
     def _copy(self, commands: list[str]) -> None:
         """``git update-ref --stdin``, all or nothing, on our copies of the remote's refs."""
@@ -394,7 +395,3 @@ class Shared:
             for tid, sha in kept.items()
             if tid not in running and (optimistic or (tid in refs and refs[tid].sha == sha))
         }
-
-
-def _tail(text: str) -> str:
-    return git.said(text) or "no message"
