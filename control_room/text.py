@@ -38,8 +38,8 @@ _SURROGATE = "[\ud800-\udfff]"  # no UTF-8 has them (a ledger cell's "\\ud800"):
 def printable(text: str) -> str:
     """``text`` without terminal escape sequences and other control characters; line breaks
     (``\\n``; ``\\r\\n`` and a lone ``\\r`` become ``\\n``) and tabs kept."""
-    if text.isprintable():
-        return text  # the common case, at the cost of one scan
+    if text.isprintable() or text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # the common case (a view's lines), at the cost of a scan or two: no regex to compile
     text = re.sub(_SEQUENCE, "", text.replace("\r\n", "\n").replace("\r", "\n"))
     return re.sub(_SURROGATE, "\ufffd", re.sub(_CONTROL, "", text))
 

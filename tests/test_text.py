@@ -18,6 +18,8 @@ def test_escape_sequences_and_controls_go_and_the_words_stay() -> None:
     assert printable("evil\u202egnp.exe") == "evilgnp.exe"  # no reordering
     assert printable("a\r\nb\rc\td\n") == "a\nb\nc\td\n"
     assert printable("plain text, é, 漢字") == "plain text, é, 漢字"
+    assert printable("a view\n\tof lines\n") == "a view\n\tof lines\n"  # lines and tabs: kept as they are
+    assert printable("a view\n\tof lines\x1b[2J\n") == "a view\n\tof lines\n"  # a sequence after them goes
 
 
 def test_one_line_puts_anything_on_one_line() -> None:
