@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import ROOT, Row, print_rows, removed_at_end
+from common import ROOT, Row, file_cost_ms, print_rows, removed_at_end
 
 # The racing loops last: each of their claims makes and frees files by the thousand, which would
 # slow the file creation (git's objects, rooms) of any bench after them (common.scratch).
@@ -33,11 +33,15 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
-def write(rows: list[Row], took: float) -> None:
+def disk(files: tuple[float, float]) -> str:
+    return f"a new file cost {files[0]:.2f} ms at the start and {files[1]:.2f} ms at the end"
+
+
+def write(rows: list[Row], took: float, files: tuple[float, float]) -> None:
     when = time.strftime("%Y-%m-%d", time.gmtime())
     head = (f"`python bench/run_all.py`, {when}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"{platform.system()}; {took / 60:.0f} min. The floor is `python -c \"import click\"`, measured "
-            "in the same run.")  # fmt: skip
+            f"{platform.system()}; {took / 60:.0f} min; {disk(files)} (0.02 on a quiet disk). The floor "
+            "is `python -c \"import click\"`, measured in the same run.")  # fmt: skip
     block = f"{BEGIN}\n{head}\n\n{table(rows)}\n{END}"
     text = DOC.read_text(encoding="utf-8")
     if BEGIN in text and END in text:
@@ -55,18 +59,21 @@ def main() -> None:
     t0 = time.perf_counter()
     rows: list[Row] = []
     with removed_at_end():  # no bench's clean-up slows the next one down (common.scratch)
+        before = file_cost_ms()
         for name in a.only:
             print(f"-- {name}", file=sys.stderr, flush=True)
             found = importlib.import_module(name).measure()
             print_rows(found)
             rows += found
+        files = (before, file_cost_ms())
     took = time.perf_counter() - t0
     print()
     print(table(rows))
+    print(f"\n{disk(files)} (0.02 on a quiet disk)")
     missed = [r.what for r in rows if r.ok is False]
     print(f"\n{len(rows)} figures, {len(missed)} targets missed{': ' + '; '.join(missed) if missed else ''}")
     if not a.no_write and a.only == list(BENCHES):
-        write(rows, took)
+        write(rows, took, files)
         print(f"written into {DOC.relative_to(Path.cwd()) if DOC.is_relative_to(Path.cwd()) else DOC}")
 
 
