@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TextIO
 
 import click
@@ -10,7 +11,7 @@ from control_room.cli.common import current_room, echo, echo_json, json_option, 
 from control_room.cli.decide import who
 from control_room.dispatch.person.decisions import park, retry
 from control_room.dispatch.queue import admission, index
-from control_room.dispatch.queue.ready import readiness
+from control_room.dispatch.queue.ready import folded_meanwhile, readiness
 from control_room.errors import ControlRoomError, InvalidError
 from control_room.room import settings as settings_file
 from control_room.room.layout import STATES, Room
@@ -218,7 +219,8 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
     not a valid task.
     """
     room = current_room()
-    rows = answers.task_rows(room, states)
+    with nullcontext() if as_json else _folding(room, states):
+        rows = answers.task_rows(room, states)
     if as_json:
         echo_json([answers.task_row(t) for t in rows])
         return
@@ -237,6 +239,17 @@ def list_tasks(states: tuple[str, ...], as_json: bool) -> None:
         why = ready.get(t.name, "-") if ready else ""
         out.append(line.format(t.state, t.id, s.get("priority", ""), s.get("route", "") or "-", why, what))
     echo("\n".join(out))
+
+
+def _folding(room: Room, states: tuple[str, ...]) -> AbstractContextManager[None]:
+    """While the queue is listed (a first scan reads every file): the ledger states of the
+    ``ready`` column folded meanwhile (``ready.folded_meanwhile``)."""
+    if states and "queue" not in states:
+        return nullcontext()
+    try:
+        return folded_meanwhile(room, settings_file.load(room))
+    except ControlRoomError:
+        return nullcontext()  # said by _ready, which cannot tell either
 
 
 def _ready(room: Room, queued: list[index.Listed]) -> dict[str, str]:

@@ -135,7 +135,9 @@ _SEEN: list[_Seen] = []  # at most one: the room a run loop works on
 
 
 def candidates(room: Room) -> Iterator[Listed]:
-    """The queue in run order, from this process's last listing (see the module's docstring)."""
+    """The queue in run order, from this process's last listing (see the module's docstring).
+    The listing is taken now, when it must be (a first scan reads every file then); the
+    candidates come as they are walked."""
     saved = None if cache.holding() else cache.fingerprint(room.cache / "queue.order")
     seen = _SEEN[0] if _SEEN else None
     if (
@@ -150,6 +152,10 @@ def candidates(room: Room) -> Iterator[Listed]:
         after = None if cache.holding() else cache.fingerprint(room.cache / "queue.order")
         seen = _Seen(room.root, after, listed)
         _SEEN[:] = [seen] if after is not None else []
+    return _walk_seen(seen)
+
+
+def _walk_seen(seen: _Seen) -> Iterator[Listed]:
     if isinstance(seen.listed, list):
         yield from (t for t in seen.listed if t.name not in seen.gone)
         return

@@ -19,7 +19,7 @@ from control_room import errors, ledger
 from control_room.dispatch.queue import index, listing
 from control_room.dispatch.queue.admission import Refused, Stage, admit
 from control_room.dispatch.queue.environment import agent_env
-from control_room.dispatch.queue.ready import Readiness, Wait, readiness
+from control_room.dispatch.queue.ready import Readiness, Wait, folded_meanwhile, readiness
 from control_room.dispatch.queue.resolve import Plan
 from control_room.dispatch.round.outcome import CycleResult
 from control_room.ledger import events
@@ -56,10 +56,12 @@ def ahead(room: Room, settings: Settings, n: int) -> Ahead:
     the queue's order does anyway (a new file read, an invalid one rejected: a rename, which
     one process wins)."""
     before = room.counts(REJECTED)["rejected"]  # the queue's order may reject files on its own
+    with folded_meanwhile(room, settings):  # a first run: readiness's ledger states, in a child
+        walk = listing.candidates(room)  # the queue's order (a first scan reads every file)
     ready = readiness(room, settings)
     holds = Holds(room)
     found: list[index.Listed] = []
-    for item in listing.candidates(room):
+    for item in walk:
         wait = ready.why(item.id, item.summary)
         if wait is None:
             found.append(item)

@@ -23,22 +23,27 @@ an agent's CLI is installed is the cycle's own last check (``pick``).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Mapping
+import os
+import signal
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from control_room import interrupt
 from control_room.dispatch.queue import deps
 from control_room.dispatch.worktrees import place
 from control_room.knowledge import graveyard, history
-from control_room.ledger import events
+from control_room.ledger import events, follow
 from control_room.ledger.events import Event
 from control_room.ledger.stats import spent_on, tokens_on
 from control_room.room import cooldowns, swarm
 from control_room.room.layout import Room
 from control_room.room.settings import Settings
 from control_room.room.tasks import owns_overlap
-from control_room.store import records
+from control_room.store import cache, records
 from control_room.timeutil import today
 
 # claimed: by another machine; worktree: a person left its worktree mid-rebase (merge, ...);
@@ -257,6 +262,53 @@ def readiness(room: Room, settings: Settings) -> Readiness:
     loops (the history)."""
     spent = spent_on(room.ledger, room.cache / "ledger-summary", today())
     return Readiness(room, settings, spent=spent, held=history.held(room, settings))
+
+
+@contextlib.contextmanager
+def folded_meanwhile(room: Room, settings: Settings) -> Iterator[None]:
+    """On a first run over a big ledger (no summary of it cached: a fresh clone, a deleted
+    cache, an upgrade), the ledger states ``readiness`` reads are folded by a forked child
+    while the block runs, and cached; ``readiness`` after the block reads them from there.
+
+    The block is a queue's first scan, which keeps the second core busy for only part of its
+    time; the states are a read of a day of the ledger or more (``follow``), else done after
+    it. The child writes nothing but those caches (atomic writes, as any two processes that
+    fold at once) and ends at once on a signal. Anywhere else (a summary cached, a small
+    ledger, caches held in memory, threads running, no ``fork``): nothing."""
+    pid = _fold_in_child(room, settings) if _cold(room) else 0
+    try:
+        yield
+    finally:
+        if pid:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def _cold(room: Room) -> bool:
+    """Whether ``readiness`` would fold a big ledger with nothing cached of it."""
+    if cache.holding() or not hasattr(os, "fork") or threading.active_count() > 1:
+        return False  # a fork of a process with threads could hang on a lock one of them held
+    try:
+        big = os.path.getsize(room.ledger) > follow.SMALL
+    except OSError:
+        return False
+    return big and not (room.cache / "ledger-summary").exists()
+
+
+def _fold_in_child(room: Room, settings: Settings) -> int:
+    """Fork a child that folds ``readiness``'s states, caches them and exits; its pid (0: none)."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return 0
+    if pid == 0:
+        try:
+            for sig in interrupt.SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)  # not the cycle's: a signal ends the child, nothing else
+            readiness(room, settings)
+        finally:
+            os._exit(0)  # no exit handlers, no buffers flushed twice
+    return pid
 
 
 def _running(room: Room, folders: swarm.Folders) -> tuple[list[tuple[str, str]], dict[str, str], float]:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import git, set_gate, task
 
-from control_room.dispatch.queue.ready import Readiness, readiness
+from control_room import ledger
+from control_room.dispatch.queue import ready as ready_mod
+from control_room.dispatch.queue.ready import Readiness, folded_meanwhile, readiness
 from control_room.dispatch.worktrees import worktree
-from control_room.ledger import events
+from control_room.ledger import events, follow
 from control_room.room import settings
 from control_room.room.layout import Room
 
@@ -178,3 +181,66 @@ def test_a_daily_token_budget_holds_every_task_once_it_is_used(room: Room) -> No
     )
     set_gate(room, "daily_budget_tokens", "0")
     assert why(ready(room)) is None
+
+
+def _spend(room: Room, lines: int) -> None:
+    """``lines`` result lines of today, each spending $0.25."""
+    for k in range(lines):
+        ledger.append(room.ledger, events.RESULT, task=f"t{k}", outcome="pass", cost_usd=0.25)
+
+
+def _pids_of(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fail_in_child: bool = False) -> Path:
+    """Record in a file the pid of every process that folds the spend (``ready.spent_on``)."""
+    seen, parent, real = tmp_path / "pids", os.getpid(), ready_mod.spent_on
+
+    def spent_on(*args: Any) -> float:
+        with seen.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        if fail_in_child and os.getpid() != parent:
+            raise RuntimeError("a fold that breaks")
+        return real(*args)
+
+    monkeypatch.setattr(ready_mod, "spent_on", spent_on)
+    return seen
+
+
+def test_a_first_run_over_a_big_ledger_folds_its_states_in_a_child_while_the_queue_is_scanned(
+    room: Room, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _spend(room, 40)
+    monkeypatch.setattr(follow, "SMALL", 2000)  # the ledger is "big": more than that many bytes
+    seen = _pids_of(monkeypatch, tmp_path)
+    with folded_meanwhile(room, settings.load(room)):
+        pass  # the queue's first scan, in a cycle
+    folders = seen.read_text().split()
+    assert len(folders) == 1 and int(folders[0]) != os.getpid()  # a child folded, and was reaped
+    assert (room.cache / "ledger-summary").exists()
+    assert readiness(room, settings.load(room)).spend == 10.0  # from the child's cache: the same sum
+    with folded_meanwhile(room, settings.load(room)):  # cached now: no child
+        pass
+    assert len(seen.read_text().split()) == 2
+
+
+def test_nothing_is_forked_for_a_small_ledger(room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    _spend(room, 3)
+
+    def fork() -> int:
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", fork)
+    with folded_meanwhile(room, settings.load(room)):
+        pass
+    assert readiness(room, settings.load(room)).spend == 0.75
+
+
+def test_a_child_whose_fold_fails_costs_the_parent_nothing_but_the_fold(
+    room: Room, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _spend(room, 40)
+    monkeypatch.setattr(follow, "SMALL", 2000)
+    seen = _pids_of(monkeypatch, tmp_path, fail_in_child=True)
+    with folded_meanwhile(room, settings.load(room)):
+        pass
+    assert not (room.cache / "ledger-summary").exists()  # the child cached nothing
+    assert readiness(room, settings.load(room)).spend == 10.0  # the parent folds it itself
+    assert [int(p) == os.getpid() for p in seen.read_text().split()] == [False, True]
