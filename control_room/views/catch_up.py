@@ -25,7 +25,6 @@ from control_room.ledger import stats
 from control_room.room.layout import Room
 from control_room.store import cache, lock
 from control_room.views.dashboard import fold as dashboard_fold
-from control_room.views.dashboard import site
 
 LOCK = "fold.lock"
 
@@ -63,6 +62,9 @@ def run(room: Room, names: list[str] | None = None) -> list[str] | None:
         for name, whole in STATES:
             if name in todo:
                 whole(room)
+        # http.server and more (~15 ms): for the fold only, not for `start` at a command's edge
+        from control_room.views.dashboard import site
+
         out = site.default_out(room)
         if "dashboard" in todo and (out / ".state").exists():
             site.build(room, out)  # its numbered ledger pages, all of them, here rather than in a build

@@ -86,3 +86,11 @@ def test_the_check_sees_a_heavy_import(warm_room: Path, tmp_path: Path) -> None:
     control = room / "control-room" / "CONTROL.md"
     control.write_text(control.read_text().replace("max_rounds: 2", "max_rounds: 3"))
     assert "yaml" in heavy(loaded(room, "status"))
+
+
+def test_starting_a_background_fold_loads_no_web_server() -> None:
+    """A command's edge on a big ledger's first days imports views/catch_up to start the fold; the
+    dashboard's site (http.server, email, ssl: ~15 ms) is the fold's own, loaded where it builds."""
+    code = "import sys, control_room.views.catch_up; print(sorted(m for m in sys.modules if m[:4] == 'http'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
