@@ -8,6 +8,10 @@ A few steps must not be cut in half (a rename and its claim file; a run's result
 line and its move): they run under ``deferred``, which holds the signals back until the step
 is over and then lets the first one through.
 
+A child forked to read and cache for a command (a first scan's share of the queue, a first
+run's ledger fold) comes from ``fork``: it starts with the default actions, so a signal ends
+it, and never raises ``Interrupted`` in a copy of the command.
+
 ``Interrupted`` derives from ``BaseException``, like ``KeyboardInterrupt``, so that no
 ``except Exception`` on the way swallows it.
 """
@@ -15,6 +19,7 @@ is over and then lets the first one through.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -73,3 +78,16 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def fork() -> int:
+    """``os.fork`` with the three signals held back across it: the child starts with their
+    default actions, so one ends it at once and it never runs the parent's handlers (which
+    would raise ``Interrupted`` in a copy of the cycle); the parent's arrive after the fork.
+    For children that only read and cache, then ``os._exit``. ``OSError`` as ``os.fork``."""
+    with deferred():
+        pid = os.fork()
+        if pid == 0:
+            for s in SIGNALS:
+                signal.signal(s, signal.SIG_DFL)
+    return pid

@@ -126,3 +126,37 @@ def test_deferred_off_the_main_thread_blocks_nothing() -> None:
     worker.start()
     worker.join()
     assert seen == [set()]
+
+
+def test_a_forked_child_dies_by_a_signal_and_the_parent_keeps_its_handlers() -> None:
+    """A child of ``fork`` starts with the default actions, so a signal sent to it (the whole
+    group gets Ctrl-C) ends it instead of raising Interrupted in a copy of the cycle; a signal
+    that came during the fork is the parent's, after it."""
+    import os
+
+    with interrupt.handled():
+        before = handlers()
+        r, w = os.pipe()
+        pid = interrupt.fork()
+        if pid == 0:  # the child: default actions, nothing held back; it waits to be ended
+            ok = all(signal.getsignal(s) is signal.SIG_DFL for s in SIGNALS) and not blocked() & set(SIGNALS)
+            os.write(w, b"y" if ok else b"n")
+            signal.pause()
+            os._exit(0)  # pragma: no cover: the signal ends it first
+        os.close(w)
+        assert os.read(r, 1) == b"y"
+        os.close(r)
+        os.kill(pid, signal.SIGTERM)
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+        assert handlers() == before and not blocked() & set(SIGNALS)
+        forked: list[int] = []
+        # a signal that came during the fork: held back across it, then the parent's
+        with pytest.raises(interrupt.Interrupted) as err, interrupt.deferred():
+            signal.raise_signal(signal.SIGINT)  # to this thread: pending until the mask lifts
+            forked.append(interrupt.fork())
+            if forked[0] == 0:
+                os._exit(0)
+        assert err.value.signum == signal.SIGINT and forked[0] > 0  # after the fork, in the parent
+        _, status = os.waitpid(forked[0], 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0  # the child never had it

@@ -242,12 +242,14 @@ def _examine_all(room: Room, paths: list[str], queued: _Queued | None) -> dict[s
         return {}
     import marshal  # only for a first scan of thousands of files
 
+    from control_room import interrupt  # signal: likewise
+
     chunks = [paths[k::cores] for k in range(cores)]
     children: list[tuple[int | None, int, list[str]]] = []
     for chunk in chunks[1:]:
         r, w = os.pipe()
         try:
-            pid = os.fork()
+            pid = interrupt.fork()  # a signal ends the child at once
         except OSError:
             os.close(r)
             os.close(w)

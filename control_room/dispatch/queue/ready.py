@@ -26,13 +26,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import signal
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from control_room import interrupt
 from control_room.dispatch.queue import deps
 from control_room.dispatch.worktrees import place
 from control_room.knowledge import graveyard, history
@@ -297,14 +295,14 @@ def _cold(room: Room) -> bool:
 
 def _fold_in_child(room: Room, settings: Settings) -> int:
     """Fork a child that folds ``readiness``'s states, caches them and exits; its pid (0: none)."""
+    from control_room import interrupt  # signal: only for a big ledger's first run (status has none)
+
     try:
-        pid = os.fork()
+        pid = interrupt.fork()  # a signal ends the child, never runs the cycle's handlers in it
     except OSError:
         return 0
     if pid == 0:
         try:
-            for sig in interrupt.SIGNALS:
-                signal.signal(sig, signal.SIG_DFL)  # not the cycle's: a signal ends the child, nothing else
             readiness(room, settings)
         finally:
             os._exit(0)  # no exit handlers, no buffers flushed twice
