@@ -6,7 +6,9 @@ Target: >= 100,000 appends/s with 0 lines lost and `ledger verify` clean. The fl
 the machine (about 158,000/s where the target was set), so the ratio ours/floor is printed too:
 where the floor is lower, that ratio is the figure to compare. Also measured in the same run:
 the leanest hash-chained append Python can make (``_lean``: the lock, a stat, a read of the
-tail, a hash, a write, nothing else), the ceiling of any append written in Python here.
+tail, a hash, a write, nothing else), the ceiling of any append written in Python here; and the
+same written in C (bench/lean_append.c, built here where a C compiler and OpenSSL are), what a
+compiled critical section could make of it.
 Usage: python bench/ledger.py [--procs 8] [--each 2000] [--repeat 3]
 """
 
@@ -17,6 +19,7 @@ import fcntl
 import multiprocessing as mp
 import os
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -89,9 +92,20 @@ def _race(target, args: tuple, procs: int) -> float:  # type: ignore[no-untyped-
     return time.perf_counter() - t
 
 
-def one_run(procs: int, each: int) -> tuple[float, float, int, int, int, float]:
+def compiled(where: Path) -> Path | None:
+    """bench/lean_append.c built in ``where``; None where it cannot be (no compiler, no OpenSSL)."""
+    exe = where / "lean_append"
+    source = Path(__file__).with_name("lean_append.c")
+    try:
+        done = subprocess.run(["cc", "-O2", "-o", str(exe), str(source), "-lcrypto"], capture_output=True)
+    except OSError:
+        return None
+    return exe if done.returncode == 0 else None
+
+
+def one_run(procs: int, each: int, c: Path | None = None) -> tuple[float, float, int, int, int, float, float]:
     """(ours appends/s, floor appends/s, lines lost, bad lines, raw lines lost, the leanest
-    Python append's lines/s) of one run."""
+    Python append's lines/s, the same in C (``c``; 0 without)) of one run."""
     from control_room.ledger.line import PREAMBLE
     from control_room.ledger.verify import verify
 
@@ -109,20 +123,31 @@ def one_run(procs: int, each: int) -> tuple[float, float, int, int, int, float]:
         lean = Path(tmp) / "lean.md"
         lean.write_bytes(sample)
         t_lean = _race(_lean, (str(lean), each), procs)
+        in_c = 0.0
+        if c is not None:
+            out = Path(tmp) / "c.md"
+            out.write_bytes(sample)
+            done = subprocess.run([str(c), str(out), str(procs), str(each)], capture_output=True)
+            assert done.returncode == 0 and out.read_bytes().count(b"\n") == total + 1
+            in_c = total / float(done.stdout)
     bad = len(report.problems) if report.problems or report.ok else 1  # not ok with no line named: 1
-    return total / t_ours, total / t_raw, total - report.lines, bad, raw_lost, total / t_lean
+    return total / t_ours, total / t_raw, total - report.lines, bad, raw_lost, total / t_lean, in_c
 
 
 def measure(procs: int = 8, each: int = 2000, repeat: int = 5) -> list[Row]:
     os.environ["CONTROL_ROOM_WRITER"] = "bench"  # every process one writer: the chains interleave
-    runs = [one_run(procs, each) for _ in range(repeat)]
+    with scratch() as tmp:
+        c = compiled(Path(tmp))
+        runs = [one_run(procs, each, c) for _ in range(repeat)]
     rate = statistics.median(r[0] for r in runs)
     floor = statistics.median(r[1] for r in runs)
     lean = statistics.median(r[5] for r in runs)
+    in_c = statistics.median(r[6] for r in runs)
     lost, bad, _ = (sum(r[i] for r in runs) for i in (2, 3, 4))
+    said_c = f"the same in C {in_c:,.0f}/s" if c is not None else "no C compiler or OpenSSL for it in C"
     what = (f"ledger appends, {procs} processes x {each:,}, median of {repeat} ({lost} lost, {bad} bad "
             f"lines; raw flock + write {floor:,.0f}/s, {rate / floor:.2f} of it; the leanest Python "
-            f"chained append {lean:,.0f}/s, {lean / floor:.2f} of it)")  # fmt: skip
+            f"chained append {lean:,.0f}/s, {lean / floor:.2f} of it; {said_c})")  # fmt: skip
     return [Row(what, rate, None, f">= {TARGET:,}/s, 0 lost", rate >= TARGET and lost == 0 and bad == 0,
                 unit="appends/s")]  # fmt: skip
 
