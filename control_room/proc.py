@@ -126,7 +126,6 @@ def run(
     stdin: bytes | None = None,
     cap_bytes: int = 10_000_000,
     stop_file: Path | None = None,
-    on_start: Callable[[int], None] | None = None,
     on_tick: Callable[[float, int], None] | None = None,
     watch: Callable[[], str] | None = None,
 ) -> Result:
@@ -177,8 +176,6 @@ def run(
     code: int | None
     try:
         crashpoint.hit("agent.started")  # the child runs; nothing written down about it yet
-        if on_start is not None:
-            on_start(child.pid)  # the child leads its own process group: pgid == pid
         tick = start + POLL_S
         while (code := child.poll()) is None:
             now = time.monotonic()

@@ -56,7 +56,6 @@ def execute(
     env: dict[str, str],
     timeout_s: float,
     *,
-    on_start: Callable[[int], None] | None = None,
     on_tick: Callable[[float, int], None] | None = None,
     watch: Callable[[], str] | None = None,
 ) -> proc.Result:
@@ -73,7 +72,6 @@ def execute(
         timeout_s=timeout_s,
         cap_bytes=settings.capture_max_bytes,
         stop_file=room.stop,
-        on_start=on_start,
         on_tick=on_tick,
         watch=watch,
     )
