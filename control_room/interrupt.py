@@ -84,7 +84,12 @@ def fork() -> int:
     """``os.fork`` with the three signals held back across it: the child starts with their
     default actions, so one ends it at once and it never runs the parent's handlers (which
     would raise ``Interrupted`` in a copy of the cycle); the parent's arrive after the fork.
-    For children that only read and cache, then ``os._exit``. ``OSError`` as ``os.fork``."""
+    For children that only read and cache, then ``os._exit``: the caller does the work itself
+    on ``OSError``, which comes as from ``os.fork``, and where no such child is forked: a
+    system without ``fork``, or a process with other threads (the child would inherit the
+    locks they hold, and could hang on one)."""
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        raise OSError("no child forked: no fork here, or other threads run")
     with deferred():
         pid = os.fork()
         if pid == 0:

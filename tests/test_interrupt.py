@@ -160,3 +160,17 @@ def test_a_forked_child_dies_by_a_signal_and_the_parent_keeps_its_handlers() -> 
         assert err.value.signum == signal.SIGINT and forked[0] > 0  # after the fork, in the parent
         _, status = os.waitpid(forked[0], 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0  # the child never had it
+
+
+def test_no_child_is_forked_while_other_threads_run() -> None:
+    """A child inherits the locks other threads hold (an import's, a logger's) and could hang on
+    one: the caller is told, as when a fork fails, and does the work itself."""
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        with pytest.raises(OSError, match="no child forked"):
+            interrupt.fork()
+    finally:
+        release.set()
+        other.join()

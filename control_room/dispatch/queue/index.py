@@ -236,9 +236,10 @@ def _examine_all(room: Room, paths: list[str], queued: _Queued | None) -> dict[s
     machine of several cores: all but one share read by forked children (what git's
     ``core.preloadIndex`` does for its index), which change nothing and send their answers back
     through a pipe (``marshal``: a task is JSON's types); a share a child could not do is read
-    here, as every file is when the scan is small ({} then)."""
+    here (no child is forked where threads run: ``interrupt.fork``), as every file is when the
+    scan is small ({} then)."""
     cores = min(os.cpu_count() or 1, PRELOAD_CORES)
-    if len(paths) < PRELOAD_AT or cores < 2 or not hasattr(os, "fork"):
+    if len(paths) < PRELOAD_AT or cores < 2:
         return {}
     import marshal  # only for a first scan of thousands of files
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -272,7 +271,7 @@ def folded_meanwhile(room: Room, settings: Settings) -> Iterator[None]:
     time; the states are a read of a day of the ledger or more (``follow``), else done after
     it. The child writes nothing but those caches (atomic writes, as any two processes that
     fold at once) and ends at once on a signal. Anywhere else (a summary cached, a small
-    ledger, caches held in memory, threads running, no ``fork``): nothing."""
+    ledger, caches held in memory, or no child forked: ``interrupt.fork``): nothing."""
     pid = _fold_in_child(room, settings) if _cold(room) else 0
     try:
         yield
@@ -283,14 +282,14 @@ def folded_meanwhile(room: Room, settings: Settings) -> Iterator[None]:
 
 
 def _cold(room: Room) -> bool:
-    """Whether ``readiness`` would fold a big ledger with nothing cached of it."""
-    if cache.holding() or not hasattr(os, "fork") or threading.active_count() > 1:
-        return False  # a fork of a process with threads could hang on a lock one of them held
+    """Whether ``readiness`` would fold a big ledger with nothing cached of it (asked by every
+    cycle: one ``stat`` of the summary when it is cached)."""
+    if cache.holding() or (room.cache / "ledger-summary").exists():
+        return False
     try:
-        big = os.path.getsize(room.ledger) > follow.SMALL
+        return os.path.getsize(room.ledger) > follow.SMALL
     except OSError:
         return False
-    return big and not (room.cache / "ledger-summary").exists()
 
 
 def _fold_in_child(room: Room, settings: Settings) -> int:
