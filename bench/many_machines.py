@@ -562,18 +562,24 @@ def measure(tasks: int = 20, rounds: int = 5) -> list[Row]:
     alternating, each one clone's ``tasks`` cycles in a process of its own; medians."""
     import statistics
 
+    ours: list[dict[str, float]] = []
+    before: list[dict[str, float]] = []
     with scratch() as tmp:
         old = export(BEFORE, Path(tmp) / "0.3.0")
-        runs = [
-            (cost_in_child(None, tasks, Path(tmp)), old and cost_in_child(old, tasks, Path(tmp)))
-            for _ in range(rounds)
-        ]
-    now = {k: statistics.median(r[0][k] for r in runs) for k in ("ours", "all", "s")}
+        for _ in range(rounds):  # alternating
+            ours.append(cost_in_child(None, tasks, Path(tmp)))
+            if old is not None:
+                before.append(cost_in_child(old, tasks, Path(tmp)))
+
+    def medians(runs: list[dict[str, float]]) -> dict[str, float]:
+        return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+    now = medians(ours)
     target = "half of 0.3.0's processes and milliseconds, measured in the same run"
     if old is None:
         what = f"shared cycle's git: {now['ours']:.1f} git processes a cycle ({now['all']:.1f} with git's)"
         return [Row(f"{what}; 0.3.0 ({BEFORE}) not in this clone's history", now["s"], None, target, None)]
-    was = {k: statistics.median(r[1][k] for r in runs if r[1]) for k in ("ours", "all", "s")}
+    was = medians(before)
     what = (f"shared cycle's git against 0.3.0's, same run: {now['ours']:.1f} git processes a cycle (0.3.0: "
             f"{was['ours']:.1f}), {now['all']:.1f} with those git starts itself ({was['all']:.1f}); "
             f"milliseconds")  # fmt: skip
